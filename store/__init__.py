@@ -1,0 +1,35 @@
+"""The command journal: append-only, hash-chained, with command receipts.
+
+Knows nothing about schedules; `core` records its decisions here.
+"""
+
+from .canonical import CanonicalJsonError, canonical_digest, canonical_json
+from .errors import (
+    CommandConflictError,
+    JournalCorruptError,
+    JournalError,
+    JournalOpenError,
+    VersionConflictError,
+)
+from .journal import HISTORY_PAGE, Decision, Event, Journal, NewEvent, Outcome, Receipt, Snapshot
+from .opening import open_journal
+
+__all__ = [
+    "HISTORY_PAGE",
+    "CanonicalJsonError",
+    "CommandConflictError",
+    "Decision",
+    "Event",
+    "Journal",
+    "JournalCorruptError",
+    "JournalError",
+    "JournalOpenError",
+    "NewEvent",
+    "Outcome",
+    "Receipt",
+    "Snapshot",
+    "VersionConflictError",
+    "canonical_digest",
+    "canonical_json",
+    "open_journal",
+]

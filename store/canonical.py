@@ -1,0 +1,52 @@
+"""Canonical JSON: the one byte form a payload, an event and a state document take.
+
+Receipts compare payloads by digest and the hash chain covers event data, so two
+equal documents must always serialise to the same text. Floats are refused
+because their text form is not stable across languages and versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+class CanonicalJsonError(ValueError):
+    """A value that has no canonical JSON form (a float, NaN, a non-string key, ...)."""
+
+
+def _check(value: Any, path: str) -> None:
+    if value is None or isinstance(value, bool | str):
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise CanonicalJsonError(f"{path}: string is not valid UTF-8 ({error.reason})") from None
+        return
+    if isinstance(value, int):
+        return
+    if isinstance(value, float):
+        raise CanonicalJsonError(f"{path}: floats are refused (integers only), got {value!r}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalJsonError(f"{path}: object keys must be strings, got {key!r}")
+            _check(item, f"{path}.{key}")
+        return
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _check(item, f"{path}[{index}]")
+        return
+    raise CanonicalJsonError(f"{path}: {type(value).__name__} has no JSON form")
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, no insignificant whitespace, UTF-8 text, integers only."""
+    _check(obj, "$")
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def canonical_digest(obj: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON's UTF-8 bytes."""
+    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()

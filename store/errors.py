@@ -1,0 +1,33 @@
+"""The journal's errors. Each message is meant to be read by a person, not parsed."""
+
+from __future__ import annotations
+
+
+class JournalError(Exception):
+    """Base of every error the journal raises on purpose."""
+
+
+class JournalOpenError(JournalError):
+    """The URL names no journal this build can open (unknown scheme, not a journal file, ...)."""
+
+
+class JournalCorruptError(JournalError):
+    """The stored events do not form an unbroken hash chain, or a stored row does not parse."""
+
+
+class CommandConflictError(JournalError):
+    """A recorded command ID was sent again with a different payload."""
+
+    def __init__(self, command_id: str, message: str | None = None) -> None:
+        self.command_id = command_id
+        super().__init__(message or f"command {command_id!r} was already recorded with a different payload")
+
+
+class VersionConflictError(JournalError):
+    """Another writer committed to the aggregate since the version the caller read."""
+
+    def __init__(self, aggregate: str, expected: int, actual: int) -> None:
+        self.aggregate = aggregate
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"{aggregate}: expected version {expected}, found {actual}")

@@ -1,0 +1,423 @@
+"""The command journal: one transaction per command, append-only, hash-chained.
+
+A command is a caller-chosen ID, a payload and a pure decision. The journal runs
+the decision inside a write transaction over the aggregate's current state and
+records its events, the new state and a receipt in the same commit. A retry of
+a recorded ID is answered from the receipt and writes nothing; that is what lets
+a runner that lost its answer simply ask again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+
+from .canonical import CanonicalJsonError, canonical_digest, canonical_json
+from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
+from .tables import AggregateRow, EventRow, ReceiptRow
+
+GENESIS_HASH = "0" * 64
+HISTORY_PAGE = 1000
+_LOCK_RETRY_SECONDS = 120.0
+
+_events = EventRow.__table__
+_receipts = ReceiptRow.__table__
+_aggregates = AggregateRow.__table__
+
+
+@dataclass(frozen=True)
+class Event:
+    aggregate: str
+    version: int
+    command_id: str
+    type: str
+    data: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a decision wants recorded: at least one event, the new state, and the caller's result."""
+
+    events: Sequence[NewEvent]
+    state: dict[str, Any]
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    command_id: str
+    aggregate: str
+    digest: str
+    first_version: int
+    last_version: int
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The answer to `execute`: fresh (`replayed=False`) or read back from the receipt."""
+
+    command_id: str
+    aggregate: str
+    first_version: int
+    version: int
+    result: dict[str, Any]
+    replayed: bool
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    version: int
+    state: dict[str, Any] | None
+
+
+Decide = Callable[[dict[str, Any] | None, int], Decision]
+
+
+def chain_hash(prev_hash: str, aggregate: str, version: int, command_id: str, type_: str, data_json: str) -> str:
+    """The event's seal: SHA-256 over the previous hash and the event's canonical content."""
+    body = canonical_json(
+        {"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version}
+    )
+    digest = hashlib.sha256()
+    digest.update(prev_hash.encode("ascii"))
+    digest.update(b"\n")
+    digest.update(body.encode("utf-8"))
+    digest.update(b"\n")
+    digest.update(data_json.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _is_lock_error(error: BaseException) -> bool:
+    text = str(error).lower()
+    return "database is locked" in text or "database is busy" in text or "deadlock detected" in text
+
+
+class Journal:
+    """A journal over one SQLAlchemy engine. Build it with `store.open_journal`."""
+
+    def __init__(self, engine: Engine, url: str, *, write_options: dict[str, Any]) -> None:
+        self.engine = engine
+        self.url = url
+        self._write_options = write_options
+
+    # -- transactions -----------------------------------------------------------------
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[Connection]:
+        """A write transaction that holds the write lock from its first statement.
+
+        Exposed for the store's siblings (leases) that share the database; they get
+        the same lock discipline as commands.
+        """
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(**self._write_options)
+            with conn.begin():
+                yield conn
+
+    def _retrying(self, work: Callable[[], Any]) -> Any:
+        """Run `work`, waiting out lock contention the busy timeout did not absorb."""
+        deadline = time.monotonic() + _LOCK_RETRY_SECONDS
+        delay = 0.005
+        while True:
+            try:
+                return work()
+            except (OperationalError, DBAPIError) as error:
+                if not _is_lock_error(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+
+    # -- reads --------------------------------------------------------------------------
+
+    def head(self, aggregate: str) -> int:
+        """The aggregate's current version, 0 when it has no events."""
+
+        def read() -> int:
+            with self._read() as conn:
+                row = conn.execute(
+                    select(_aggregates.c.version).where(_aggregates.c.aggregate == aggregate)
+                ).first()
+                return int(row[0]) if row else 0
+
+        return self._retrying(read)
+
+    def load(self, aggregate: str) -> Snapshot:
+        """The aggregate's current state document and version, read together."""
+
+        def read() -> Snapshot:
+            with self._read() as conn:
+                return self._snapshot(conn, aggregate)
+
+        return self._retrying(read)
+
+    def receipt(self, command_id: str) -> Receipt | None:
+        def read() -> Receipt | None:
+            with self._read() as conn:
+                return self._receipt(conn, command_id)
+
+        return self._retrying(read)
+
+    def history(self, aggregate: str, after: int = 0, limit: int = HISTORY_PAGE) -> list[Event]:
+        """Events with version > `after`, ascending, at most `limit` (capped at a page)."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        limit = min(limit, HISTORY_PAGE)
+
+        def read() -> list[Event]:
+            with self._read() as conn:
+                rows = conn.execute(
+                    select(_events)
+                    .where(_events.c.aggregate == aggregate, _events.c.version > after)
+                    .order_by(_events.c.version)
+                    .limit(limit)
+                ).all()
+            return [self._event(row) for row in rows]
+
+        return self._retrying(read)
+
+    def history_desc(self, aggregate: str, before: int | None = None, limit: int = HISTORY_PAGE) -> list[Event]:
+        """Events with version < `before` (or the newest), newest first: the dashboard's history pages."""
+        limit = min(max(limit, 1), HISTORY_PAGE)
+
+        def read() -> list[Event]:
+            query = select(_events).where(_events.c.aggregate == aggregate)
+            if before is not None:
+                query = query.where(_events.c.version < before)
+            with self._read() as conn:
+                rows = conn.execute(query.order_by(_events.c.version.desc()).limit(limit)).all()
+            return [self._event(row) for row in rows]
+
+        return self._retrying(read)
+
+    def iter_history(self, aggregate: str, after: int = 0, until: int | None = None) -> Iterator[Event]:
+        """Every event after `after` (up to `until`), read a page at a time."""
+        cursor = after
+        while True:
+            page = self.history(aggregate, after=cursor)
+            for event in page:
+                if until is not None and event.version > until:
+                    return
+                yield event
+            if len(page) < HISTORY_PAGE:
+                return
+            cursor = page[-1].version
+
+    def verify(self, aggregate: str) -> None:
+        """Recompute the hash chain from the first event; raise JournalCorruptError at the first break."""
+        prev = GENESIS_HASH
+        expected_version = 0
+        for event in self.iter_history(aggregate):
+            expected_version += 1
+            if event.version != expected_version:
+                raise JournalCorruptError(
+                    f"{aggregate}: event version {event.version} follows {expected_version - 1}"
+                )
+            if event.prev_hash != prev:
+                raise JournalCorruptError(f"{aggregate}: event {event.version} does not link to its predecessor")
+            data_json = canonical_json(event.data)
+            sealed = chain_hash(prev, aggregate, event.version, event.command_id, event.type, data_json)
+            if sealed != event.hash:
+                raise JournalCorruptError(f"{aggregate}: event {event.version} does not match its hash")
+            prev = event.hash
+        with self._read() as conn:
+            row = conn.execute(select(_aggregates).where(_aggregates.c.aggregate == aggregate)).first()
+        head_version = int(row.version) if row else 0
+        head_hash = row.hash if row else GENESIS_HASH
+        if head_version != expected_version or head_hash != prev:
+            raise JournalCorruptError(
+                f"{aggregate}: the head says version {head_version}, the chain ends at {expected_version}"
+            )
+
+    # -- the command --------------------------------------------------------------------
+
+    def execute(
+        self,
+        aggregate: str,
+        command_id: str,
+        payload: dict[str, Any],
+        expected_version: int,
+        decide: Decide,
+    ) -> Outcome:
+        """Run one command in one transaction.
+
+        A recorded `command_id` with the same payload replays its receipt (nothing is
+        written, `decide` is not called); with another payload it raises
+        CommandConflictError. Otherwise a head other than `expected_version` raises
+        VersionConflictError, and anything `decide` raises leaves the journal as it was.
+        """
+        if not command_id:
+            raise ValueError("a command needs an ID")
+        try:
+            digest = canonical_digest(payload)
+        except CanonicalJsonError as error:
+            raise ValueError(f"command {command_id!r}: payload is not canonical JSON: {error}") from None
+
+        def attempt() -> Outcome:
+            with self.write_transaction() as conn:
+                return self._execute_in(conn, aggregate, command_id, digest, expected_version, decide)
+
+        try:
+            return self._retrying(attempt)
+        except IntegrityError:
+            # Another writer recorded the same command ID on another aggregate between our
+            # receipt lookup and insert (possible only where locks are per aggregate).
+            return self._retrying(attempt)
+
+    def _execute_in(
+        self,
+        conn: Connection,
+        aggregate: str,
+        command_id: str,
+        digest: str,
+        expected_version: int,
+        decide: Decide,
+    ) -> Outcome:
+        self.lock_aggregate(conn, aggregate)
+        recorded = self._receipt(conn, command_id)
+        if recorded is not None:
+            if recorded.digest != digest or recorded.aggregate != aggregate:
+                raise CommandConflictError(command_id)
+            return Outcome(
+                command_id=command_id,
+                aggregate=aggregate,
+                first_version=recorded.first_version,
+                version=recorded.last_version,
+                result=recorded.result,
+                replayed=True,
+            )
+        head = conn.execute(
+            select(_aggregates.c.version, _aggregates.c.hash, _aggregates.c.state).where(
+                _aggregates.c.aggregate == aggregate
+            )
+        ).first()
+        version = int(head.version) if head else 0
+        if version != expected_version:
+            raise VersionConflictError(aggregate, expected_version, version)
+        state = self._parse(head.state, f"{aggregate} state") if head else None
+        decision = decide(state, version)
+        if not decision.events:
+            raise JournalError(f"command {command_id!r}: a decision must record at least one event")
+        prev = head.hash if head else GENESIS_HASH
+        rows = []
+        for offset, new in enumerate(decision.events, start=1):
+            data_json = canonical_json(new.data)
+            sealed = chain_hash(prev, aggregate, version + offset, command_id, new.type, data_json)
+            rows.append(
+                {
+                    "aggregate": aggregate,
+                    "version": version + offset,
+                    "command_id": command_id,
+                    "type": new.type,
+                    "data": data_json,
+                    "prev_hash": prev,
+                    "hash": sealed,
+                }
+            )
+            prev = sealed
+        last = version + len(rows)
+        state_json = canonical_json(decision.state)
+        result_json = canonical_json(decision.result)
+        conn.execute(_events.insert(), rows)
+        if head:
+            updated = conn.execute(
+                _aggregates.update()
+                .where(_aggregates.c.aggregate == aggregate, _aggregates.c.version == version)
+                .values(version=last, state=state_json, hash=prev)
+            )
+            if updated.rowcount != 1:
+                raise VersionConflictError(aggregate, expected_version, -1)
+        else:
+            conn.execute(
+                _aggregates.insert().values(aggregate=aggregate, version=last, state=state_json, hash=prev)
+            )
+        conn.execute(
+            _receipts.insert().values(
+                command_id=command_id,
+                aggregate=aggregate,
+                digest=digest,
+                first_version=version + 1,
+                last_version=last,
+                result=result_json,
+            )
+        )
+        return Outcome(
+            command_id=command_id,
+            aggregate=aggregate,
+            first_version=version + 1,
+            version=last,
+            result=json.loads(result_json),
+            replayed=False,
+        )
+
+    def lock_aggregate(self, conn: Connection, aggregate: str) -> None:
+        """Serialise writers of one aggregate. SQLite's BEGIN IMMEDIATE already holds the
+        database's write lock; a server backend overrides this."""
+
+    # -- row helpers --------------------------------------------------------------------
+
+    @staticmethod
+    def _parse(text: str, what: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise JournalCorruptError(f"{what} is not JSON") from None
+
+    def _snapshot(self, conn: Connection, aggregate: str) -> Snapshot:
+        row = conn.execute(
+            select(_aggregates.c.version, _aggregates.c.state).where(_aggregates.c.aggregate == aggregate)
+        ).first()
+        if row is None:
+            return Snapshot(version=0, state=None)
+        return Snapshot(version=int(row.version), state=self._parse(row.state, f"{aggregate} state"))
+
+    def _receipt(self, conn: Connection, command_id: str) -> Receipt | None:
+        row = conn.execute(select(_receipts).where(_receipts.c.command_id == command_id)).first()
+        if row is None:
+            return None
+        return Receipt(
+            command_id=row.command_id,
+            aggregate=row.aggregate,
+            digest=row.digest,
+            first_version=int(row.first_version),
+            last_version=int(row.last_version),
+            result=self._parse(row.result, f"receipt {command_id}"),
+        )
+
+    def _event(self, row: Any) -> Event:
+        return Event(
+            aggregate=row.aggregate,
+            version=int(row.version),
+            command_id=row.command_id,
+            type=row.type,
+            data=self._parse(row.data, f"event {row.aggregate}@{row.version}"),
+            prev_hash=row.prev_hash,
+            hash=row.hash,
+        )
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __repr__(self) -> str:
+        return f"Journal({self.url!r})"

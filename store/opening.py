@@ -1,0 +1,139 @@
+"""`open_journal`: turn a URL into a ready journal, or refuse it in words a person understands."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, inspect, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+from sqlmodel import SQLModel
+
+from . import tables
+from .errors import JournalOpenError
+from .journal import Journal
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 30_000
+
+
+def _sqlite_engine(path: str | None) -> Engine:
+    if path is None:
+        engine = create_engine(
+            "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
+    else:
+        engine = create_engine(
+            f"sqlite:///{path}",
+            connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+        )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's begin event, not pysqlite, decide how a transaction starts.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if path is not None:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        immediate = conn.get_execution_options().get("factory_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def _check_sqlite_file(path: str) -> bool:
+    """True when the file must be initialised; refuses a file that is not a journal."""
+    if not os.path.exists(path):
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise JournalOpenError(f"cannot create the journal {path}: the folder {directory} does not exist")
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            os.close(fd)
+        except FileExistsError:
+            pass
+        except OSError as error:
+            raise JournalOpenError(f"cannot create the journal {path}: {error.strerror}") from None
+        return True
+    if os.path.isdir(path):
+        raise JournalOpenError(f"{path} is a folder, not a journal file")
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise JournalOpenError(f"cannot read {path}: {error.strerror}") from None
+    if header == b"":
+        return True
+    if header != SQLITE_HEADER:
+        raise JournalOpenError(f"{path} is not a factory-schedule journal (it is not an SQLite database)")
+    return False
+
+
+def _ensure_schema(journal: Journal, where: str) -> None:
+    """Create the tables in a new database; refuse a database that holds something else."""
+
+    def work() -> None:
+        with journal.write_transaction() as conn:
+            names = set(inspect(conn).get_table_names())
+            if names and tables.JournalMeta.__tablename__ not in names:
+                raise JournalOpenError(
+                    f"{where} is a database but not a factory-schedule journal (it has no journal_meta table)"
+                )
+            SQLModel.metadata.create_all(conn, checkfirst=True)
+            meta = tables.JournalMeta.__table__
+            row = conn.execute(select(meta.c.value).where(meta.c.key == "format")).first()
+            if row is None:
+                conn.execute(meta.insert().values(key="format", value=tables.JOURNAL_FORMAT))
+            elif row[0] != tables.JOURNAL_FORMAT:
+                raise JournalOpenError(
+                    f"{where} is a journal of format {row[0]!r}; this build reads {tables.JOURNAL_FORMAT!r}"
+                )
+
+    journal._retrying(work)
+
+
+def open_journal(url: str) -> Journal:
+    """Open (creating when new) the journal a URL names.
+
+    `sqlite:///path/to/journal.db` is a file created with mode 0600;
+    `postgresql+psycopg://user@host/db` a PostgreSQL database. Anything else is refused.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise JournalOpenError(
+            f"{url!r} is not a journal URL; use sqlite:///path/to/journal.db or postgresql+psycopg://user@host/db"
+        ) from None
+    backend = parsed.get_backend_name()
+    try:
+        if backend == "sqlite":
+            path = parsed.database or None
+            if path == ":memory:":
+                path = None
+            if path is not None:
+                _check_sqlite_file(path)
+            journal = Journal(_sqlite_engine(path), url, write_options={"factory_write": True})
+            _ensure_schema(journal, path or "the in-memory journal")
+            return journal
+        if backend == "postgresql":
+            from .postgres import open_postgres
+
+            return open_postgres(url, parsed, _ensure_schema)
+    except JournalOpenError:
+        raise
+    except (SQLAlchemyError, sqlite3.Error) as error:
+        raise JournalOpenError(f"cannot open the journal {url}: {getattr(error, 'orig', error)}") from None
+    raise JournalOpenError(
+        f"unknown journal URL scheme {parsed.drivername!r}; "
+        "use sqlite:///path/to/journal.db or postgresql+psycopg://user@host/db"
+    )

@@ -1,0 +1,61 @@
+"""The `factory-schedule` command line.
+
+Each subcommand lives in its own module under `tui/commands/` and registers
+itself here; with no subcommand it opens the dashboard on the default journal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from store import JournalError, open_journal
+
+from .commands import COMMAND_MODULES
+from .paths import default_journal_url
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="factory-schedule",
+        description="Run paid, unattended AI discovery work on a nightly schedule, exactly once.",
+    )
+    parser.add_argument(
+        "--journal", metavar="URL", help="journal URL (default: $FACTORY_JOURNAL, else the user data file)"
+    )
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(subcommands)
+    return parser
+
+
+def journal_url(args: argparse.Namespace) -> str:
+    return args.journal or default_journal_url()
+
+
+def _open_default(args: argparse.Namespace) -> int:
+    url = journal_url(args)
+    try:
+        journal = open_journal(url)
+    except JournalError as error:
+        print(f"factory-schedule: {error}", file=sys.stderr)
+        return 2
+    from core import SCHEDULE_AGGREGATE
+
+    print(f"journal: {url}")
+    print(f"head: {journal.head(SCHEDULE_AGGREGATE)}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        return _open_default(args)
+    return int(handler(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

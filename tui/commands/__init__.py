@@ -1,0 +1,6 @@
+"""Subcommands of `factory-schedule`: each module has `register(subparsers)` and sets
+`handler` on its parser. Add a module to COMMAND_MODULES to expose it."""
+
+from __future__ import annotations
+
+COMMAND_MODULES: list = []
