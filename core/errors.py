@@ -1,0 +1,45 @@
+"""ScheduleError and its codes: the seed's ScheduleErrorCode words, one per kind of refusal."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ScheduleErrorCode = Literal[
+    "INVALID",
+    "CORRUPT",
+    "CONFLICT",
+    "CONTENDED",
+    "LIMIT",
+    "NOT_COMMISSIONED",
+    "REVISION",
+    "NOT_A_LANE",
+    "UNKNOWN_OCCURRENCE",
+    "UNKNOWN_CALL",
+    "NOT_RUNNING",
+    "NOT_OWNER",
+    "CALL_OPEN",
+    "SETTLED",
+    "STALE",
+    "RULE",
+]
+
+SCHEDULE_ERROR_CODES: tuple[str, ...] = ScheduleErrorCode.__args__  # type: ignore[attr-defined]
+
+
+class ScheduleError(Exception):
+    """A refused request or an unreadable state. `code` says which; the message says why."""
+
+    def __init__(self, code: ScheduleErrorCode, message: str) -> None:
+        if code not in SCHEDULE_ERROR_CODES:
+            raise ValueError(f"unknown schedule error code {code!r}")
+        self.code: ScheduleErrorCode = code
+        self.message = message
+        super().__init__(f"{code}: {message}")
+
+
+def invalid(message: str) -> ScheduleError:
+    return ScheduleError("INVALID", message)
+
+
+def corrupt(message: str) -> ScheduleError:
+    return ScheduleError("CORRUPT", message)
