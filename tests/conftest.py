@@ -1,0 +1,72 @@
+"""Shared fixtures: a fresh journal URL per test, on SQLite and (when a server is named) PostgreSQL.
+
+`journal_url` runs a test once per backend. The PostgreSQL case needs an admin URL in
+FACTORY_TEST_POSTGRES_URL (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/postgres);
+each test then gets a database of its own, dropped afterwards, so tests never share rows.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# The benchmarks are scripts run by hand, not tests.
+collect_ignore = ["bench"]
+
+POSTGRES_ENV = "FACTORY_TEST_POSTGRES_URL"
+POSTGRES_SKIP_REASON = (
+    f"PostgreSQL case skipped: set {POSTGRES_ENV} to an admin URL "
+    "(e.g. postgresql+psycopg://postgres@127.0.0.1:5432/postgres); .ci/run starts a throwaway cluster"
+)
+
+
+def _admin_connect(admin_url: str):  # -> psycopg.Connection
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(admin_url)
+    return psycopg.connect(
+        host=url.host,
+        port=url.port,
+        user=url.username,
+        password=url.password,
+        dbname=url.database or "postgres",
+        autocommit=True,
+        **{str(key): str(value) for key, value in url.query.items()},
+    )
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """A journal URL naming a file that does not exist yet."""
+    return f"sqlite:///{tmp_path / 'journal.db'}"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A URL naming a new, empty PostgreSQL database, dropped after the test."""
+    admin_url = os.environ.get(POSTGRES_ENV)
+    if not admin_url:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    from sqlalchemy.engine import make_url
+
+    name = f"fs_test_{uuid.uuid4().hex[:16]}"
+    with _admin_connect(admin_url) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with _admin_connect(admin_url) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def journal_url(request: pytest.FixtureRequest) -> str:
+    """A fresh journal URL, once per backend; the PostgreSQL case skips without a server."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("sqlite_url")
+    return request.getfixturevalue("postgres_url")
