@@ -1,0 +1,386 @@
+"""The stored schedule document, as frozen pydantic models.
+
+The journal keeps one state document for `discovery/schedule`. Every read and
+every decision parses it through these models (extra keys forbidden, cross-field
+rules as validators), so a defect anywhere is CORRUPT before any rule runs, and
+a decision refuses to store a document its own reader would refuse.
+
+Instants are UTC strings with millisecond precision (`2026-12-07T02:00:00.000Z`):
+canonical JSON carries no floats, and a fixed form keeps digests stable.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+import pendulum
+from pendulum import DateTime
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+from pydantic.alias_generators import to_camel
+
+from .limits import SCHEDULE_LIMITS, SCHEDULE_PROTOCOL
+
+_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_WEEK = re.compile(r"^\d{4}-W\d{2}$")
+
+
+def _check_instant(value: str) -> str:
+    if not _INSTANT.match(value):
+        raise ValueError(f"{value!r} is not an instant (YYYY-MM-DDTHH:MM:SS.sssZ)")
+    try:
+        pendulum.parse(value)
+    except (ValueError, pendulum.parsing.exceptions.ParserError):
+        raise ValueError(f"{value!r} is not a real instant") from None
+    return value
+
+
+def _check_date(value: str) -> str:
+    if not _DATE.match(value):
+        raise ValueError(f"{value!r} is not a date (YYYY-MM-DD)")
+    try:
+        pendulum.Date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a real date") from None
+    return value
+
+
+def _check_week(value: str) -> str:
+    if not _WEEK.match(value):
+        raise ValueError(f"{value!r} is not an ISO week (YYYY-Www)")
+    return value
+
+
+Instant = Annotated[str, AfterValidator(_check_instant)]
+LocalDate = Annotated[str, AfterValidator(_check_date)]
+Week = Annotated[str, AfterValidator(_check_week)]
+Count = Annotated[StrictInt, Field(ge=0)]
+Positive = Annotated[StrictInt, Field(ge=1)]
+Tokens = Annotated[StrictInt, Field(ge=0, le=SCHEDULE_LIMITS.max_usage_tokens)]
+Token = Annotated[str, Field(min_length=1, max_length=200)]
+
+Account = Literal["claude", "chatgpt"]
+ACCOUNTS: tuple[Account, ...] = ("claude", "chatgpt")
+DeferralReason = Literal["usage-limit", "budget-exhausted", "sign-in-needed", "volume-unmounted", "logged-out"]
+DEFERRAL_REASONS: tuple[str, ...] = DeferralReason.__args__  # type: ignore[attr-defined]
+SettlementStatus = Literal["completed", "partial", "deferred", "unavailable"]
+SETTLEMENT_STATUSES: tuple[str, ...] = SettlementStatus.__args__  # type: ignore[attr-defined]
+CallOutcome = Literal["ok", "malformed", "usage-limit", "sign-in-needed", "lost"]
+
+
+def instant_text(instant: DateTime) -> str:
+    """The stored form of an instant (UTC, milliseconds, `Z`)."""
+    utc = pendulum.instance(instant).in_timezone("UTC")
+    return f"{utc.format('YYYY-MM-DDTHH:mm:ss')}.{utc.microsecond // 1000:03d}Z"
+
+
+def at(text: str) -> DateTime:
+    """Parse a stored instant back into a UTC DateTime."""
+    return pendulum.parse(text).in_timezone("UTC")  # type: ignore[union-attr]
+
+
+class Doc(BaseModel):
+    """A stored sub-document: frozen, camelCase on disk, nothing unknown allowed."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, alias_generator=to_camel, strict=True
+    )
+
+    def doc(self) -> dict:
+        return self.model_dump(by_alias=True, mode="json", exclude_defaults=True)
+
+
+class Observation(Doc):
+    """A usage-window event as the provider sent it (the fields the schedule reads)."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="allow", populate_by_name=True, alias_generator=to_camel, strict=True
+    )
+    status: Annotated[str, Field(min_length=1, max_length=64)]
+    rate_limit_type: Annotated[str, Field(max_length=64)] | None = None
+    resets_at: StrictInt | None = None
+    is_using_overage: StrictBool | None = None
+
+
+class SegmentWindow(Doc):
+    """This segment's usage window closed: by a refusal (`stopped`) or a performed call's observation."""
+
+    until: Instant
+    observed_at: Instant
+    stopped: StrictBool
+
+
+class SegmentEnd(Doc):
+    how: Literal["deferred", "settled", "reconciled"]
+    at: Instant
+
+
+class Segment(Doc):
+    n: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
+    runner: Token
+    kind: Literal["admit", "resume"]
+    started_at: Instant
+    night: LocalDate
+    deadline: Instant
+    window: SegmentWindow | None = None
+    ended: SegmentEnd | None = None
+
+
+class Call(Doc):
+    k: Positive
+    segment: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
+    runner: Token
+    task: Token
+    work: Token
+    bound: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_call_bound_tokens)]
+    attempt: Positive
+    account: Account
+    sign_in: Token
+    week: Week
+    admitted_at: Instant
+    debit: Tokens
+    ended_at: Instant | None = None
+    outcome: CallOutcome | None = None
+    tokens: Tokens | None = None
+    unknown: StrictBool = False
+    unsent: StrictBool = False
+    overage: StrictBool = False
+    over_bound: StrictBool = False
+    observation: Observation | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Call:
+        if self.ended_at is None:
+            if self.outcome is not None or self.tokens is not None or self.unknown or self.unsent:
+                raise ValueError("a call in flight has no outcome")
+            if self.debit != self.bound:
+                raise ValueError("debit: a call in flight is debited at its bound")
+            return self
+        if self.outcome is None:
+            raise ValueError("outcome: an ended call has one")
+        if self.unsent and self.unknown:
+            raise ValueError("unsent: a call cannot be both unsent and of unknown effect")
+        if self.unsent and (self.tokens != 0 or self.debit != 0):
+            raise ValueError("debit: unsent work uses nothing")
+        if self.outcome == "lost" and (self.debit != self.bound or not self.unknown):
+            raise ValueError("debit: a lost call stays debited at its bound, of unknown effect")
+        if self.outcome != "lost" and not self.unsent and self.debit != self.tokens:
+            raise ValueError("debit: a call with known usage is debited what it used")
+        if self.over_bound != (self.tokens is not None and self.tokens > self.bound):
+            raise ValueError("overBound: flags exactly a usage above the bound")
+        return self
+
+    @property
+    def in_flight(self) -> bool:
+        return self.ended_at is None
+
+    @property
+    def performed(self) -> bool:
+        """Work the provider did and reported: it is never sent again."""
+        return self.outcome in ("ok", "malformed")
+
+    @property
+    def uses_allowance(self) -> bool:
+        return not self.unsent
+
+
+class Deferral(Doc):
+    segment: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
+    runner: Token
+    reason: DeferralReason
+    at: Instant
+    bound: Positive | None = None
+    account: Account | None = None
+    resume_at: Instant | None = None
+    week: Week | None = None
+
+    @model_validator(mode="after")
+    def _bound_only_for_budget(self) -> Deferral:
+        if (self.bound is not None) != (self.reason == "budget-exhausted"):
+            raise ValueError("bound: only a budget-exhausted deferral names one, and it must")
+        return self
+
+
+class Reconciliation(Doc):
+    segment: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
+    runner: Token
+    confirmed_by: Token
+    evidence: Annotated[str, Field(min_length=1, max_length=500)]
+    at: Instant
+
+
+class Coalesced(Doc):
+    count: Positive
+    first: Token
+    last: Token
+
+
+class Settlement(Doc):
+    status: SettlementStatus
+    reason: Annotated[str, Field(min_length=1, max_length=200)]
+    by: Token
+    at: Instant
+
+
+class Occurrence(Doc):
+    id: Token
+    lane: Token
+    key: Token
+    date: LocalDate
+    slot: Instant
+    state: Literal["running", "deferred", "interrupted", "settled"]
+    admitted_at: Instant
+    coalesced: Coalesced | None = None
+    segments: Annotated[list[Segment], Field(min_length=1, max_length=SCHEDULE_LIMITS.max_segments)]
+    calls: Annotated[list[Call], Field(max_length=64)] = []
+    deferrals: list[Deferral] = []
+    reconciliations: list[Reconciliation] = []
+    settlement: Settlement | None = None
+    transitions: dict[str, StrictInt]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Occurrence:
+        for index, segment in enumerate(self.segments, start=1):
+            if segment.n != index:
+                raise ValueError(f"segments[{index - 1}].n: segments are numbered in order")
+            if index < len(self.segments) and segment.ended is None:
+                raise ValueError(f"segments[{index - 1}].ended: only the last segment may still run")
+        for index, call in enumerate(self.calls, start=1):
+            if call.k != index:
+                raise ValueError(f"calls[{index - 1}].k: calls are numbered in order")
+            if call.segment > len(self.segments):
+                raise ValueError(f"calls[{index - 1}].segment: names a segment that never started")
+        in_flight = [call for call in self.calls if call.in_flight]
+        if len(in_flight) > 1:
+            raise ValueError("calls: at most one call is in flight")
+        last = self.segments[-1]
+        if self.state == "running":
+            if last.ended is not None or self.settlement is not None:
+                raise ValueError("state: a running occurrence has a running segment and no settlement")
+        else:
+            if last.ended is None:
+                raise ValueError("state: only a running occurrence has a running segment")
+            if in_flight:
+                raise ValueError("calls: a call in flight needs a running segment")
+        if (self.state == "settled") != (self.settlement is not None):
+            raise ValueError("settlement: recorded exactly when the occurrence is settled")
+        if in_flight and in_flight[0].segment != last.n:
+            raise ValueError("calls: the call in flight belongs to the running segment")
+        previous = 0
+        for deferral in self.deferrals:
+            if deferral.segment <= previous:
+                raise ValueError("deferrals: one per segment, in order")
+            previous = deferral.segment
+            if deferral.segment > len(self.segments) or self.segments[deferral.segment - 1].ended is None:
+                raise ValueError("deferrals: a deferral ends its segment")
+        if self.state == "deferred" and (not self.deferrals or self.deferrals[-1].segment != last.n):
+            raise ValueError("deferrals: a deferred occurrence's last segment was deferred")
+        if self.state == "interrupted" and (not self.reconciliations or self.reconciliations[-1].segment != last.n):
+            raise ValueError("reconciliations: an interrupted occurrence's last segment was reconciled")
+        if "admit" not in self.transitions:
+            raise ValueError("transitions: the admission is recorded")
+        versions = list(self.transitions.values())
+        if any(v < 1 for v in versions):
+            raise ValueError("transitions: versions are positive")
+        return self
+
+    @property
+    def running_segment(self) -> Segment | None:
+        return self.segments[-1] if self.state == "running" else None
+
+    @property
+    def call_in_flight(self) -> Call | None:
+        return next((call for call in self.calls if call.in_flight), None)
+
+
+class Watermark(Doc):
+    occurrence: Token
+    date: LocalDate
+
+
+class LaneState(Doc):
+    lane: Token
+    since: Instant
+    watermark: Watermark | None = None
+    last_week: Week | None = None
+    open: Occurrence | None = None
+    recent: Annotated[list[Occurrence], Field(max_length=SCHEDULE_LIMITS.recent_per_lane)] = []
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LaneState:
+        if self.open is not None:
+            if self.open.state == "settled":
+                raise ValueError(f"{self.lane}.open: the open occurrence is not settled")
+            if self.open.lane != self.lane:
+                raise ValueError(f"{self.lane}.open: belongs to another lane")
+        for occurrence in self.recent:
+            if occurrence.state != "settled":
+                raise ValueError(f"{self.lane}.recent: holds settled occurrences only")
+            if occurrence.lane != self.lane:
+                raise ValueError(f"{self.lane}.recent: belongs to another lane")
+        admitted = [o for o in (self.open, *self.recent) if o is not None]
+        if admitted and self.watermark is None:
+            raise ValueError(f"{self.lane}.watermark: a lane that admitted has one")
+        if self.watermark is not None and admitted:
+            latest = max(admitted, key=lambda o: o.date)
+            if latest.id != self.watermark.occurrence or latest.date != self.watermark.date:
+                raise ValueError(f"{self.lane}.watermark: is not the lane's latest admission")
+        return self
+
+
+class LedgerWeek(Doc):
+    week: Week
+    ceiling: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_weekly_tokens)]
+    debited: Annotated[StrictInt, Field(ge=0)]
+
+
+class AccountRecord(Doc):
+    sequence: Positive
+    sign_in: Token
+    overage: StrictBool
+    recorded_by: Token
+    recorded_at: Instant
+
+
+class AccountState(Doc):
+    account: Account
+    record: AccountRecord | None = None
+    version: Count = 0
+    window_closed_until: Instant | None = None
+    sign_in_refused_at: Instant | None = None
+    overage_observed_at: Instant | None = None
+
+
+class ScheduleState(Doc):
+    protocol: Literal["sf-lifecycle-schedule/1"]
+    commission: dict
+    commission_digest: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    revision_recorded_at: Instant
+    lanes: list[LaneState]
+    ledger: Annotated[list[LedgerWeek], Field(max_length=64)]
+    accounts: Annotated[list[AccountState], Field(min_length=2, max_length=2)]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ScheduleState:
+        names = [lane.lane for lane in self.lanes]
+        if names != sorted(set(names)):
+            raise ValueError("lanes: one per lane ID, sorted")
+        weeks = [week.week for week in self.ledger]
+        if weeks != sorted(set(weeks)):
+            raise ValueError("ledger: one entry per week, sorted")
+        if [a.account for a in self.accounts] != list(ACCOUNTS):
+            raise ValueError("accounts: claude then chatgpt")
+        return self
+
+    def lane(self, lane_id: str) -> LaneState | None:
+        return next((lane for lane in self.lanes if lane.lane == lane_id), None)
+
+    def account(self, name: str) -> AccountState:
+        return next(a for a in self.accounts if a.account == name)
+
+    def week(self, week: str) -> LedgerWeek | None:
+        return next((w for w in self.ledger if w.week == week), None)
+
+
+assert SCHEDULE_PROTOCOL == "sf-lifecycle-schedule/1"
