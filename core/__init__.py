@@ -5,9 +5,36 @@ Public names are the contract's (shared/CONTRACT.md); modules are one concept ea
 
 from .clock import Clock, ManualClock
 from .errors import SCHEDULE_ERROR_CODES, ScheduleError
+from .identity import (
+    PORTFOLIO,
+    PORTFOLIO_RHYTHMS,
+    RHYTHMS,
+    WEEKLY_RHYTHMS,
+    OccurrenceRef,
+    is_valid_product_id,
+    lane_id,
+    occurrence_id,
+    parse_occurrence_id,
+)
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
+from .zones import iso_week_of, local_date_of, monday_of_week, parse_local_date, parse_wall_time, zoned_instant
 
 __all__ = [
+    "PORTFOLIO",
+    "PORTFOLIO_RHYTHMS",
+    "RHYTHMS",
+    "WEEKLY_RHYTHMS",
+    "OccurrenceRef",
+    "is_valid_product_id",
+    "iso_week_of",
+    "lane_id",
+    "local_date_of",
+    "monday_of_week",
+    "occurrence_id",
+    "parse_local_date",
+    "parse_occurrence_id",
+    "parse_wall_time",
+    "zoned_instant",
     "COMMISSION_PROTOCOL",
     "SCHEDULE_AGGREGATE",
     "SCHEDULE_ERROR_CODES",

@@ -1,0 +1,146 @@
+"""Occurrence identity: Product IDs, lane IDs and the three occurrence ID forms.
+
+An occurrence is named by its lane and its local date (basic) or ISO week (every
+weekly rhythm), so the same night or week always gets the same ID however often
+a runner asks:
+
+    discovery/<product>/basic/<YYYY-MM-DD>
+    discovery/<product>/full/<YYYY-Www>
+    discovery/portfolio/<audit|synthesis|bundle>/<YYYY-Www>
+
+Product IDs are 1-32 characters of lowercase ASCII letters, digits and hyphens,
+starting and ending with a letter or digit (so an ID is safe in a path, a
+command ID and a launchd label). `portfolio` is reserved for the portfolio
+rhythms and refused as a Product ID.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+
+from pendulum import Date
+
+from .errors import invalid
+from .zones import iso_week_of, monday_of_week, parse_local_date
+
+RHYTHMS: tuple[str, ...] = ("basic", "full", "audit", "synthesis", "bundle")
+PRODUCT_RHYTHMS: tuple[str, ...] = ("basic", "full")
+PORTFOLIO = "portfolio"
+PORTFOLIO_RHYTHMS: tuple[str, ...] = ("audit", "synthesis", "bundle")
+WEEKLY_RHYTHMS: tuple[str, ...] = ("full", "audit", "synthesis", "bundle")
+DAILY_RHYTHMS: tuple[str, ...] = ("basic",)
+OCCURRENCE_PREFIX = "discovery"
+
+PRODUCT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$"
+_PRODUCT_ID = re.compile(PRODUCT_ID_PATTERN)
+_DATE_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_WEEK_KEY = re.compile(r"^\d{4}-W\d{2}$")
+
+
+def is_valid_product_id(value: object) -> bool:
+    """A Product ID by the pattern above; `portfolio` is reserved and so is not one."""
+    return isinstance(value, str) and value != PORTFOLIO and _PRODUCT_ID.match(value) is not None
+
+
+def is_valid_lane_owner(product: object, rhythm: object) -> bool:
+    """Whether `product` may have a lane of `rhythm`: Products have basic and full, portfolio the rest."""
+    if product == PORTFOLIO:
+        return rhythm in PORTFOLIO_RHYTHMS
+    return is_valid_product_id(product) and rhythm in PRODUCT_RHYTHMS
+
+
+def _check_owner(product: object, rhythm: object) -> None:
+    if rhythm not in RHYTHMS:
+        raise invalid(f"unknown rhythm {rhythm!r} (one of {', '.join(RHYTHMS)})")
+    if product == PORTFOLIO:
+        if rhythm not in PORTFOLIO_RHYTHMS:
+            raise invalid(f"portfolio has only the {', '.join(PORTFOLIO_RHYTHMS)} rhythms, not {rhythm!r}")
+        return
+    if not is_valid_product_id(product):
+        raise invalid(f"invalid Product ID {product!r} (1-32 of a-z, 0-9 and '-', not starting or ending with '-')")
+    if rhythm not in PRODUCT_RHYTHMS:
+        raise invalid(f"a Product has only the basic and full rhythms; {rhythm!r} belongs to portfolio")
+
+
+def is_weekly(rhythm: str) -> bool:
+    return rhythm in WEEKLY_RHYTHMS
+
+
+def lane_id(product: str, rhythm: str) -> str:
+    """`<product>/<rhythm>`, refusing a pairing the commission could not hold."""
+    _check_owner(product, rhythm)
+    return f"{product}/{rhythm}"
+
+
+def parse_lane_id(value: object) -> tuple[str, str]:
+    """(product, rhythm) of a lane ID; INVALID otherwise."""
+    if not isinstance(value, str) or value.count("/") != 1:
+        raise invalid(f"a lane ID is '<product>/<rhythm>', got {value!r}")
+    product, rhythm = value.split("/")
+    _check_owner(product, rhythm)
+    return product, rhythm
+
+
+def occurrence_key(rhythm: str, key: object) -> str:
+    """The canonical key of an occurrence of `rhythm`: its local date for basic, its ISO week otherwise.
+
+    A weekly rhythm also accepts a date and takes the ISO week that date lies in.
+    """
+    if rhythm not in RHYTHMS:
+        raise invalid(f"unknown rhythm {rhythm!r}")
+    if not is_weekly(rhythm):
+        if isinstance(key, str) and _DATE_KEY.match(key) is None:
+            raise invalid(f"a basic occurrence is keyed by its local date 'YYYY-MM-DD', got {key!r}")
+        return parse_local_date(key).to_date_string()
+    if isinstance(key, _dt.date):
+        return iso_week_of(key)
+    if isinstance(key, str) and _WEEK_KEY.match(key) is not None:
+        monday_of_week(key)
+        return key
+    raise invalid(f"a {rhythm} occurrence is keyed by its ISO week 'YYYY-Www', got {key!r}")
+
+
+def occurrence_id(product: str, rhythm: str, key: object) -> str:
+    """The occurrence ID of a lane on a local date (basic) or ISO week (weekly rhythms)."""
+    _check_owner(product, rhythm)
+    return f"{OCCURRENCE_PREFIX}/{product}/{rhythm}/{occurrence_key(rhythm, key)}"
+
+
+@dataclass(frozen=True)
+class OccurrenceRef:
+    """A parsed occurrence ID. `key` is the date or week string; exactly one of `date`/`week` is set."""
+
+    product: str
+    rhythm: str
+    key: str
+    lane: str
+    date: Date | None
+    week: str | None
+
+    @property
+    def id(self) -> str:
+        return f"{OCCURRENCE_PREFIX}/{self.product}/{self.rhythm}/{self.key}"
+
+    @property
+    def weekly(self) -> bool:
+        return self.week is not None
+
+
+def parse_occurrence_id(value: object) -> OccurrenceRef:
+    """Parse one of the three forms, refusing anything else with INVALID; parsing is exact, so
+    `parse_occurrence_id(x).id == x` for every accepted `x`."""
+    if not isinstance(value, str):
+        raise invalid(f"an occurrence ID is a string, got {type(value).__name__}")
+    parts = value.split("/")
+    if len(parts) != 4 or parts[0] != OCCURRENCE_PREFIX:
+        raise invalid(f"an occurrence ID is 'discovery/<product>/<rhythm>/<date or week>', got {value!r}")
+    _prefix, product, rhythm, key = parts
+    _check_owner(product, rhythm)
+    canonical = occurrence_key(rhythm, key)
+    if canonical != key:
+        raise invalid(f"occurrence ID key {key!r} is not canonical (expected {canonical!r})")
+    if is_weekly(rhythm):
+        return OccurrenceRef(product, rhythm, key, f"{product}/{rhythm}", None, key)
+    return OccurrenceRef(product, rhythm, key, f"{product}/{rhythm}", parse_local_date(key), None)
