@@ -3,6 +3,7 @@
 Knows nothing about schedules; `core` records its decisions here.
 """
 
+from . import leases as leases  # the leases table and its API: store.leases.acquire, ...
 from .canonical import CanonicalJsonError, canonical_digest, canonical_json
 from .errors import (
     CommandConflictError,
