@@ -3,4 +3,6 @@
 
 from __future__ import annotations
 
-COMMAND_MODULES: list = []
+from . import runner_cli
+
+COMMAND_MODULES: list = [runner_cli]
