@@ -4,6 +4,20 @@ Public names are the contract's (shared/CONTRACT.md); modules are one concept ea
 """
 
 from .clock import Clock, ManualClock
+from .commission import (
+    Commission,
+    Lane,
+    LaneOccurrence,
+    Task,
+    ceiling_from_shadow,
+    commission_digest,
+    commission_document,
+    commission_json_schema,
+    lane_occurrence_on,
+    lanes_of,
+    parse_commission,
+    proposed_commission,
+)
 from .errors import SCHEDULE_ERROR_CODES, ScheduleError
 from .identity import (
     PORTFOLIO,
@@ -30,18 +44,30 @@ __all__ = [
     "SCHEDULE_PROTOCOL",
     "WEEKLY_RHYTHMS",
     "Clock",
+    "Commission",
+    "Lane",
+    "LaneOccurrence",
     "ManualClock",
     "OccurrenceRef",
     "ScheduleError",
     "ScheduleLimits",
+    "Task",
+    "ceiling_from_shadow",
+    "commission_digest",
+    "commission_document",
+    "commission_json_schema",
     "is_valid_product_id",
     "iso_week_of",
     "lane_id",
+    "lane_occurrence_on",
+    "lanes_of",
     "local_date_of",
     "monday_of_week",
     "occurrence_id",
+    "parse_commission",
     "parse_local_date",
     "parse_occurrence_id",
     "parse_wall_time",
+    "proposed_commission",
     "zoned_instant",
 ]
