@@ -31,6 +31,17 @@ from .identity import (
     parse_occurrence_id,
 )
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
+from .results import (
+    CallAdmission,
+    CallEnd,
+    CallRefusal,
+    CommandResult,
+    LanePlan,
+    OccurrenceStatusView,
+    ScheduleView,
+    Tick,
+)
+from .service import LifecycleSchedule
 from .zones import iso_week_of, local_date_of, monday_of_week, parse_local_date, parse_wall_time, zoned_instant
 
 __all__ = [
@@ -43,15 +54,24 @@ __all__ = [
     "SCHEDULE_LIMITS",
     "SCHEDULE_PROTOCOL",
     "WEEKLY_RHYTHMS",
+    "CallAdmission",
+    "CallEnd",
+    "CallRefusal",
     "Clock",
+    "CommandResult",
     "Commission",
     "Lane",
     "LaneOccurrence",
+    "LanePlan",
+    "LifecycleSchedule",
     "ManualClock",
     "OccurrenceRef",
+    "OccurrenceStatusView",
     "ScheduleError",
     "ScheduleLimits",
+    "ScheduleView",
     "Task",
+    "Tick",
     "ceiling_from_shadow",
     "commission_digest",
     "commission_document",

@@ -1,0 +1,220 @@
+"""Provider calls: admitted before contact against the week's ceiling, reported after.
+
+A refusal records nothing. Only a fresh admission licenses a contact; the journal
+cannot tell a call never dispatched from one whose answer was lost, so a call of
+uncertain dispatch ends `lost`, stays debited at its bound and is never sent again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pendulum import DateTime
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
+
+from .accounts import later, read_observation, record_unverified, sign_in_stopped, window_closed
+from .change import Change, put_open, refuse_backwards, replace
+from .errors import invalid
+from .limits import SCHEDULE_LIMITS
+from .model import Call, LedgerWeek, Observation, Occurrence, ScheduleState, SegmentWindow, at, instant_text
+from .state import Schedule
+from .zones import iso_week_of, local_date_of
+
+Tokens = Annotated[StrictInt, Field(ge=0, le=SCHEDULE_LIMITS.max_usage_tokens)]
+
+
+class _Report(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class ResultReport(_Report):
+    kind: Literal["result"]
+    tokens: Tokens
+    output: Literal["ok", "malformed"]
+    observation: Observation | None = None
+
+
+class UsageLimitReport(_Report):
+    kind: Literal["usage-limit"]
+    tokens: Tokens
+    observation: Observation
+
+
+class SignInReport(_Report):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+    kind: Literal["sign-in-needed"]
+    tokens: Tokens
+    http_status: Literal[401, 403] = Field(alias="httpStatus")
+    observation: Observation | None = None
+
+
+class LostReport(_Report):
+    kind: Literal["lost"]
+    observation: Observation | None = None
+
+
+Report = Annotated[ResultReport | UsageLimitReport | SignInReport | LostReport, Field(discriminator="kind")]
+_REPORT = TypeAdapter(Report)
+
+
+def parse_report(report: Any) -> ResultReport | UsageLimitReport | SignInReport | LostReport:
+    try:
+        return _REPORT.validate_python(report)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "report"
+        raise invalid(f"report.{where}: {first['msg']}") from None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+    detail: str
+
+
+def current_week(schedule: Schedule, now: DateTime) -> str:
+    return iso_week_of(local_date_of(schedule.commission.zone, now))
+
+
+def remaining(schedule: Schedule, week: str) -> int:
+    entry = schedule.state.week(week)
+    if entry is None:
+        return schedule.commission.weekly_tokens
+    return entry.ceiling - entry.debited
+
+
+def refusal(schedule: Schedule, occurrence: Occurrence, task: Any, work: str, bound: int, sign_in: str,
+            now: DateTime) -> Refusal | None:
+    """The first rule, in the seed's order, that refuses this call; None admits it."""
+    segment = occurrence.running_segment
+    assert segment is not None
+    window = segment.window
+    if window is not None and (window.stopped or now < at(window.until)):
+        return Refusal("limited", f"this segment's usage window is closed until {window.until}")
+    if occurrence.call_in_flight is not None:
+        return Refusal("call-open", f"call {occurrence.call_in_flight.k} is still in flight")
+    if now >= at(segment.deadline):
+        return Refusal("deadline", f"the segment's deadline {segment.deadline} has passed")
+    if bound > task.call_bound:
+        return Refusal("call-bound", f"bound {bound} is above the task's call bound {task.call_bound}")
+    used = [c for c in occurrence.calls if c.uses_allowance]
+    if sum(1 for c in used if c.task == task.task) >= task.max_calls:
+        return Refusal("call-bound", f"task {task.task} has used its {task.max_calls} calls")
+    if len(used) >= SCHEDULE_LIMITS.max_calls_per_occurrence:
+        return Refusal("call-bound", f"the occurrence has used its {SCHEDULE_LIMITS.max_calls_per_occurrence} calls")
+    same_work = [c for c in occurrence.calls if c.task == task.task and c.work == work]
+    if any(c.unknown or c.overage for c in same_work):
+        return Refusal("unknown-effect", f"work {work!r} went out with unknown effect: it is never sent again")
+    if any(c.performed for c in same_work):
+        return Refusal("duplicate-work", f"work {work!r} of task {task.task} was already performed")
+    account = schedule.state.account(task.account)
+    if window_closed(account, now):
+        return Refusal("limited", f"{task.account}'s usage window is closed until {account.window_closed_until}")
+    if sign_in_stopped(account):
+        return Refusal("sign-in-needed", f"{task.account} refused its sign-in; the owner must record a newer one")
+    why = record_unverified(account, sign_in, now, schedule.commission.record_max_age_days)
+    if why is not None:
+        return Refusal("overage-unverified", why)
+    week = current_week(schedule, now)
+    left = remaining(schedule, week)
+    if bound > left:
+        return Refusal("budget-exhausted", f"bound {bound} does not fit the {left} tokens left in {week}")
+    return None
+
+
+def _put_week(state: ScheduleState, week: str, ceiling: int, delta: int) -> ScheduleState:
+    entry = state.week(week)
+    if entry is None:
+        weeks = sorted([*state.ledger, LedgerWeek(week=week, ceiling=ceiling, debited=delta)], key=lambda w: w.week)
+    else:
+        weeks = [replace(w, debited=w.debited + delta) if w.week == week else w for w in state.ledger]
+    return replace(state, ledger=weeks)
+
+
+def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Any, work: str, bound: int, sign_in: str,
+          attempt: int, now: DateTime) -> Change:
+    refuse_backwards(occurrence, now)
+    segment = occurrence.running_segment
+    assert segment is not None
+    k = len(occurrence.calls) + 1
+    week = current_week(schedule, now)
+    stamp = instant_text(now)
+    call = Call(
+        k=k, segment=segment.n, runner=runner, task=task.task, work=work, bound=bound, attempt=attempt,
+        account=task.account, sign_in=sign_in, week=week, admitted_at=stamp, debit=bound,
+    )
+    updated = replace(
+        occurrence,
+        calls=[*occurrence.calls, call],
+        transitions={**occurrence.transitions, f"call/{k}": schedule.version + 1},
+    )
+    state = _put_week(put_open(schedule.state, updated), week, schedule.commission.weekly_tokens, bound)
+    return Change(
+        event_type="call-admitted",
+        event_data={"occurrence": occurrence.id, "call": k, "task": task.task, "work": work, "bound": bound,
+                    "account": task.account, "week": week, "at": stamp},
+        state=state,
+        result={"occurrenceId": occurrence.id, "call": k, "week": week},
+        growing=True,
+    )
+
+
+def end(schedule: Schedule, occurrence: Occurrence, call: Call, report: Any, now: DateTime) -> Change:
+    """Record what became of a call: its debit, its effect, and any stop it reports."""
+    parsed = parse_report(report)
+    refuse_backwards(occurrence, now)
+    reading = read_observation(parsed.observation, now)
+    stamp = instant_text(now)
+    tokens: int | None
+    if isinstance(parsed, LostReport):
+        outcome, tokens, debit, unknown, unsent = "lost", None, call.bound, True, False
+    else:
+        tokens = parsed.tokens
+        if isinstance(parsed, ResultReport):
+            outcome, unknown, unsent = parsed.output, False, False
+        else:
+            outcome = parsed.kind
+            unknown, unsent = tokens > 0, tokens == 0
+        debit = tokens
+    if isinstance(parsed, UsageLimitReport) and not reading.closes and not reading.overage:
+        raise invalid("observation.status: a usage-limit report carries a closed window")
+    overage = reading.overage
+    ended = replace(
+        call, ended_at=stamp, outcome=outcome, tokens=tokens, debit=debit, unknown=unknown or overage,
+        unsent=unsent and not overage, overage=overage,
+        over_bound=tokens is not None and tokens > call.bound, observation=parsed.observation,
+    )
+    if ended.overage and ended.unsent:  # pragma: no cover - excluded above
+        raise AssertionError
+    segment = occurrence.segments[-1]
+    stopped_by_limit = isinstance(parsed, UsageLimitReport) or (isinstance(parsed, LostReport) and reading.closes)
+    if reading.closes and reading.reset is not None:
+        until = reading.reset
+        if segment.window is not None and at(segment.window.until) > until:
+            until = at(segment.window.until)
+        stopped = stopped_by_limit or (segment.window is not None and segment.window.stopped)
+        segment = replace(segment, window=SegmentWindow(until=instant_text(until), observed_at=stamp, stopped=stopped))
+    state = schedule.state
+    account = state.account(call.account)
+    if reading.closes and reading.reset is not None:
+        account = replace(account, window_closed_until=later(account.window_closed_until, reading.reset))
+    if isinstance(parsed, SignInReport):
+        account = replace(account, sign_in_refused_at=later(account.sign_in_refused_at, now))
+    if overage:
+        account = replace(account, overage_observed_at=later(account.overage_observed_at, now))
+    state = replace(state, accounts=[account if a.account == account.account else a for a in state.accounts])
+    updated = replace(
+        occurrence,
+        calls=[ended if c.k == call.k else c for c in occurrence.calls],
+        segments=[*occurrence.segments[:-1], segment],
+        transitions={**occurrence.transitions, f"call/{call.k}/end": schedule.version + 1},
+    )
+    state = _put_week(put_open(state, updated), call.week, schedule.commission.weekly_tokens, debit - call.bound)
+    return Change(
+        event_type="call-ended",
+        event_data={"occurrence": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit,
+                    "unknown": ended.unknown, "overage": overage, "at": stamp},
+        state=state,
+        result={"occurrenceId": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit},
+    )

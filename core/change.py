@@ -1,0 +1,77 @@
+"""What a decision returns, and the small helpers that rebuild the frozen state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pendulum import DateTime
+
+from store import NewEvent
+
+from .errors import ScheduleError, invalid
+from .model import LaneState, Occurrence, ScheduleState, at
+
+
+@dataclass(frozen=True)
+class Change:
+    """One command's effect: exactly one event, the new state, the receipt's result."""
+
+    event_type: str
+    event_data: dict[str, Any]
+    state: ScheduleState
+    result: dict[str, Any]
+    growing: bool = False
+
+    @property
+    def events(self) -> list[NewEvent]:
+        return [NewEvent(self.event_type, self.event_data)]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A planned write: its ID and payload come from the request alone, never the clock."""
+
+    command_id: str
+    payload: dict[str, Any]
+    change: Change | None = None  # None: a recorded command, answered from its receipt
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def replace(model: Any, **changes: Any) -> Any:
+    return model.model_copy(update=changes)
+
+
+def put_lane(state: ScheduleState, lane: LaneState) -> ScheduleState:
+    lanes = [lane if existing.lane == lane.lane else existing for existing in state.lanes]
+    return replace(state, lanes=lanes)
+
+
+def put_open(state: ScheduleState, occurrence: Occurrence) -> ScheduleState:
+    lane = state.lane(occurrence.lane)
+    if lane is None:  # pragma: no cover - callers find the occurrence through its lane
+        raise ScheduleError("CORRUPT", f"lane {occurrence.lane} is missing")
+    return put_lane(state, replace(lane, open=occurrence))
+
+
+def last_instant(occurrence: Occurrence) -> DateTime:
+    """The latest instant the occurrence recorded: a transition's clock may not read earlier."""
+    stamps = [occurrence.admitted_at]
+    for segment in occurrence.segments:
+        stamps.append(segment.started_at)
+        if segment.ended is not None:
+            stamps.append(segment.ended.at)
+    for call in occurrence.calls:
+        stamps.append(call.admitted_at)
+        if call.ended_at is not None:
+            stamps.append(call.ended_at)
+    return max(at(stamp) for stamp in stamps)
+
+
+def refuse_backwards(occurrence: Occurrence, now: DateTime) -> None:
+    latest = last_instant(occurrence)
+    if now < latest:
+        raise invalid(
+            f"the clock reads {now.isoformat()}, earlier than {occurrence.id}'s last transition at "
+            f"{latest.isoformat()}; nothing was written"
+        )

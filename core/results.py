@@ -1,0 +1,88 @@
+"""What the schedule answers: frozen results and the views the dashboard draws."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pendulum import DateTime
+
+from .model import AccountState, LaneState, LedgerWeek, Occurrence
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    command_id: str
+    version: int
+    replayed: bool
+    occurrence: Occurrence | None = None
+
+
+@dataclass(frozen=True)
+class Tick:
+    kind: Literal["admitted", "resumed", "settled", "running", "waiting"]
+    lane: str
+    occurrence: Occurrence | None
+    replayed: bool
+    command_id: str | None
+    until: DateTime | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class CallAdmission:
+    call: int
+    week: str
+    replayed: bool
+    command_id: str
+    dispatch: bool
+    in_flight: bool
+    occurrence_id: str
+    admitted: Literal[True] = True
+
+
+@dataclass(frozen=True)
+class CallRefusal:
+    reason: str
+    detail: str
+    admitted: Literal[False] = False
+
+
+@dataclass(frozen=True)
+class CallEnd:
+    command_id: str
+    replayed: bool
+    outcome: str
+    debit: int
+    occurrence: Occurrence | None
+
+
+@dataclass(frozen=True)
+class OccurrenceStatusView:
+    id: str
+    state: Literal[
+        "scheduled", "due", "missed", "running", "interrupted", "deferred", "settled", "coalesced", "pruned",
+        "not-commissioned",
+    ]
+    status: Literal["completed", "partial", "deferred", "unavailable"] | None
+    coalesced_into: str | None = None
+
+
+@dataclass(frozen=True)
+class LanePlan:
+    lane: str
+    action: Literal["admit", "resume", "settle", "running", "wait"]
+    at: DateTime | None
+    occurrence_id: str | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ScheduleView:
+    version: int
+    commission: dict[str, Any]
+    lanes: list[LaneState]
+    occurrences: list[Occurrence]
+    ledger: list[LedgerWeek]
+    accounts: list[AccountState]
+    revision_recorded_at: str

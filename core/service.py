@@ -1,0 +1,499 @@
+"""LifecycleSchedule: read, plan, execute through the journal, re-plan on a conflict.
+
+This is all the I/O the engine does, and it is injected: the journal and the clock.
+Each method plans at the version it read with one clock reading; the decision runs
+inside the journal's transaction with a second reading and must reach the same
+command, or the method re-plans (at most 16 rounds, then CONTENDED). A command's
+ID and payload come from the request alone, so a retry at any later time is the
+same command and replays its receipt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pendulum import DateTime
+
+from store import (
+    CanonicalJsonError,
+    CommandConflictError,
+    Decision,
+    Journal,
+    Outcome,
+    VersionConflictError,
+    canonical_json,
+)
+
+from . import calls, lifecycle, records
+from .clock import Clock, as_utc
+from .commission import parse_commission
+from .errors import ScheduleError, corrupt, invalid
+from .identity import parse_occurrence_id
+from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
+from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence
+from .results import (
+    CallAdmission,
+    CallEnd,
+    CallRefusal,
+    CommandResult,
+    LanePlan,
+    OccurrenceStatusView,
+    ScheduleView,
+    Tick,
+)
+from .state import Schedule, dump_state, parse_state
+from .views import lane_plans, occurrence_status
+
+SETTLED_EVENT = "occurrence-settled"
+
+
+class _Replan(Exception):
+    """The reading inside the transaction no longer supports the plan."""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    value: Any
+
+
+@dataclass(frozen=True)
+class _Command:
+    command_id: str
+    payload: dict[str, Any]
+    change: Any  # a Change, or None for a recorded command answered from its receipt
+    meta: dict[str, Any]
+
+
+Plan = Callable[[Schedule | None, DateTime], "_Answer | _Command"]
+
+
+def _token(name: str, value: Any, limit: int = 200) -> str:
+    if not isinstance(value, str) or not value or len(value) > limit or value != value.strip():
+        raise invalid(f"{name}: a non-empty string of at most {limit} characters is needed, got {value!r}")
+    return value
+
+
+def _positive(name: str, value: Any, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (maximum and value > maximum):
+        bound = f" at most {maximum}" if maximum else ""
+        raise invalid(f"{name}: a positive integer{bound} is needed, got {value!r}")
+    return value
+
+
+class LifecycleSchedule:
+    """The schedule of one journal's `discovery/schedule` aggregate."""
+
+    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = SCHEDULE_LIMITS.max_rounds) -> None:
+        self.journal = journal
+        self.clock = clock
+        self.max_rounds = max_rounds
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _now(self) -> DateTime:
+        return as_utc(self.clock.now())
+
+    def _load(self) -> tuple[int, Schedule | None]:
+        snapshot = self.journal.load(SCHEDULE_AGGREGATE)
+        if snapshot.state is None:
+            return snapshot.version, None
+        return snapshot.version, parse_state(snapshot.state, snapshot.version)
+
+    def _pruned(self, occurrence_id: str, up_to: int) -> Occurrence | None:
+        """A settled occurrence that left the state: its record is its settlement event."""
+        receipt = self.journal.receipt(f"{occurrence_id}/settle")
+        if receipt is None or receipt.last_version > up_to:
+            return None
+        events = self.journal.history(SCHEDULE_AGGREGATE, after=receipt.first_version - 1, limit=1)
+        if not events or events[0].type != SETTLED_EVENT:
+            raise corrupt(f"{occurrence_id}/settle has a receipt but no settlement event")
+        try:
+            return Occurrence.model_validate(events[0].data["occurrence"])
+        except Exception:
+            raise corrupt(f"{occurrence_id}: its settlement event does not hold a valid record") from None
+
+    def _find(self, schedule: Schedule | None, occurrence_id: Any) -> tuple[Occurrence | None, bool]:
+        """(the occurrence, whether it left the state) or (None, False) when nothing knows it."""
+        ref = parse_occurrence_id(occurrence_id)
+        if schedule is None:
+            raise ScheduleError("NOT_COMMISSIONED", "no commission has been recorded")
+        lane_state = schedule.state.lane(ref.lane)
+        if lane_state is not None:
+            for occurrence in (lane_state.open, *lane_state.recent):
+                if occurrence is not None and occurrence.id == ref.id:
+                    return occurrence, False
+        pruned = self._pruned(ref.id, schedule.version)
+        return pruned, pruned is not None
+
+    # -- the command loop ----------------------------------------------------------------
+
+    def _run(self, plan: Plan) -> tuple[_Command, Outcome, Schedule | None] | _Answer:
+        for _ in range(self.max_rounds):
+            now = self._now()
+            version, schedule = self._load()
+            planned = plan(schedule, now)
+            if isinstance(planned, _Answer):
+                return planned
+            decided: list[Any] = []
+            decide = self._decision(plan, planned, version, schedule, decided)
+            try:
+                outcome = self.journal.execute(SCHEDULE_AGGREGATE, planned.command_id, planned.payload, version,
+                                               decide)
+            except (VersionConflictError, _Replan):
+                continue
+            except CommandConflictError:
+                raise ScheduleError(
+                    "CONFLICT", f"{planned.command_id} was recorded with a different request"
+                ) from None
+            after = parse_state(dump_state(decided[0].state), outcome.version) if decided else schedule
+            return planned, outcome, after
+        raise ScheduleError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
+
+    def _decision(self, plan: Plan, planned: _Command, version: int, schedule: Schedule | None,
+                  decided: list[Any]) -> Callable[[Any, int], Decision]:
+        """The decision the journal runs in its transaction: the clock read again, the same command
+        planned again from the state it holds, and the new state re-read before it is stored."""
+
+        def decide(document: Any, at_version: int) -> Decision:
+            if planned.change is None:
+                raise corrupt(
+                    f"{planned.command_id} is recorded in the schedule but the journal holds no receipt for it"
+                )
+            inner_now = self._now()
+            if at_version == version:
+                current = schedule
+            else:
+                current = parse_state(document, at_version) if document is not None else None
+            again = plan(current, inner_now)
+            if (not isinstance(again, _Command) or again.change is None
+                    or again.command_id != planned.command_id or again.payload != planned.payload):
+                raise _Replan()
+            change = again.change
+            new_document = dump_state(change.state)
+            parse_state(new_document, at_version + 1)
+            if change.growing:
+                size = len(canonical_json(new_document).encode("utf-8"))
+                if size > SCHEDULE_LIMITS.max_state_bytes:
+                    raise ScheduleError("LIMIT", f"the schedule would grow to {size} bytes, above the limit")
+            decided.append(change)
+            return Decision(events=change.events, state=new_document, result=change.result)
+
+        return decide
+
+    @staticmethod
+    def _occurrence_in(schedule: Schedule | None, occurrence_id: str) -> Occurrence | None:
+        if schedule is None:
+            return None
+        lane_state = schedule.state.lane(parse_occurrence_id(occurrence_id).lane)
+        if lane_state is None:
+            return None
+        for occurrence in (lane_state.open, *lane_state.recent):
+            if occurrence is not None and occurrence.id == occurrence_id:
+                return occurrence
+        return None
+
+    def _result(self, ran: Any, occurrence_id: str | None = None) -> CommandResult:
+        planned, outcome, after = ran
+        occurrence = self._occurrence_in(after, occurrence_id) if occurrence_id else None
+        return CommandResult(command_id=planned.command_id, version=outcome.version, replayed=outcome.replayed,
+                             occurrence=occurrence)
+
+    # -- the owner's records -------------------------------------------------------------
+
+    def record_commission(self, commission: Any) -> CommandResult:
+        parsed = parse_commission(commission)
+        from .commission import commission_document
+
+        payload = commission_document(parsed)
+        command_id = f"discovery/commission/{parsed.revision}"
+
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+            if self.journal.receipt(command_id) is not None:
+                return _Command(command_id, payload, None, {})
+            return _Command(command_id, payload, records.record_commission(schedule, parsed, now), {})
+
+        ran = self._run(plan)
+        assert not isinstance(ran, _Answer)
+        return self._result(ran)
+
+    def record_account(self, *, account: Any, sequence: Any, sign_in: Any, overage: Any,
+                       recorded_by: Any) -> CommandResult:
+        if account not in ACCOUNTS:
+            raise invalid(f"account: one of {', '.join(ACCOUNTS)}, got {account!r}")
+        _positive("sequence", sequence)
+        if not isinstance(overage, bool):
+            raise invalid(f"overage: true or false, got {overage!r}")
+        payload = {"account": account, "sequence": sequence, "signIn": _token("signIn", sign_in),
+                   "overage": overage, "recordedBy": _token("recordedBy", recorded_by)}
+        command_id = f"discovery/account/{account}/{sequence}"
+
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+            if self.journal.receipt(command_id) is not None:
+                return _Command(command_id, payload, None, {})
+            if schedule is None:
+                raise ScheduleError("NOT_COMMISSIONED", "record a commission before account records")
+            return _Command(command_id, payload, records.record_account(schedule, payload, now), {})
+
+        ran = self._run(plan)
+        assert not isinstance(ran, _Answer)
+        return self._result(ran)
+
+    # -- the tick ------------------------------------------------------------------------
+
+    def start(self, *, lane: Any, runner: Any) -> Tick:
+        lane_id = _token("lane", lane)
+        runner = _token("runner", runner)
+        payload = {"lane": lane_id, "runner": runner}
+
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+            if schedule is None:
+                raise ScheduleError("NOT_COMMISSIONED", "no commission has been recorded")
+            config = schedule.lane_config(lane_id)
+            if config is None:
+                raise ScheduleError("NOT_A_LANE", f"{lane_id} is not a lane of the current commission")
+            lane_state = schedule.state.lane(lane_id)
+            assert lane_state is not None
+            occurrence = lane_state.open
+            if occurrence is not None:
+                if occurrence.state == "running":
+                    segment = occurrence.segments[-1]
+                    if segment.runner == runner:
+                        suffix = "admit" if segment.kind == "admit" else f"resume/{segment.n}"
+                        kind = "admitted" if segment.kind == "admit" else "resumed"
+                        return _Command(f"{occurrence.id}/{suffix}", payload, None, {"kind": kind})
+                    return _Answer(Tick("running", lane_id, occurrence, False, None, None,
+                                        f"running under runner {segment.runner}"))
+                check = lifecycle.resume_check(schedule, occurrence, now)
+                if check.night is None:
+                    return _Answer(Tick("waiting", lane_id, occurrence, False, None, check.until, check.reason))
+                if len(occurrence.segments) >= SCHEDULE_LIMITS.max_segments:
+                    return _Command(f"{occurrence.id}/settle", payload,
+                                    lifecycle.settle_segment_limit(schedule, occurrence, runner, now),
+                                    {"kind": "settled"})
+                n = len(occurrence.segments) + 1
+                return _Command(f"{occurrence.id}/resume/{n}", payload,
+                                lifecycle.resume(schedule, occurrence, check.night, runner, now), {"kind": "resumed"})
+            night = lifecycle.due_night(schedule, config, lane_state, now)
+            if night is None:
+                upcoming = lifecycle.next_due(schedule, config, lane_state, now)
+                return _Answer(Tick("waiting", lane_id, None, False, None, upcoming.slot if upcoming else None,
+                                    "nothing is due now"))
+            return _Command(f"{night.id}/admit", payload,
+                            lifecycle.admit(schedule, config, lane_state, night, runner, now), {"kind": "admitted"})
+
+        ran = self._run(plan)
+        if isinstance(ran, _Answer):
+            return ran.value
+        planned, outcome, after = ran
+        occurrence_id = planned.command_id.split("/", 4)
+        occurrence = self._occurrence_in(after, "/".join(occurrence_id[:4]))
+        until = None
+        if occurrence is not None and occurrence.state == "running":
+            from .model import at
+
+            until = at(occurrence.segments[-1].deadline)
+        return Tick(planned.meta["kind"], lane_id, occurrence, outcome.replayed, planned.command_id, until)
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def admit_call(self, *, occurrence_id: Any, runner: Any, task: Any, work: Any, bound: Any, sign_in: Any,
+                   attempt: Any = 1) -> CallAdmission | CallRefusal:
+        runner = _token("runner", runner)
+        task = _token("task", task)
+        work = _token("work", work)
+        bound = _positive("bound", bound, SCHEDULE_LIMITS.max_call_bound_tokens)
+        sign_in = _token("signIn", sign_in)
+        attempt = _positive("attempt", attempt, 1000)
+        parse_occurrence_id(occurrence_id)
+        payload = {"occurrenceId": occurrence_id, "runner": runner, "task": task, "work": work, "bound": bound,
+                   "signIn": sign_in, "attempt": attempt}
+
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+            occurrence, pruned = self._find(schedule, occurrence_id)
+            if occurrence is None:
+                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            for call in occurrence.calls:
+                if (call.runner, call.task, call.work, call.bound, call.attempt) == (runner, task, work, bound,
+                                                                                     attempt):
+                    return _Command(f"{occurrence.id}/call/{call.k}", payload, None,
+                                    {"call": call.k, "week": call.week})
+            if pruned or occurrence.state == "settled":
+                raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
+            segment = occurrence.running_segment
+            if segment is None:
+                raise ScheduleError("NOT_RUNNING", f"{occurrence_id} is {occurrence.state}, not running")
+            if segment.runner != runner:
+                raise ScheduleError("NOT_OWNER", f"segment {segment.n} of {occurrence_id} runs under another runner")
+            config = schedule.lane_config(occurrence.lane) if schedule else None
+            task_config = config.task_named(task) if config is not None else None
+            if task_config is None:
+                raise invalid(f"task: {task!r} is not a task of lane {occurrence.lane}")
+            refused = calls.refusal(schedule, occurrence, task_config, work, bound, sign_in, now)  # type: ignore[arg-type]
+            if refused is not None:
+                return _Answer(CallRefusal(refused.reason, refused.detail))
+            k = len(occurrence.calls) + 1
+            change = calls.admit(schedule, occurrence, runner, task_config, work, bound, sign_in, attempt, now)  # type: ignore[arg-type]
+            return _Command(f"{occurrence.id}/call/{k}", payload, change, {"call": k, "week": change.result["week"]})
+
+        ran = self._run(plan)
+        if isinstance(ran, _Answer):
+            return ran.value
+        planned, outcome, after = ran
+        occurrence = self._occurrence_in(after, occurrence_id)
+        k = planned.meta["call"]
+        in_flight = occurrence is not None and len(occurrence.calls) >= k and occurrence.calls[k - 1].in_flight
+        return CallAdmission(call=k, week=planned.meta["week"], replayed=outcome.replayed,
+                             command_id=planned.command_id, dispatch=not outcome.replayed, in_flight=in_flight,
+                             occurrence_id=occurrence_id)
+
+    def end_call(self, *, occurrence_id: Any, runner: Any, call: Any, report: Any) -> CallEnd:
+        runner = _token("runner", runner)
+        k = _positive("call", call)
+        if not isinstance(report, dict):
+            raise invalid("report: a JSON object is needed")
+        try:
+            canonical_json(report)
+        except CanonicalJsonError as error:
+            raise invalid(f"report: {error}") from None
+        parse_occurrence_id(occurrence_id)
+        payload = {"occurrenceId": occurrence_id, "runner": runner, "call": k, "report": report}
+        command_id = f"{occurrence_id}/call/{k}/end"
+
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+            occurrence, pruned = self._find(schedule, occurrence_id)
+            if occurrence is None:
+                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            if f"call/{k}/end" in occurrence.transitions:
+                return _Command(command_id, payload, None, {})
+            if pruned or occurrence.state == "settled":
+                raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
+            if k > len(occurrence.calls):
+                raise ScheduleError("UNKNOWN_CALL", f"{occurrence_id} has no call {k}")
+            recorded = occurrence.calls[k - 1]
+            if recorded.runner != runner:
+                raise ScheduleError("NOT_OWNER", f"call {k} belongs to another runner")
+            if not recorded.in_flight:
+                raise ScheduleError("STALE", f"call {k} already ended ({recorded.outcome}) by a reconciliation")
+            return _Command(command_id, payload, calls.end(schedule, occurrence, recorded, report, now), {})  # type: ignore[arg-type]
+
+        ran = self._run(plan)
+        assert not isinstance(ran, _Answer)
+        _planned, outcome, after = ran
+        return CallEnd(command_id=command_id, replayed=outcome.replayed, outcome=outcome.result["outcome"],
+                       debit=outcome.result["debit"], occurrence=self._occurrence_in(after, occurrence_id))
+
+    # -- deferral, reconciliation, settlement ---------------------------------------------
+
+    def defer(self, *, occurrence_id: Any, runner: Any, reason: Any, bound: Any = None,
+              segment: Any = None) -> CommandResult:
+        runner = _token("runner", runner)
+        if reason not in DEFERRAL_REASONS:
+            raise invalid(f"reason: one of {', '.join(DEFERRAL_REASONS)}, got {reason!r}")
+        if bound is not None:
+            _positive("bound", bound, SCHEDULE_LIMITS.max_weekly_tokens)
+        if segment is not None:
+            _positive("segment", segment, SCHEDULE_LIMITS.max_segments)
+        parse_occurrence_id(occurrence_id)
+        payload = {"occurrenceId": occurrence_id, "runner": runner, "reason": reason, "bound": bound,
+                   "segment": segment}
+
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+            occurrence, pruned = self._find(schedule, occurrence_id)
+            if occurrence is None:
+                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            n = segment
+            if n is None:
+                earlier = [d for d in occurrence.deferrals
+                           if (d.runner, d.reason, d.bound) == (runner, reason, bound)]
+                if earlier:
+                    n = earlier[-1].segment
+                elif occurrence.running_segment is not None:
+                    n = occurrence.running_segment.n
+            if n is not None and f"defer/{n}" in occurrence.transitions:
+                return _Command(f"{occurrence.id}/defer/{n}", payload, None, {})
+            if pruned or occurrence.state == "settled":
+                raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
+            running = occurrence.running_segment
+            if running is None:
+                raise ScheduleError("NOT_RUNNING", f"{occurrence_id} is {occurrence.state}, not running")
+            if n != running.n:
+                raise ScheduleError("STALE", f"segment {n} is not the running segment {running.n}")
+            change = lifecycle.defer(schedule, occurrence, runner, reason, bound, now)  # type: ignore[arg-type]
+            return _Command(f"{occurrence.id}/defer/{n}", payload, change, {})
+
+        return self._result(self._run(plan), occurrence_id)
+
+    def reconcile(self, *, occurrence_id: Any, confirmation: Any) -> CommandResult:
+        if not isinstance(confirmation, dict) or set(confirmation) != {"runner", "confirmedBy", "evidence"}:
+            raise invalid("confirmation: {runner, confirmedBy, evidence} is needed")
+        runner = _token("confirmation.runner", confirmation["runner"])
+        confirmed_by = _token("confirmation.confirmedBy", confirmation["confirmedBy"])
+        evidence = _token("confirmation.evidence", confirmation["evidence"], 500)
+        parse_occurrence_id(occurrence_id)
+        payload = {"occurrenceId": occurrence_id, "confirmation": dict(confirmation)}
+
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+            occurrence, pruned = self._find(schedule, occurrence_id)
+            if occurrence is None:
+                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            earlier = [r.segment for r in occurrence.reconciliations if r.runner == runner]
+            for n in earlier:
+                if f"reconcile/{n}" in occurrence.transitions:
+                    candidate = _Command(f"{occurrence.id}/reconcile/{n}", payload, None, {})
+                    if occurrence.running_segment is None or occurrence.running_segment.runner != runner:
+                        return candidate
+            if pruned or occurrence.state == "settled":
+                raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
+            running = occurrence.running_segment
+            if running is None:
+                raise ScheduleError("NOT_RUNNING", f"{occurrence_id} is {occurrence.state}, not running")
+            change = lifecycle.reconcile(schedule, occurrence, runner, confirmed_by, evidence, now)  # type: ignore[arg-type]
+            return _Command(f"{occurrence.id}/reconcile/{running.n}", payload, change, {})
+
+        return self._result(self._run(plan), occurrence_id)
+
+    def settle(self, *, occurrence_id: Any, settled_by: Any, status: Any, reason: Any) -> CommandResult:
+        settled_by = _token("settledBy", settled_by)
+        if status not in SETTLEMENT_STATUSES:
+            raise invalid(f"status: one of {', '.join(SETTLEMENT_STATUSES)}, got {status!r}")
+        reason = _token("reason", reason, 200)
+        parse_occurrence_id(occurrence_id)
+        payload = {"occurrenceId": occurrence_id, "settledBy": settled_by, "status": status, "reason": reason}
+        command_id = f"{occurrence_id}/settle"
+
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+            occurrence, _pruned = self._find(schedule, occurrence_id)
+            if occurrence is None:
+                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            if "settle" in occurrence.transitions:
+                return _Command(command_id, payload, None, {})
+            change = lifecycle.settle(schedule, occurrence, settled_by, status, reason, now)  # type: ignore[arg-type]
+            return _Command(command_id, payload, change, {})
+
+        return self._result(self._run(plan), occurrence_id)
+
+    # -- views ---------------------------------------------------------------------------
+
+    def read(self) -> ScheduleView | None:
+        version, schedule = self._load()
+        if schedule is None:
+            return None
+        state = schedule.state
+        occurrences = [o for lane in state.lanes for o in (lane.open, *lane.recent) if o is not None]
+        return ScheduleView(version=version, commission=state.commission, lanes=list(state.lanes),
+                            occurrences=occurrences, ledger=list(state.ledger), accounts=list(state.accounts),
+                            revision_recorded_at=state.revision_recorded_at)
+
+    def plan(self) -> list[LanePlan]:
+        _version, schedule = self._load()
+        if schedule is None:
+            return []
+        return lane_plans(schedule, self._now())
+
+    def status(self, occurrence_id: Any) -> OccurrenceStatusView:
+        ref = parse_occurrence_id(occurrence_id)
+        _version, schedule = self._load()
+        pruned = self._pruned(ref.id, schedule.version) if schedule is not None else None
+        return occurrence_status(schedule, ref, self._now(), pruned)

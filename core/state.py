@@ -1,0 +1,163 @@
+"""Reading and writing the stored schedule: every defect is CORRUPT, on every read.
+
+The pydantic models hold the rules one document can check by itself; this module
+adds those that need the commission or the whole schedule (an ID that is not its
+lane and date, a watermark that is not the latest admission, a ledger week that
+debits less than its calls, a transition map that does not match the record).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from store import canonical_json
+
+from .commission import Commission, commission_digest, parse_commission
+from .errors import ScheduleError, corrupt
+from .identity import is_weekly, occurrence_id
+from .model import LaneState, Occurrence, ScheduleState
+from .zones import iso_week_of
+
+_TRANSITION = re.compile(r"^(admit|settle|resume/[1-8]|defer/[1-8]|reconcile/[1-8]|call/\d+|call/\d+/end)$")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A parsed, checked state with its parsed commission: what every rule reads."""
+
+    state: ScheduleState
+    commission: Commission
+    version: int
+
+    def lane_config(self, lane_id: str) -> Any | None:
+        return next((lane for lane in self.commission.lanes if lane.lane == lane_id), None)
+
+
+def _validation_message(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "state"
+    return f"{where}: {first['msg']}"
+
+
+def parse_state(document: Any, version: int) -> Schedule:
+    """Parse and check a stored state document; any defect raises CORRUPT."""
+    try:
+        state = ScheduleState.model_validate(document)
+    except ValidationError as error:
+        raise corrupt(f"stored schedule: {_validation_message(error)}") from None
+    try:
+        commission = parse_commission(state.commission)
+    except ScheduleError as error:
+        raise corrupt(f"stored commission: {error.message}") from None
+    if commission_digest(state.commission) != state.commission_digest:
+        raise corrupt("stored commission does not match its digest")
+    _check_schedule(state, commission, version)
+    return Schedule(state=state, commission=commission, version=version)
+
+
+def dump_state(state: ScheduleState) -> dict[str, Any]:
+    return state.doc()
+
+
+def state_bytes(state: ScheduleState) -> int:
+    return len(canonical_json(dump_state(state)).encode("utf-8"))
+
+
+def _check_schedule(state: ScheduleState, commission: Commission, version: int) -> None:
+    lanes = {lane.lane: lane for lane in commission.lanes}
+    for lane_id in lanes:
+        if state.lane(lane_id) is None:
+            raise corrupt(f"lanes: the commission's lane {lane_id} is missing")
+    debits: dict[str, int] = {}
+    for lane_state in state.lanes:
+        _check_lane(lane_state, lane_id_in_commission=lane_state.lane in lanes, version=version)
+        for occurrence in _admitted(lane_state):
+            for call in occurrence.calls:
+                debits[call.week] = debits.get(call.week, 0) + call.debit
+    for week in state.ledger:
+        if week.debited < debits.get(week.week, 0):
+            raise corrupt(f"ledger {week.week}: debits less than its recorded calls")
+    kept = {week.week for week in state.ledger}
+    for lane_state in state.lanes:
+        if lane_state.open is not None:
+            for call in lane_state.open.calls:
+                if call.in_flight and call.week not in kept:
+                    raise corrupt(f"ledger: the week {call.week} a call in flight debits is missing")
+
+
+def _admitted(lane_state: LaneState) -> list[Occurrence]:
+    return [o for o in (lane_state.open, *lane_state.recent) if o is not None]
+
+
+def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int) -> None:
+    product, _, rhythm = lane_state.lane.partition("/")
+    weekly = is_weekly(rhythm) if rhythm else False
+    for occurrence in _admitted(lane_state):
+        _check_occurrence(occurrence, product, rhythm, weekly, version)
+    if lane_state.watermark is not None:
+        try:
+            expected = _expected_id(product, rhythm, weekly, lane_state.watermark.date)
+        except ScheduleError:
+            raise corrupt(f"{lane_state.lane}.watermark: not an occurrence of the lane") from None
+        if expected != lane_state.watermark.occurrence:
+            raise corrupt(f"{lane_state.lane}.watermark: its date is not its occurrence's")
+        if lane_id_in_commission and not _admitted(lane_state):
+            raise corrupt(f"{lane_state.lane}: the occurrence its watermark admitted is missing")
+    if weekly:
+        keys = [o.key for o in _admitted(lane_state)]
+        if keys and (lane_state.last_week is None or max(keys) > lane_state.last_week):
+            raise corrupt(f"{lane_state.lane}.lastWeek: a week-keyed admission after it")
+    elif lane_state.last_week is not None:
+        raise corrupt(f"{lane_state.lane}.lastWeek: a daily lane keeps none")
+
+
+def _expected_id(product: str, rhythm: str, weekly: bool, date: str) -> str:
+    key = iso_week_of(date) if weekly else date
+    return occurrence_id(product, rhythm, key)
+
+
+def _check_occurrence(occurrence: Occurrence, product: str, rhythm: str, weekly: bool, version: int) -> None:
+    where = occurrence.id
+    try:
+        expected = _expected_id(product, rhythm, weekly, occurrence.date)
+    except ScheduleError:
+        raise corrupt(f"{where}: not an occurrence of lane {product}/{rhythm}") from None
+    if expected != occurrence.id or occurrence.key != occurrence.id.rsplit("/", 1)[1]:
+        raise corrupt(f"{where}: the ID is not its lane and date")
+    for call in occurrence.calls:
+        if call.runner != occurrence.segments[call.segment - 1].runner:
+            raise corrupt(f"{where} call {call.k}: its runner is not its segment's")
+    for name, recorded in occurrence.transitions.items():
+        if not _TRANSITION.match(name):
+            raise corrupt(f"{where}.transitions: unknown transition {name!r}")
+        if recorded > version:
+            raise corrupt(f"{where}.transitions: {name} names a version not yet written")
+    expected_names = {"admit"}
+    expected_names |= {f"resume/{s.n}" for s in occurrence.segments[1:]}
+    expected_names |= {f"call/{c.k}" for c in occurrence.calls}
+    reconciled = {r.segment for r in occurrence.reconciliations}
+    for call in occurrence.calls:
+        ended_by_reconcile = call.outcome == "lost" and call.segment in reconciled
+        if call.ended_at is not None and not ended_by_reconcile:
+            expected_names.add(f"call/{call.k}/end")
+    expected_names |= {f"defer/{d.segment}" for d in occurrence.deferrals}
+    expected_names |= {f"reconcile/{r.segment}" for r in occurrence.reconciliations}
+    if occurrence.settlement is not None:
+        expected_names.add("settle")
+    lost_by_reconcile = {
+        f"call/{c.k}/end" for c in occurrence.calls if c.outcome == "lost" and c.segment in reconciled
+    }
+    actual = set(occurrence.transitions)
+    if not expected_names <= actual or not actual - expected_names <= lost_by_reconcile:
+        raise corrupt(f"{where}.transitions: do not match the recorded segments, calls and settlement")
+    for deferral in occurrence.deferrals:
+        if occurrence.segments[deferral.segment - 1].ended.how != "deferred":  # type: ignore[union-attr]
+            raise corrupt(f"{where}: deferral {deferral.segment} names a segment that did not end deferred")
+    for reconciliation in occurrence.reconciliations:
+        segment = occurrence.segments[reconciliation.segment - 1]
+        if segment.ended is None or segment.ended.how != "reconciled":
+            raise corrupt(f"{where}: reconciliation {reconciliation.segment} names a segment not reconciled")
