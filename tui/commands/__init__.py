@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from . import runner_cli
+from . import health, launchd_install, runner_cli, tick
 
-COMMAND_MODULES: list = [runner_cli]
+COMMAND_MODULES: list = [runner_cli, tick, health, launchd_install]
