@@ -225,10 +225,24 @@ class Journal:
             cursor = page[-1].version
 
     def verify(self, aggregate: str) -> None:
-        """Recompute the hash chain from the first event; raise JournalCorruptError at the first break."""
+        """Recompute the hash chain from the first event; raise JournalCorruptError at the first break.
+
+        The head is read first and the chain checked up to it, so a verify that runs
+        while writers append still sees one consistent prefix of an append-only log.
+        """
+
+        def read_head() -> Any:
+            with self._read() as conn:
+                return conn.execute(
+                    select(_aggregates.c.version, _aggregates.c.hash).where(_aggregates.c.aggregate == aggregate)
+                ).first()
+
+        row = self._retrying(read_head)
+        head_version = int(row.version) if row else 0
+        head_hash = row.hash if row else GENESIS_HASH
         prev = GENESIS_HASH
         expected_version = 0
-        for event in self.iter_history(aggregate):
+        for event in self.iter_history(aggregate, until=head_version):
             expected_version += 1
             if event.version != expected_version:
                 raise JournalCorruptError(
@@ -241,14 +255,12 @@ class Journal:
             if sealed != event.hash:
                 raise JournalCorruptError(f"{aggregate}: event {event.version} does not match its hash")
             prev = event.hash
-        with self._read() as conn:
-            row = conn.execute(select(_aggregates).where(_aggregates.c.aggregate == aggregate)).first()
-        head_version = int(row.version) if row else 0
-        head_hash = row.hash if row else GENESIS_HASH
         if head_version != expected_version or head_hash != prev:
             raise JournalCorruptError(
                 f"{aggregate}: the head says version {head_version}, the chain ends at {expected_version}"
             )
+        if self.history(aggregate, after=head_version, limit=1) and self.head(aggregate) == head_version:
+            raise JournalCorruptError(f"{aggregate}: events exist beyond the head version {head_version}")
 
     # -- the command --------------------------------------------------------------------
 

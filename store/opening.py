@@ -37,8 +37,6 @@ def _sqlite_engine(path: str | None) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        if path is not None:
-            cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
@@ -77,6 +75,25 @@ def _check_sqlite_file(path: str) -> bool:
     if header != SQLITE_HEADER:
         raise JournalOpenError(f"{path} is not a factory-schedule journal (it is not an SQLite database)")
     return False
+
+
+def _enable_wal(journal: Journal, where: str) -> None:
+    """Switch a file journal to WAL (a setting the file keeps), once it is known to be a journal.
+
+    Done after the schema check, not on connect, so that opening a database that turns
+    out not to be a journal leaves its bytes exactly as they were.
+    """
+
+    def work() -> None:
+        raw = journal.engine.raw_connection()
+        try:
+            mode = raw.cursor().execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        finally:
+            raw.close()
+        if str(mode).lower() != "wal":
+            raise JournalOpenError(f"{where} cannot use write-ahead logging (journal mode {mode!r})")
+
+    journal._retrying(work)
 
 
 def _ensure_schema(journal: Journal, where: str) -> None:
@@ -124,6 +141,8 @@ def open_journal(url: str) -> Journal:
                 _check_sqlite_file(path)
             journal = Journal(_sqlite_engine(path), url, write_options={"factory_write": True})
             _ensure_schema(journal, path or "the in-memory journal")
+            if path is not None:
+                _enable_wal(journal, path)
             return journal
         if backend == "postgresql":
             from .postgres import open_postgres

@@ -1,0 +1,142 @@
+"""Decisions and child-process entry points shared by the journal tests.
+
+The entry points run in real OS processes started with the `spawn` method, so they
+live in an importable module and take only picklable arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from typing import Any
+
+from store import Decision, NewEvent, VersionConflictError, open_journal
+
+AGGREGATE = "test/counter"
+
+
+def bump(by: str) -> Any:
+    """A decision that adds one to a counter and records who did it."""
+
+    def decide(state: dict[str, Any] | None, version: int) -> Decision:
+        count = (state or {}).get("count", 0) + 1
+        return Decision(
+            events=[NewEvent("bumped", {"by": by, "count": count})],
+            state={"count": count, "last": by},
+            result={"count": count},
+        )
+
+    return decide
+
+
+def burst(by: str, events: int) -> Any:
+    """A decision that records `events` events at once (for paging tests)."""
+
+    def decide(state: dict[str, Any] | None, version: int) -> Decision:
+        return Decision(
+            events=[NewEvent("tick", {"by": by, "n": version + n}) for n in range(1, events + 1)],
+            state={"count": version + events},
+        )
+
+    return decide
+
+
+def _report(queue: Any, record: dict[str, Any]) -> None:
+    record["pid"] = os.getpid()
+    queue.put(record)
+
+
+def race_same_command(url: str, command_id: str, barrier: Any, queue: Any) -> None:
+    """Send one command ID with one payload, at the same moment as the other racers."""
+    try:
+        journal = open_journal(url)
+        barrier.wait(timeout=60)
+        outcome = journal.execute(AGGREGATE, command_id, {"n": 1}, 0, bump(command_id))
+        _report(queue, {"ok": True, "replayed": outcome.replayed, "version": outcome.version,
+                        "result": outcome.result})
+    except BaseException:
+        _report(queue, {"ok": False, "error": traceback.format_exc()})
+
+
+def race_distinct_commands(url: str, worker: int, commands: int, barrier: Any, queue: Any) -> None:
+    """Send `commands` distinct commands, each re-reading head and retrying on a version conflict."""
+    try:
+        journal = open_journal(url)
+        barrier.wait(timeout=60)
+        conflicts = 0
+        versions = []
+        for index in range(commands):
+            command_id = f"w{worker}-c{index}"
+            while True:
+                head = journal.head(AGGREGATE)
+                try:
+                    outcome = journal.execute(AGGREGATE, command_id, {"w": worker, "i": index}, head, bump(command_id))
+                except VersionConflictError:
+                    conflicts += 1
+                    continue
+                versions.append(outcome.version)
+                break
+        _report(queue, {"ok": True, "versions": versions, "conflicts": conflicts})
+    except BaseException:
+        _report(queue, {"ok": False, "error": traceback.format_exc()})
+
+
+def block_inside_transaction(url: str, marker: str, pause_before: str) -> None:
+    """Execute a command but stop for good just before `pause_before` (a statement prefix, or "COMMIT").
+
+    The journal is the real one; an engine hook only pauses this process mid-transaction,
+    after some of the command's rows are written and while the write lock is held, so
+    the parent can kill it there.
+    """
+    from sqlalchemy import event
+
+    journal = open_journal(url)
+    wrote_receipt = False
+
+    def pause() -> None:
+        with open(marker, "w") as handle:
+            handle.write(str(os.getpid()))
+        time.sleep(3600)
+
+    @event.listens_for(journal.engine, "before_cursor_execute")
+    def _before_statement(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        nonlocal wrote_receipt
+        text = statement.lstrip().upper()
+        if text.startswith(pause_before.upper()):
+            pause()
+        wrote_receipt = wrote_receipt or text.startswith("INSERT INTO RECEIPTS")
+
+    @event.listens_for(journal.engine, "commit")
+    def _before_commit(conn: Any) -> None:
+        if pause_before == "COMMIT" and wrote_receipt:
+            pause()
+
+    head = journal.head(AGGREGATE)
+    journal.execute(AGGREGATE, "doomed", {"n": 1}, head, bump("doomed"))
+
+
+def execute_forever(url: str, worker: int, started: str) -> None:
+    """Execute commands back to back until killed."""
+    journal = open_journal(url)
+    index = 0
+    while True:
+        command_id = f"loop{worker}-{index}"
+        try:
+            journal.execute(AGGREGATE, command_id, {"i": index}, journal.head(AGGREGATE), bump(command_id))
+        except VersionConflictError:
+            continue
+        if index == 5:
+            with open(started, "w") as handle:
+                handle.write("started")
+        index += 1
+
+
+def open_only(url: str, barrier: Any, queue: Any) -> None:
+    """Open (and so create) the journal at the same moment as the other openers."""
+    try:
+        barrier.wait(timeout=60)
+        journal = open_journal(url)
+        _report(queue, {"ok": True, "head": journal.head(AGGREGATE)})
+    except BaseException:
+        _report(queue, {"ok": False, "error": traceback.format_exc()})

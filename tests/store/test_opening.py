@@ -1,0 +1,138 @@
+"""`open_journal` creates a private journal file, and refuses what is not a journal in plain words."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from store import JournalOpenError, open_journal
+from tests.store.support import AGGREGATE, bump
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _refusal(url: str) -> str:
+    with pytest.raises(JournalOpenError) as raised:
+        open_journal(url)
+    message = str(raised.value)
+    assert "Traceback" not in message and "\n" not in message
+    return message
+
+
+def test_a_new_journal_file_is_created_with_mode_0600_even_under_a_permissive_umask(tmp_path):
+    path = tmp_path / "journal.db"
+    previous = os.umask(0)
+    try:
+        journal = open_journal(f"sqlite:///{path}")
+        journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    finally:
+        os.umask(previous)
+
+    assert _mode(path) == 0o600
+    for sidecar in tmp_path.glob("journal.db-*"):
+        assert _mode(sidecar) & 0o077 == 0, f"{sidecar.name} is readable by others"
+
+
+def test_a_new_journal_file_uses_wal_and_full_synchronous_writes(tmp_path):
+    journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
+    with journal.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+
+
+def test_an_existing_journal_keeps_its_own_mode(tmp_path):
+    path = tmp_path / "journal.db"
+    open_journal(f"sqlite:///{path}").close()
+    path.chmod(0o640)
+
+    open_journal(f"sqlite:///{path}").close()
+
+    assert _mode(path) == 0o640
+
+
+def test_a_relative_sqlite_path_is_a_file_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    open_journal("sqlite:///relative.db").close()
+    assert (tmp_path / "relative.db").exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["mysql://user@host/db", "http://example.com/journal", "oracle+cx_oracle://scott@host/db"],
+)
+def test_an_unknown_url_scheme_is_refused_with_the_schemes_that_work(url):
+    message = _refusal(url)
+    assert "sqlite:///" in message and "postgresql+psycopg://" in message
+
+
+@pytest.mark.parametrize("url", ["", "just some words", "/path/without/scheme.db"])
+def test_something_that_is_not_a_url_is_refused(url):
+    assert "sqlite:///" in _refusal(url)
+
+
+def test_a_plain_text_file_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("my shopping list\n")
+
+    message = _refusal(f"sqlite:///{path}")
+
+    assert str(path) in message and "not a factory-schedule journal" in message
+    assert path.read_text() == "my shopping list\n"
+
+
+def test_an_sqlite_database_with_other_tables_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    before = path.read_bytes()
+
+    message = _refusal(f"sqlite:///{path}")
+
+    assert "not a factory-schedule journal" in message
+    with sqlite3.connect(path) as conn:
+        assert [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["customers"]
+    assert path.read_bytes() == before
+
+
+def test_any_database_with_other_tables_but_no_journal_meta_is_refused(journal_url):
+    engine = create_engine(journal_url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)"))
+    engine.dispose()
+
+    assert "not a factory-schedule journal" in _refusal(journal_url)
+
+
+def test_a_journal_of_another_format_is_refused(journal_url):
+    open_journal(journal_url).close()
+    engine = create_engine(journal_url)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE journal_meta SET value = 'factory-schedule-journal/99' WHERE key = 'format'"))
+    engine.dispose()
+
+    assert "factory-schedule-journal/99" in _refusal(journal_url)
+
+
+def test_a_folder_is_refused(tmp_path):
+    assert "folder" in _refusal(f"sqlite:///{tmp_path}")
+
+
+def test_a_journal_in_a_missing_folder_is_refused_without_creating_it(tmp_path):
+    message = _refusal(f"sqlite:///{tmp_path / 'missing' / 'journal.db'}")
+    assert "does not exist" in message
+    assert not (tmp_path / "missing").exists()
+
+
+def test_an_empty_existing_file_becomes_a_journal(tmp_path):
+    path = tmp_path / "empty.db"
+    path.touch()
+    journal = open_journal(f"sqlite:///{path}")
+    assert journal.head(AGGREGATE) == 0
