@@ -30,6 +30,7 @@ from .identity import (
     occurrence_id,
     parse_occurrence_id,
 )
+from .launchd import launch_intervals, render_launch_agent_plist
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
 from .results import (
     CallAdmission,
@@ -81,6 +82,7 @@ __all__ = [
     "lane_id",
     "lane_occurrence_on",
     "lanes_of",
+    "launch_intervals",
     "local_date_of",
     "monday_of_week",
     "occurrence_id",
@@ -89,5 +91,6 @@ __all__ = [
     "parse_occurrence_id",
     "parse_wall_time",
     "proposed_commission",
+    "render_launch_agent_plist",
     "zoned_instant",
 ]
