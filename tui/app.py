@@ -1,0 +1,240 @@
+"""The owner's dashboard: a live Textual app over the schedule's journal.
+
+It reads through `core.LifecycleSchedule` and acts only through the same methods
+a runner calls. A thread worker polls `journal.head()`; a new head (or a new
+minute, since plans are relative to now) produces one `Reading`, which every view
+renders in place. No repaint happens while a form is open.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pendulum
+from pendulum import DateTime
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from core import LifecycleSchedule, ScheduleError
+from store import Journal, open_journal
+
+from .commands_palette import DashboardCommands
+from .screens.reading import Reading, take_reading
+from .widgets.accounts import AccountsView
+from .widgets.banner import ProblemBanner
+from .widgets.empty import FirstSteps
+from .widgets.header import HeaderBar
+from .widgets.health import HealthView
+from .widgets.history import HistoryView
+from .widgets.ledger import LedgerView
+from .widgets.occurrences import OccurrencesView
+from .widgets.tonight import TonightView
+
+VIEWS: tuple[tuple[str, str, str], ...] = (
+    ("tonight", "Tonight", "t"),
+    ("occurrences", "Occurrences", "o"),
+    ("ledger", "Ledger", "l"),
+    ("accounts", "Accounts", "a"),
+    ("history", "History", "h"),
+    ("health", "Health", "e"),
+)
+
+
+class SystemClock:
+    """The host's clock: the only place the dashboard reads real time."""
+
+    def now(self) -> DateTime:
+        return pendulum.now("UTC")
+
+
+class ScheduleApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "factory-schedule"
+    COMMANDS: ClassVar = App.COMMANDS | {DashboardCommands}
+    BINDINGS: ClassVar = [
+        *(Binding(key, f"show_view('{view}')", label) for view, label, key in VIEWS),
+        Binding("s", "record_account", "Sign-in"),
+        Binding("r", "reconcile", "Reconcile"),
+        Binding("c", "record_commission", "Commission"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        journal: Journal,
+        journal_url: str,
+        clock: Any,
+        poll_interval: float | None,
+        host_zone: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.journal = journal
+        self.journal_url = journal_url
+        self.clock = clock
+        self.schedule = LifecycleSchedule(journal, clock)
+        self.poll_interval = poll_interval
+        self.host_zone = host_zone
+        self.reading: Reading | None = None
+        self.history_before: int | None = None
+        self._pending: Reading | None = None
+        self._seen: tuple[int, str, int | None] | None = None
+
+    # -- layout --------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(id="header")
+        yield ProblemBanner(id="banner")
+        yield FirstSteps(id="first-steps")
+        with TabbedContent(initial="tonight", id="views"):
+            with TabPane("Tonight", id="tonight"):
+                yield TonightView(id="tonight-view")
+            with TabPane("Occurrences", id="occurrences"):
+                yield OccurrencesView(id="occurrences-view")
+            with TabPane("Ledger", id="ledger"):
+                yield LedgerView(id="ledger-view")
+            with TabPane("Accounts", id="accounts"):
+                yield AccountsView(id="accounts-view")
+            with TabPane("History", id="history"):
+                yield HistoryView(id="history-view")
+            with TabPane("Health", id="health"):
+                yield HealthView(id="health-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ProblemBanner).display = False
+        self.query_one(FirstSteps).display = False
+        self.query_one(HeaderBar).show(self.journal_url, None, self.host_zone)
+        self.refresh_reading(force=True)
+
+    # -- reading the journal -------------------------------------------------------------
+
+    def _key(self, head: int) -> tuple[int, str, int | None]:
+        return (head, self.clock.now().format("YYYY-MM-DDTHH:mm"), self.history_before)
+
+    def read_now(self) -> Reading:
+        return take_reading(self.journal, self.schedule, self.clock.now(), self.history_before)
+
+    def refresh_reading(self, force: bool = False) -> None:
+        """Read again: on this thread without polling (tests), else through the poll worker."""
+        if force:
+            self._seen = None
+        if self.poll_interval is None:
+            reading = self.read_now()
+            self._seen = self._key(reading.head)
+            self.apply_reading(reading)
+        else:
+            self.poll()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="poll")
+    def poll(self) -> None:
+        """Read head; read everything else only when it (or the minute, or the page) changed."""
+        try:
+            head = self.journal.head("discovery/schedule")
+            key = self._key(head)
+            if key != self._seen:
+                reading = self.read_now()
+                self._seen = self._key(reading.head)
+                self.call_from_thread(self.apply_reading, reading)
+        finally:
+            self.call_from_thread(self._arm_poll)
+
+    def _arm_poll(self) -> None:
+        if self.poll_interval is not None and self.is_running:
+            self.set_timer(self.poll_interval, self.poll, name="poll")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "poll" and event.state == WorkerState.ERROR:
+            self.notify(f"Reading the journal failed: {event.worker.error}", severity="error", timeout=6)
+
+    def apply_reading(self, reading: Reading) -> None:
+        """Render a reading in every view, unless a form is open (then render when it closes)."""
+        if isinstance(self.screen, ModalScreen):
+            self._pending = reading
+            return
+        self._pending = None
+        self.reading = reading
+        with self.batch_update():
+            self.query_one(HeaderBar).show(self.journal_url, reading, self.host_zone)
+            self.query_one(ProblemBanner).show(reading.problem)
+            empty = reading.problem is None and reading.view is None
+            self.query_one(FirstSteps).display = empty
+            self.query_one(HistoryView).show(reading.history)
+            if reading.problem is None:
+                self.query_one(TonightView).show(reading)
+                self.query_one(OccurrencesView).show(reading)
+                self.query_one(LedgerView).show(reading)
+                self.query_one(AccountsView).show(reading)
+                self.query_one(HealthView).show(reading)
+
+    def on_screen_resume(self) -> None:
+        if self._pending is not None:
+            self.apply_reading(self._pending)
+
+    def on_history_view_page_wanted(self, message: HistoryView.PageWanted) -> None:
+        self.history_before = message.before
+        self.refresh_reading(force=True)
+
+    # -- views ---------------------------------------------------------------------------
+
+    def action_show_view(self, view: str) -> None:
+        self.query_one(TabbedContent).active = view
+        tables = self.query_one(f"#{view}", TabPane).query(DataTable)
+        if tables:
+            tables.first().focus()
+
+    # -- forms ---------------------------------------------------------------------------
+
+    def _after_form(self, result: Any) -> None:
+        if result is not None:
+            self.notify(str(result), timeout=4)
+        self.refresh_reading(force=True)
+
+    def action_record_account(self, account: str | None = None) -> None:
+        from .forms.account import RecordAccountForm
+
+        self.push_screen(RecordAccountForm(self.schedule, self.reading, account=account), self._after_form)
+
+    def action_reconcile(self, occurrence_id: str | None = None) -> None:
+        from .forms.reconcile import ReconcileForm, running_occurrences
+
+        reading = self.reading
+        running = running_occurrences(reading)
+        if not running:
+            self.notify("No occurrence is running: there is no runner to confirm.", severity="warning")
+            return
+        chosen = occurrence_id or self.query_one(OccurrencesView).selected_running() or running[0].id
+        self.push_screen(ReconcileForm(self.schedule, reading, chosen), self._after_form)
+
+    def action_record_commission(self) -> None:
+        from .forms.commission import CommissionForm
+
+        self.push_screen(CommissionForm(self.schedule, self.reading), self._after_form)
+
+
+def build_app(
+    journal_url: str,
+    clock: Any,
+    poll_interval: float | None,
+    host_zone: str | None = None,
+) -> ScheduleApp:
+    """The dashboard over the journal at `journal_url`, reading time from `clock`.
+
+    `poll_interval` None reads only on mount and after a form (tests); otherwise the
+    worker polls `journal.head()` that often.
+    """
+    journal = open_journal(journal_url)
+    return ScheduleApp(journal, journal_url, clock, poll_interval, host_zone)
+
+
+def describe_error(error: ScheduleError) -> str:
+    return f"{error.code}: {error.message}"
+
+
+__all__ = ["VIEWS", "ScheduleApp", "SystemClock", "build_app", "describe_error"]
+
+STYLESHEET = Path(__file__).with_name("app.tcss")

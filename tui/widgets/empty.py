@@ -1,0 +1,24 @@
+"""What an empty journal shows: the first thing to do, and the key that does it."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+FIRST_STEPS = Text.assemble(
+    ("Nothing is scheduled yet: this journal has no commission.\n\n", "bold"),
+    "1. Press ",
+    ("c", "bold reverse"),
+    " to record a commission. The proposed one (Europe/London, a 02:00-05:00 window, a 20-minute stagger,\n"
+    "   full nights Thursday to Saturday, the portfolio rhythms on Sunday) is loaded and previewed; edit the\n"
+    "   Products and the weekly ceiling, or load your own JSON file, then confirm.\n",
+    "2. Press ",
+    ("s", "bold reverse"),
+    " to record a sign-in record for claude (and chatgpt if a lane uses it): calls are refused without one.\n",
+    "3. Install the LaunchAgent so the tick fires at each lane's time (see the README).",
+)
+
+
+class FirstSteps(Static):
+    def on_mount(self) -> None:
+        self.update(FIRST_STEPS)

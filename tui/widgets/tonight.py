@@ -1,0 +1,106 @@
+"""Tonight: every lane with the occurrence it would act on, its state, its plan in words, and the timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+
+from core.commission import lanes_of
+
+from ..screens.reading import Reading
+from ..words import call_brief, clock_time, plan_words, state_words
+from .freshness import freshness_words
+from .tables import ensure_columns, sync_rows
+from .timeline import Timeline
+
+WEEKDAYS = {1: "Mon", 2: "Tue", 3: "Wed", 4: "Thu", 5: "Fri", 6: "Sat", 7: "Sun"}
+COLUMNS = (
+    ("lane", "lane"),
+    ("time", "slot"),
+    ("occurrence", "occurrence"),
+    ("state", "state"),
+    ("plan", "plan"),
+    ("flight", "call in flight"),
+)
+
+
+def _state_with_lease(reading: Reading, occurrence: Any | None, zone: str) -> str:
+    """The state, and for a running occurrence whether its runner's lease is fresh."""
+    if occurrence is None:
+        return "—"
+    words = state_words(occurrence)
+    freshness = freshness_words(reading, occurrence, zone)
+    if freshness.startswith("lease alive"):
+        return f"{words} · lease alive"
+    if freshness.startswith("lease stale"):
+        return f"{words} · {freshness}"
+    return words
+
+
+def lane_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+    zone = reading.zone or "UTC"
+    rows: dict[str, tuple[Any, ...]] = {}
+    for lane in lanes_of(reading.commission):
+        state = reading.lane_state(lane.lane)
+        occurrence = None if state is None else state.open
+        plan = reading.plan_for(lane.lane)
+        shown = occurrence or (state.recent[0] if state is not None and state.recent else None)
+        if plan is not None and plan.occurrence_id and (shown is None or shown.id != plan.occurrence_id):
+            occurrence_label = plan.occurrence_id.split("/", 3)[-1]
+        else:
+            occurrence_label = "—" if shown is None else shown.key
+        in_flight = None if occurrence is None else occurrence.call_in_flight
+        weekday = "" if lane.weekday is None else WEEKDAYS[lane.weekday] + " "
+        rows[lane.lane] = (
+            lane.lane,
+            f"{weekday}{lane.time}",
+            occurrence_label,
+            _state_with_lease(reading, shown, zone),
+            plan_words(plan, occurrence, reading.now, zone),
+            "—" if in_flight is None else call_brief(in_flight, zone),
+        )
+    return rows
+
+
+def calls_in_flight(reading: Reading) -> Text:
+    zone = reading.zone or "UTC"
+    text = Text()
+    flights = [
+        (state.open, state.open.call_in_flight)
+        for state in reading.view.lanes
+        if state.open is not None and state.open.call_in_flight is not None
+    ]
+    if not flights:
+        text.append("No call in flight.", style="dim")
+        return text
+    text.append(f"{len(flights)} call{'s' if len(flights) != 1 else ''} in flight: ", style="bold")
+    text.append(
+        "; ".join(
+            f"{occ.id.removeprefix('discovery/')} {call.task} #{call.k} since {clock_time(call.admitted_at, zone)}"
+            for occ, call in flights
+        )
+    )
+    return text
+
+
+class TonightView(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="tonight-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="tonight-flights", classes="view-caption")
+        yield Timeline(id="timeline")
+
+    def on_mount(self) -> None:
+        ensure_columns(self.query_one(DataTable), COLUMNS)
+
+    def show(self, reading: Reading) -> None:
+        if reading.view is None:
+            sync_rows(self.query_one(DataTable), {})
+            self.query_one("#tonight-flights", Static).update("")
+            return
+        sync_rows(self.query_one(DataTable), lane_rows(reading))
+        self.query_one("#tonight-flights", Static).update(calls_in_flight(reading))
+        self.query_one(Timeline).show(reading)
