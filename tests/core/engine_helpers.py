@@ -1,0 +1,354 @@
+"""The engine tests' harness: a real SQLite journal in tmp_path, a ManualClock, small commission builders.
+
+Everything here goes through the public API (core.LifecycleSchedule over store.open_journal);
+the only back door is `tamper_state`, which edits the stored state document with sqlite3 the way
+a damaged disk or a careless hand would, so the corrupt-state tests can prove the engine refuses it.
+
+The child-process entry points at the bottom run in real OS processes started with `spawn`, so
+they live in this importable module and take only picklable arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pendulum
+import pytest
+from pendulum import DateTime
+
+from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
+from store import canonical_json, open_journal
+
+ZONE = "Europe/London"
+# December 2026: London is on GMT, so a local wall time reads the same in UTC.
+EFFECTIVE = "2026-12-07"  # a Monday, ISO week 2026-W50
+RECORDED = "2026-12-06T12:00:00Z"  # the Sunday before: the commission is recorded here
+WEEKLY_TOKENS = 40_000_000
+CALL_BOUND = 150_000
+SIGN_IN = "owner@example.com"
+OWNER = "owner"
+
+
+# -- commissions ---------------------------------------------------------------------------------------------------
+
+
+def task(name: str = "scan", account: str = "claude", max_calls: int = 4, call_bound: int = CALL_BOUND) -> dict:
+    return {"task": name, "account": account, "maxCalls": max_calls, "callBound": call_bound}
+
+
+def basic_lane(
+    product: str = "alpha",
+    time: str = "02:00",
+    closes: str = "05:00",
+    deadline: int = 45,
+    tasks: list[dict] | None = None,
+) -> dict:
+    return {
+        "lane": f"{product}/basic",
+        "product": product,
+        "rhythm": "basic",
+        "time": time,
+        "closes": closes,
+        "deadlineMinutes": deadline,
+        "tasks": tasks if tasks is not None else [task()],
+    }
+
+
+def weekly_lane(
+    product: str = "alpha",
+    rhythm: str = "full",
+    weekday: int = 4,
+    time: str = "02:40",
+    closes: str = "05:00",
+    deadline: int = 120,
+    tasks: list[dict] | None = None,
+) -> dict:
+    return {
+        "lane": f"{product}/{rhythm}",
+        "product": product,
+        "rhythm": rhythm,
+        "weekday": weekday,
+        "time": time,
+        "closes": closes,
+        "deadlineMinutes": deadline,
+        "tasks": tasks if tasks is not None else [task()],
+    }
+
+
+def commission(
+    lanes: list[dict] | None = None,
+    revision: int = 1,
+    effective_from: str = EFFECTIVE,
+    weekly_tokens: int = WEEKLY_TOKENS,
+    zone: str = ZONE,
+    record_max_age_days: int = 30,
+) -> dict:
+    return {
+        "protocol": "sf-schedule-commission/1",
+        "revision": revision,
+        "zone": zone,
+        "effectiveFrom": effective_from,
+        "weeklyTokens": weekly_tokens,
+        "recordMaxAgeDays": record_max_age_days,
+        "lanes": lanes if lanes is not None else [basic_lane()],
+    }
+
+
+def basic_id(product: str, date: str) -> str:
+    return f"discovery/{product}/basic/{date}"
+
+
+def weekly_id(product: str, rhythm: str, week: str) -> str:
+    return f"discovery/{product}/{rhythm}/{week}"
+
+
+# -- runner reports ------------------------------------------------------------------------------------------------
+
+
+def epoch(instant: str | DateTime) -> int:
+    moment = pendulum.parse(instant) if isinstance(instant, str) else instant
+    return int(moment.timestamp())  # type: ignore[union-attr]
+
+
+def observation(status: str = "allowed", resets_at: str | None = None, overage: bool = False) -> dict:
+    event: dict[str, Any] = {"status": status, "rateLimitType": "five_hour", "isUsingOverage": overage}
+    if resets_at is not None:
+        event["resetsAt"] = epoch(resets_at)
+    return event
+
+
+def result_report(tokens: int = 90_000, output: str = "ok", observed: dict | None = None) -> dict:
+    report: dict[str, Any] = {"kind": "result", "tokens": tokens, "output": output}
+    if observed is not None:
+        report["observation"] = observed
+    return report
+
+
+def usage_limit_report(resets_at: str, tokens: int = 0, status: str = "rejected", overage: bool = False) -> dict:
+    return {"kind": "usage-limit", "tokens": tokens, "observation": observation(status, resets_at, overage)}
+
+
+def sign_in_report(http_status: int = 401, tokens: int = 0) -> dict:
+    return {"kind": "sign-in-needed", "tokens": tokens, "httpStatus": http_status}
+
+
+def lost_report(observed: dict | None = None) -> dict:
+    report: dict[str, Any] = {"kind": "lost"}
+    if observed is not None:
+        report["observation"] = observed
+    return report
+
+
+def confirmation(runner: str, by: str = "supervisor") -> dict:
+    return {"runner": runner, "confirmedBy": by, "evidence": f"process of {runner} is gone"}
+
+
+# -- the harness ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Harness:
+    """One journal file, one clock, one schedule; `again()` is another process's view of the same file."""
+
+    path: Path
+    url: str
+    clock: ManualClock
+    schedule: LifecycleSchedule
+
+    def again(self) -> LifecycleSchedule:
+        """A fresh LifecycleSchedule over a freshly opened journal: what a restarted runner holds."""
+        return LifecycleSchedule(open_journal(self.url), self.clock)
+
+    def at(self, instant: str | DateTime) -> Harness:
+        self.clock.set(instant)
+        return self
+
+    def head(self) -> int:
+        return open_journal(self.url).head(SCHEDULE_AGGREGATE)
+
+    def state(self) -> dict[str, Any]:
+        snapshot = open_journal(self.url).load(SCHEDULE_AGGREGATE)
+        assert snapshot.state is not None
+        return snapshot.state
+
+    def state_bytes(self) -> int:
+        return len(canonical_json(self.state()).encode("utf-8"))
+
+    def events(self) -> list:
+        return list(open_journal(self.url).iter_history(SCHEDULE_AGGREGATE))
+
+    def command_ids(self) -> list[str]:
+        return [event.command_id for event in self.events()]
+
+    def tamper_state(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Edit the stored state document in place, bypassing the journal (a damaged or hand-edited file)."""
+        with sqlite3.connect(self.path) as db:
+            (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
+            document = json.loads(text)
+            change(document)
+            db.execute(
+                "UPDATE aggregates SET state = ? WHERE aggregate = ?",
+                (json.dumps(document, sort_keys=True, separators=(",", ":")), SCHEDULE_AGGREGATE),
+            )
+
+    def delete_receipt(self, command_id: str) -> None:
+        with sqlite3.connect(self.path) as db:
+            deleted = db.execute("DELETE FROM receipts WHERE command_id = ?", (command_id,)).rowcount
+        assert deleted == 1, f"no receipt {command_id!r} to delete"
+
+    # -- common moves ---------------------------------------------------------------------------------------
+
+    def owner_record(self, account: str = "claude", sequence: int = 1, sign_in: str = SIGN_IN, overage: bool = False):
+        return self.schedule.record_account(
+            account=account, sequence=sequence, sign_in=sign_in, overage=overage, recorded_by=OWNER
+        )
+
+    def admit(self, lane: str = "alpha/basic", runner: str = "r1"):
+        tick = self.schedule.start(lane=lane, runner=runner)
+        assert tick.kind == "admitted", tick
+        return tick
+
+    def call(
+        self,
+        occurrence_id: str,
+        runner: str = "r1",
+        task: str = "scan",
+        work: str = "w1",
+        bound: int = CALL_BOUND,
+        sign_in: str = SIGN_IN,
+        attempt: int = 1,
+    ):
+        return self.schedule.admit_call(
+            occurrence_id=occurrence_id, runner=runner, task=task, work=work, bound=bound, sign_in=sign_in,
+            attempt=attempt,
+        )
+
+    def lane_state(self, lane: str) -> dict[str, Any]:
+        return next(entry for entry in self.state()["lanes"] if entry["lane"] == lane)
+
+    def stored(self, occurrence_id: str) -> dict[str, Any] | None:
+        """The occurrence's stored record (camelCase), wherever its lane keeps it, or None once pruned."""
+        for lane in self.state()["lanes"]:
+            for occurrence in [lane.get("open"), *lane.get("recent", [])]:
+                if occurrence is not None and occurrence["id"] == occurrence_id:
+                    return occurrence
+        return None
+
+    def account_state(self, account: str = "claude") -> dict[str, Any]:
+        return next(entry for entry in self.state()["accounts"] if entry["account"] == account)
+
+    def ledger(self) -> dict[str, dict[str, Any]]:
+        return {week["week"]: week for week in self.state()["ledger"]}
+
+
+def make_harness(
+    tmp_path: Path,
+    lanes: list[dict] | None = None,
+    start: str = RECORDED,
+    **commission_fields: Any,
+) -> Harness:
+    """A journal with one commission recorded at `start`."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "journal.db"
+    url = f"sqlite:///{path}"
+    clock = ManualClock(start)
+    harness = Harness(path=path, url=url, clock=clock, schedule=LifecycleSchedule(open_journal(url), clock))
+    harness.schedule.record_commission(commission(lanes, **commission_fields))
+    return harness
+
+
+def segment_count(occurrence: Any) -> int:
+    segments = occurrence.segments
+    return segments if isinstance(segments, int) else len(segments)
+
+
+def coalesced_of(occurrence: Any) -> tuple[int, str, str] | None:
+    """The {count, first, last} an admitted occurrence recorded, from a result's occurrence or a stored dict."""
+    coalesced = occurrence.get("coalesced") if isinstance(occurrence, dict) else occurrence.coalesced
+    if coalesced is None:
+        return None
+    if isinstance(coalesced, dict):
+        return coalesced["count"], coalesced["first"], coalesced["last"]
+    return coalesced.count, coalesced.first, coalesced.last
+
+
+@contextmanager
+def writes_nothing(harness: Harness) -> Iterator[None]:
+    """The block may refuse or answer, but the journal's head and state are exactly as before."""
+    head, state = harness.head(), harness.state()
+    yield
+    assert harness.head() == head, "the journal was written"
+    assert harness.state() == state, "the stored state changed"
+
+
+def refused(harness: Harness, code: str, action: Callable[[], Any]) -> ScheduleError:
+    """`action` raises ScheduleError `code` and writes nothing."""
+    with writes_nothing(harness), pytest.raises(ScheduleError) as caught:
+        action()
+    assert caught.value.code == code, caught.value
+    return caught.value
+
+
+# -- child processes (spawned) -------------------------------------------------------------------------------------
+
+
+def _report(queue: Any, record: dict[str, Any]) -> None:
+    record["pid"] = os.getpid()
+    queue.put(record)
+
+
+def race_start(url: str, now: str, lane: str, runner: str, barrier: Any, queue: Any) -> None:
+    """Open the journal, wait for the other racers, then tick the lane once."""
+    try:
+        schedule = LifecycleSchedule(open_journal(url), ManualClock(now))
+        barrier.wait(timeout=60)
+        tick = schedule.start(lane=lane, runner=runner)
+        occurrence_id = tick.occurrence.id if tick.occurrence is not None else None
+        _report(queue, {"ok": True, "kind": tick.kind, "replayed": tick.replayed, "occurrence": occurrence_id,
+                        "runner": runner})
+    except BaseException:
+        _report(queue, {"ok": False, "error": traceback.format_exc()})
+
+
+def start_call_and_hang(url: str, now: str, lane: str, runner: str, marker: str) -> None:
+    """A runner that is admitted, is licensed one provider call, and dies mid-call (the parent SIGKILLs it)."""
+    schedule = LifecycleSchedule(open_journal(url), ManualClock(now))
+    tick = schedule.start(lane=lane, runner=runner)
+    admission = schedule.admit_call(
+        occurrence_id=tick.occurrence.id, runner=runner, task="scan", work="w1", bound=CALL_BOUND, sign_in=SIGN_IN
+    )
+    with open(marker + ".tmp", "w") as handle:
+        json.dump({"occurrence": tick.occurrence.id, "call": admission.call, "dispatch": admission.dispatch}, handle)
+    os.replace(marker + ".tmp", marker)
+    while True:  # "the provider call": never returns
+        time.sleep(1)
+
+
+def wait_for_file(path: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} never appeared")
+        time.sleep(0.02)
+
+
+class SteppingClock:
+    """A clock whose first reading is `first` and every later one `then`: it tells a decision that
+    re-reads the clock inside its transaction from one that trusts a reading taken before it."""
+
+    def __init__(self, first: str, then: str) -> None:
+        self._readings = [pendulum.parse(first), pendulum.parse(then)]
+        self.reads = 0
+
+    def now(self) -> DateTime:
+        self.reads += 1
+        return self._readings[0] if self.reads == 1 else self._readings[1]  # type: ignore[return-value]
