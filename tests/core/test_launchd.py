@@ -126,3 +126,64 @@ def test_render_launch_agent_plist_needs_label_program_and_intervals() -> None:
         del incomplete[key]
         with pytest.raises(ScheduleError, match=key):
             render_launch_agent_plist(incomplete)
+
+
+# --- the `factory-schedule launchd print` command (the shell around the renderer) ------------------
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from tui.cli import main
+
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def commission_file(tmp_path: Any) -> str:
+    import json
+
+    path = tmp_path / "commission.json"
+    path.write_text(json.dumps(COMMISSION), encoding="utf-8")
+    return str(path)
+
+
+def test_launchd_print_prints_the_plist_for_the_machines_zone(
+    commission_file: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Europe/London")
+    code, out, _err = run_cli(
+        ["launchd", "print", commission_file, "--", "/usr/local/bin/factory-schedule", "tick", "--", "/bin/runner"],
+        capsys,
+    )
+    assert code == 0
+    parsed = plistlib.loads(out.encode("utf-8"))
+    assert parsed["StartCalendarInterval"] == launch_intervals(COMMISSION, "Europe/London")
+    assert parsed["ProgramArguments"] == ["/usr/local/bin/factory-schedule", "tick", "--", "/bin/runner"]
+
+
+def test_launchd_print_refuses_a_machine_in_another_zone(
+    commission_file: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    code, out, err = run_cli(["launchd", "print", commission_file], capsys)
+    assert (code, out) == (2, "")
+    assert "Asia/Tokyo" in err and "Europe/London" in err
+    code, out, _err = run_cli(["launchd", "print", commission_file, "--host-zone", "Europe/London"], capsys)
+    assert code == 0 and plistlib.loads(out.encode("utf-8"))["ProgramArguments"][-1] == "tick"
+
+
+def test_launchd_print_refuses_a_bad_commission_file_in_one_line(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(COMMISSION | {"weeklyTokens": True}), encoding="utf-8")
+    code, out, err = run_cli(["launchd", "print", str(bad), "--host-zone", "Europe/London"], capsys)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "weeklyTokens: " in err
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    for path in (tmp_path / "broken.json", tmp_path / "missing.json"):
+        code, out, err = run_cli(["launchd", "print", str(path), "--host-zone", "Europe/London"], capsys)
+        assert (code, out, err.count("\n")) == (2, "", 1)

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from . import health, launchd_install, runner_cli, tick
+from . import health, launchd, launchd_install, runner_cli, tick
 
-COMMAND_MODULES: list = [runner_cli, tick, health, launchd_install]
+COMMAND_MODULES: list = [runner_cli, tick, health, launchd_install, launchd]
