@@ -39,7 +39,7 @@ def _health(args: argparse.Namespace) -> int:
     try:
         url = journal_url_of(args)
         journal = open_journal(url)
-        schedule = open_schedule(url, clock)
+        schedule = open_schedule(url, clock, journal)
     except JournalError as error:
         if args.json:
             emit({"healthy": False, "could_not_check": [str(error)], "findings": [], "repairs": []})

@@ -25,7 +25,7 @@ from typing import Any
 
 import pendulum
 
-from store import JournalError, leases, open_journal
+from store import Journal, JournalError, leases, open_journal
 
 from ..paths import default_journal_url
 
@@ -172,10 +172,17 @@ def journal_url_of(args: argparse.Namespace) -> str:
     return getattr(args, "journal", None) or default_journal_url()
 
 
-def open_schedule(url: str, clock: Any = None) -> Any:
+def open_schedule(url: str, clock: Any = None, journal: Journal | None = None) -> Any:
+    """The schedule over `journal` (opened from `url` when not given).
+
+    A process must open a SQLite journal file once and share it: `open_journal`
+    reads the file's header through a plain file handle, and closing that handle
+    drops the process's SQLite locks on the file, which lets another process
+    checkpoint the WAL from under live connections.
+    """
     from core import LifecycleSchedule
 
-    return LifecycleSchedule(open_journal(url), clock or SystemClock())
+    return LifecycleSchedule(journal if journal is not None else open_journal(url), clock or SystemClock())
 
 
 def run_guarded(work: Callable[[], int]) -> int:

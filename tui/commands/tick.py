@@ -101,7 +101,7 @@ def _tick(args: argparse.Namespace) -> int:
         url = journal_url_of(args)
         journal = open_journal(url)
         clock = SystemClock()
-        schedule = open_schedule(url, clock)
+        schedule = open_schedule(url, clock, journal)
         owner = process_runner.new_tick_owner()
         _take_worker_lease(journal, owner, args.ttl, clock)
         beat = process_runner.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)

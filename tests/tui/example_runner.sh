@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# An example runner: what `factory-schedule tick -- RUNNER` fires for each admitted segment.
+#
+# It follows the schedule's contract through the CLI: ask (`call admit`) before
+# every provider contact, contact the provider only when the answer says
+# "dispatch": true, report every contact (`call end`), report "lost" whenever it
+# cannot be sure what happened, defer on a usage limit or a sign-in failure,
+# and settle at the end. It never sends a unit of work whose effect is unknown.
+#
+# The tick provides FACTORY_JOURNAL, FACTORY_OCCURRENCE, FACTORY_RUNNER and
+# FACTORY_SEGMENT. Settings (environment): RUNNER_TASK (scan), RUNNER_WORK (the
+# work keys, space-separated), RUNNER_BOUND (tokens per call), RUNNER_SIGN_IN (the
+# sign-in the provider session uses), PROVIDER (the provider command; it takes
+# --work KEY --bound N and prints the report JSON), FACTORY_SCHEDULE (how to run
+# the CLI). Needs jq.
+set -uo pipefail
+
+FS=${FACTORY_SCHEDULE:-factory-schedule}
+PROVIDER=${PROVIDER:-"python3 $(dirname "$0")/fake_provider.py"}
+TASK=${RUNNER_TASK:-scan}
+WORK=${RUNNER_WORK:-"item-1 item-2"}
+BOUND=${RUNNER_BOUND:-150000}
+SIGN_IN=${RUNNER_SIGN_IN:-owner@example.com}
+OCC=${FACTORY_OCCURRENCE:?run me from factory-schedule tick}
+RUNNER=${FACTORY_RUNNER:?run me from factory-schedule tick}
+
+log() { echo "runner $RUNNER: $*" >&2; }
+
+defer() {  # defer REASON [BOUND]: stop this segment; the schedule says when it resumes
+  local extra=()
+  [ -n "${2:-}" ] && extra=(--bound "$2")
+  $FS defer --occurrence "$OCC" --runner "$RUNNER" --reason "$1" ${extra[@]+"${extra[@]}"} >/dev/null
+  local rc=$?
+  log "deferred ($1), exit $rc"
+  exit $rc
+}
+
+settle() {  # settle STATUS REASON
+  $FS settle --occurrence "$OCC" --settled-by "$RUNNER" --status "$1" --reason "$2" >/dev/null
+  local rc=$?
+  log "settled $1 ($2), exit $rc"
+  exit $rc
+}
+
+end_call() {  # end_call CALL REPORT_JSON
+  echo "$2" | $FS call end --occurrence "$OCC" --runner "$RUNNER" --call "$1" >/dev/null
+}
+
+unsure=0
+done_any=0
+for work in $WORK; do
+  answer=$($FS call admit --occurrence "$OCC" --runner "$RUNNER" --task "$TASK" --work "$work" \
+           --bound "$BOUND" --sign-in "$SIGN_IN")
+  rc=$?
+  case $rc in
+    0) ;;                                   # admitted, dispatch: true — one contact is licensed
+    10)                                     # a replay: no contact is licensed
+       if [ "$(jq -r .in_flight <<<"$answer")" = "true" ]; then
+         end_call "$(jq -r .call <<<"$answer")" '{"kind": "lost"}'  # we cannot know if it went out
+         unsure=1
+       fi
+       continue ;;
+    20) defer usage-limit ;;                # this segment's or the account's window is closed
+    26) defer sign-in-needed ;;             # the owner must sign in and record the account
+    28) defer budget-exhausted "$BOUND" ;;  # the week's ceiling cannot fit this call
+    24|25) unsure=1; continue ;;            # unknown-effect / duplicate-work: never sent again
+    22) break ;;                            # the night's deadline: stop asking
+    *) log "admission refused or failed (exit $rc): $answer"; exit "$rc" ;;
+  esac
+  call=$(jq -r .call <<<"$answer")
+  report=$($PROVIDER --work "$work" --bound "$BOUND")
+  if [ $? -ne 0 ] || ! jq -e .kind >/dev/null 2>&1 <<<"$report"; then
+    report='{"kind": "lost"}'                # no trustworthy answer: the effect is unknown
+  fi
+  if ! end_call "$call" "$report"; then
+    log "could not report call $call; leaving the segment for a supervisor"
+    exit 1
+  fi
+  case $(jq -r .kind <<<"$report") in
+    usage-limit) defer usage-limit ;;
+    sign-in-needed) defer sign-in-needed ;;
+    lost) unsure=1 ;;
+    result) done_any=1 ;;
+  esac
+done
+
+if [ $unsure -eq 0 ] && [ $done_any -eq 1 ]; then
+  settle completed "all work reported"
+elif [ $done_any -eq 1 ]; then
+  settle partial "some work of unknown effect"
+else
+  settle unavailable "no work completed"
+fi

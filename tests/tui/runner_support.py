@@ -1,0 +1,114 @@
+"""Shared by the CLI, tick and health tests: a commission whose lane is due now, and the CLI as a process.
+
+The CLI reads the system clock, so no test can set it. Instead each commission
+uses a fixed-offset zone chosen so the local time is early morning: the lane's
+slot is this very minute, its window closes hours later on the same local date,
+and no test runs near local midnight whatever the UTC time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pendulum
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE_PROVIDER = REPO / "tests" / "tui" / "fake_provider.py"
+EXAMPLE_RUNNER = REPO / "tests" / "tui" / "example_runner.sh"
+LOCAL_HOUR_TARGET = 6
+
+
+def zone_for_early_morning(now: pendulum.DateTime) -> str:
+    """An Etc/GMT zone in which it is about 06:00 now (Etc/GMT-8 is UTC+8: the sign is POSIX's)."""
+    offset = (LOCAL_HOUR_TARGET - now.hour) % 24
+    if offset > 14:
+        offset -= 24
+    return "Etc/UTC" if offset == 0 else f"Etc/GMT{-offset:+d}"
+
+
+def commission_due_now(
+    product: str = "alpha",
+    tasks: list[dict[str, Any]] | None = None,
+    deadline_minutes: int = 120,
+    weekly_tokens: int = 40_000_000,
+    revision: int = 1,
+) -> dict[str, Any]:
+    """A one-lane commission (alpha/basic) whose slot is the current minute."""
+    now = pendulum.now("UTC")
+    zone = zone_for_early_morning(now)
+    local = now.in_timezone(zone)
+    return {
+        "protocol": "sf-schedule-commission/1",
+        "revision": revision,
+        "zone": zone,
+        "effectiveFrom": local.to_date_string(),
+        "weeklyTokens": weekly_tokens,
+        "recordMaxAgeDays": 30,
+        "lanes": [
+            {
+                "lane": f"{product}/basic",
+                "product": product,
+                "rhythm": "basic",
+                "time": local.format("HH:mm"),
+                "closes": "16:00",
+                "deadlineMinutes": deadline_minutes,
+                "tasks": tasks
+                or [{"task": "scan", "account": "claude", "maxCalls": 4, "callBound": 150000}],
+            }
+        ],
+    }
+
+
+def cli_env(journal_url: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["FACTORY_JOURNAL"] = journal_url
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["FACTORY_SCHEDULE"] = f"{sys.executable} -m tui.cli"
+    env.update(extra)
+    return env
+
+
+def cli(journal_url: str, *args: str, stdin: str | None = None, timeout: float = 60, **env: str) -> tuple[int, Any, str]:
+    """Run `factory-schedule ARGS` as a process; (exit code, the last stdout line as JSON or text, stderr)."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "--journal", journal_url, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=cli_env(journal_url, **env),
+        cwd=REPO,
+    )
+    lines = [line for line in completed.stdout.splitlines() if line.strip()]
+    try:
+        document: Any = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        document = completed.stdout
+    return completed.returncode, document, completed.stderr
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip().startswith("{")]
+
+
+def commission_file(tmp_path: Path, commission: dict[str, Any]) -> Path:
+    path = tmp_path / "commission.json"
+    path.write_text(json.dumps(commission))
+    return path
+
+
+def commissioned(journal_url: str, tmp_path: Path, commission: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Record a due-now commission and a current claude record through the CLI."""
+    commission = commission or commission_due_now()
+    code, out, err = cli(journal_url, "record-commission", str(commission_file(tmp_path, commission)))
+    assert code == 0, (out, err)
+    code, out, err = cli(journal_url, "record-account", "--account", "claude", "--sequence", "1",
+                         "--sign-in", "owner@example.com", "--overage", "off", "--recorded-by", "owner")
+    assert code == 0, (out, err)
+    return commission
