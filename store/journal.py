@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -104,6 +105,34 @@ def chain_hash(prev_hash: str, aggregate: str, version: int, command_id: str, ty
     return digest.hexdigest()
 
 
+_STATEMENTS = {
+    "receipt": "SELECT command_id, aggregate, digest, first_version, last_version, result "
+    "FROM receipts WHERE command_id = :command_id",
+    "head": "SELECT version, hash, state FROM aggregates WHERE aggregate = :aggregate",
+    "insert_event": "INSERT INTO events (aggregate, version, command_id, type, data, prev_hash, hash) "
+    "VALUES (:aggregate, :version, :command_id, :type, :data, :prev_hash, :hash)",
+    "update_head": "UPDATE aggregates SET version = :last, state = :state, hash = :hash "
+    "WHERE aggregate = :aggregate AND version = :version",
+    "insert_head": "INSERT INTO aggregates (aggregate, version, state, hash) "
+    "VALUES (:aggregate, :last, :state, :hash)",
+    "insert_receipt": "INSERT INTO receipts (command_id, aggregate, digest, first_version, last_version, result) "
+    "VALUES (:command_id, :aggregate, :digest, :first_version, :last_version, :result)",
+}
+
+
+def _driver_statements(paramstyle: str) -> dict[str, str]:
+    """The command path's SQL in the driver's own parameter style.
+
+    `execute` runs these through `exec_driver_sql`: building and compiling SQLAlchemy
+    expressions for every command cost more CPU than the commit itself.
+    """
+    if paramstyle in ("named", "qmark", "numeric"):  # sqlite3 accepts :name in every style
+        return dict(_STATEMENTS)
+    if paramstyle == "pyformat":
+        return {key: re.sub(r":(\w+)", r"%(\1)s", sql) for key, sql in _STATEMENTS.items()}
+    raise JournalError(f"unsupported driver parameter style {paramstyle!r}")
+
+
 def _is_lock_error(error: BaseException) -> bool:
     text = str(error).lower()
     return "database is locked" in text or "database is busy" in text or "deadlock detected" in text
@@ -116,6 +145,7 @@ class Journal:
         self.engine = engine
         self.url = url
         self._write_options = write_options
+        self._sql = _driver_statements(engine.dialect.dbapi.paramstyle if engine.dialect.dbapi else "named")
 
     # -- transactions -----------------------------------------------------------------
 
@@ -306,9 +336,11 @@ class Journal:
         expected_version: int,
         decide: Decide,
     ) -> Outcome:
+        sql = self._sql
         self.lock_aggregate(conn, aggregate)
-        recorded = self._receipt(conn, command_id)
-        if recorded is not None:
+        found = conn.exec_driver_sql(sql["receipt"], {"command_id": command_id}).first()
+        if found is not None:
+            recorded = self._receipt_of(found)
             if recorded.digest != digest or recorded.aggregate != aggregate:
                 raise CommandConflictError(command_id)
             return Outcome(
@@ -319,19 +351,15 @@ class Journal:
                 result=recorded.result,
                 replayed=True,
             )
-        head = conn.execute(
-            select(_aggregates.c.version, _aggregates.c.hash, _aggregates.c.state).where(
-                _aggregates.c.aggregate == aggregate
-            )
-        ).first()
-        version = int(head.version) if head else 0
+        head = conn.exec_driver_sql(sql["head"], {"aggregate": aggregate}).first()
+        version = int(head[0]) if head is not None else 0
         if version != expected_version:
             raise VersionConflictError(aggregate, expected_version, version)
-        state = self._parse(head.state, f"{aggregate} state") if head else None
+        state = self._parse(head[2], f"{aggregate} state") if head is not None else None
         decision = decide(state, version)
         if not decision.events:
             raise JournalError(f"command {command_id!r}: a decision must record at least one event")
-        prev = head.hash if head else GENESIS_HASH
+        prev = head[1] if head is not None else GENESIS_HASH
         rows = []
         for offset, new in enumerate(decision.events, start=1):
             data_json = canonical_json(new.data)
@@ -351,28 +379,24 @@ class Journal:
         last = version + len(rows)
         state_json = canonical_json(decision.state)
         result_json = canonical_json(decision.result)
-        conn.execute(_events.insert(), rows)
-        if head:
-            updated = conn.execute(
-                _aggregates.update()
-                .where(_aggregates.c.aggregate == aggregate, _aggregates.c.version == version)
-                .values(version=last, state=state_json, hash=prev)
-            )
+        conn.exec_driver_sql(sql["insert_event"], rows[0] if len(rows) == 1 else rows)
+        head_values = {"aggregate": aggregate, "version": version, "last": last, "state": state_json, "hash": prev}
+        if head is not None:
+            updated = conn.exec_driver_sql(sql["update_head"], head_values)
             if updated.rowcount != 1:
                 raise VersionConflictError(aggregate, expected_version, -1)
         else:
-            conn.execute(
-                _aggregates.insert().values(aggregate=aggregate, version=last, state=state_json, hash=prev)
-            )
-        conn.execute(
-            _receipts.insert().values(
-                command_id=command_id,
-                aggregate=aggregate,
-                digest=digest,
-                first_version=version + 1,
-                last_version=last,
-                result=result_json,
-            )
+            conn.exec_driver_sql(sql["insert_head"], head_values)
+        conn.exec_driver_sql(
+            sql["insert_receipt"],
+            {
+                "command_id": command_id,
+                "aggregate": aggregate,
+                "digest": digest,
+                "first_version": version + 1,
+                "last_version": last,
+                "result": result_json,
+            },
         )
         return Outcome(
             command_id=command_id,
@@ -405,16 +429,18 @@ class Journal:
         return Snapshot(version=int(row.version), state=self._parse(row.state, f"{aggregate} state"))
 
     def _receipt(self, conn: Connection, command_id: str) -> Receipt | None:
-        row = conn.execute(select(_receipts).where(_receipts.c.command_id == command_id)).first()
-        if row is None:
-            return None
+        row = conn.exec_driver_sql(self._sql["receipt"], {"command_id": command_id}).first()
+        return None if row is None else self._receipt_of(row)
+
+    def _receipt_of(self, row: Any) -> Receipt:
+        command_id, aggregate, digest, first_version, last_version, result = row
         return Receipt(
-            command_id=row.command_id,
-            aggregate=row.aggregate,
-            digest=row.digest,
-            first_version=int(row.first_version),
-            last_version=int(row.last_version),
-            result=self._parse(row.result, f"receipt {command_id}"),
+            command_id=command_id,
+            aggregate=aggregate,
+            digest=digest,
+            first_version=int(first_version),
+            last_version=int(last_version),
+            result=self._parse(result, f"receipt {command_id}"),
         )
 
     def _event(self, row: Any) -> Event:
