@@ -196,22 +196,31 @@ def _running_without_lease(view: Any, held: set[tuple[str, int]]) -> list[Findin
     return findings
 
 
-def _check_lanes(schedule: Any, now: datetime, grace: timedelta) -> list[Finding]:
+def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> list[Finding]:
+    """Today's and yesterday's occurrences (local dates) whose slot passed more than `grace` ago unadmitted."""
+    from core import lane_occurrence_on, lanes_of, local_date_of
+
+    commission = field_of(view, "commission")
+    today = local_date_of(commission["zone"], now)
     findings = []
-    for plan in schedule.plan():
-        action, when = field_of(plan, "action"), field_of(plan, "at")
-        if action not in ("admit", "resume") or when is None or when + grace > now:
-            continue
-        findings.append(
-            Finding(
-                "lane-not-started",
-                "warning",
-                f"{field_of(plan, 'lane')} could {action} since {when.isoformat()} and nothing has: is the "
-                "LaunchAgent loaded and the Mac awake?",
-                {"lane": field_of(plan, "lane"), "action": action, "since": when.isoformat(),
-                 "occurrence": field_of(plan, "occurrence_id"), "grace_minutes": grace.total_seconds() / 60},
-            )
-        )
+    for lane in lanes_of(commission):
+        for date in (today.subtract(days=1), today):
+            occurrence = lane_occurrence_on(commission, lane.lane, date)
+            if occurrence is None or occurrence.slot + grace > now:
+                continue
+            state = schedule.status(occurrence.id).state
+            if state not in ("due", "missed"):
+                continue
+            evidence = {"lane": lane.lane, "occurrence": occurrence.id, "slot": occurrence.slot.isoformat(),
+                        "state": state, "grace_minutes": grace.total_seconds() / 60}
+            if state == "due":
+                message = (f"{occurrence.id} was due at {occurrence.slot.isoformat()} and nothing has been "
+                           "admitted: is the LaunchAgent loaded and the Mac awake?")
+            else:
+                message = (f"{occurrence.id} was never admitted before its window closed; the lane's next "
+                           "admission coalesces it")
+            findings.append(Finding("lane-not-started" if state == "due" else "lane-missed", "warning",
+                                    message, evidence))
     return findings
 
 
@@ -381,7 +390,7 @@ def check_health(
 
     attempt("leases", lambda: _check_leases(journal, view, now, host, alive))
     if view is not None:
-        attempt("lanes", lambda: _check_lanes(schedule, now, timedelta(minutes=grace_minutes)))
+        attempt("lanes", lambda: _check_lanes(schedule, view, now, timedelta(minutes=grace_minutes)))
         attempt("accounts", lambda: _check_accounts(view, now))
         attempt("ledger", lambda: _check_ledger(view, now))
         if plist_path:

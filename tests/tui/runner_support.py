@@ -74,7 +74,9 @@ def cli_env(journal_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
-def cli(journal_url: str, *args: str, stdin: str | None = None, timeout: float = 60, **env: str) -> tuple[int, Any, str]:
+def cli(
+    journal_url: str, *args: str, stdin: str | None = None, timeout: float = 60, **env: str
+) -> tuple[int, Any, str]:
     """Run `factory-schedule ARGS` as a process; (exit code, the last stdout line as JSON or text, stderr)."""
     completed = subprocess.run(
         [sys.executable, "-m", "tui.cli", "--journal", journal_url, *args],

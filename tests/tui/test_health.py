@@ -1,0 +1,213 @@
+"""The supervisor's health check: what it finds, the evidence it gives, and the little it repairs."""
+
+from __future__ import annotations
+
+import plistlib
+from pathlib import Path
+from typing import Any
+
+import pendulum
+import pytest
+
+from core import LifecycleSchedule, ManualClock, launch_intervals
+from store import leases, open_journal
+from tui import health
+from tui.runner import segment_scope
+
+HOST = "test-host"
+OCCURRENCE = "discovery/alpha/basic/2026-12-07"
+
+
+def _commission(weekly_tokens: int = 40_000_000) -> dict[str, Any]:
+    return {
+        "protocol": "sf-schedule-commission/1",
+        "revision": 1,
+        "zone": "Europe/London",
+        "effectiveFrom": "2026-12-07",
+        "weeklyTokens": weekly_tokens,
+        "recordMaxAgeDays": 30,
+        "lanes": [
+            {"lane": "alpha/basic", "product": "alpha", "rhythm": "basic", "time": "02:00", "closes": "05:00",
+             "deadlineMinutes": 45,
+             "tasks": [{"task": "scan", "account": "claude", "maxCalls": 4, "callBound": 150000}]},
+        ],
+    }
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> tuple[Any, Any, ManualClock]:
+    journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
+    clock = ManualClock("2026-12-05T12:00:00Z")
+    schedule = LifecycleSchedule(journal, clock)
+    return journal, schedule, clock
+
+
+def _commissioned(world: tuple[Any, Any, ManualClock], weekly_tokens: int = 40_000_000) -> None:
+    _journal, schedule, _clock = world
+    schedule.record_commission(_commission(weekly_tokens))
+    schedule.record_account(account="claude", sequence=1, sign_in="me", overage=False, recorded_by="owner")
+
+
+def _admitted(world: tuple[Any, Any, ManualClock], runner: str = "r-dead") -> None:
+    _journal, schedule, clock = world
+    _commissioned(world)
+    clock.set("2026-12-07T02:00:00Z")
+    assert schedule.start(lane="alpha/basic", runner=runner).kind == "admitted"
+
+
+def _kinds(report: health.HealthReport) -> list[str]:
+    return [finding.kind for finding in report.findings]
+
+
+def _check(world: tuple[Any, Any, ManualClock], alive: bool = False, **options: Any) -> health.HealthReport:
+    journal, schedule, clock = world
+    return health.check_health(journal, schedule, clock.now(), HOST, alive=lambda _pid: alive, **options)
+
+
+def _lease(world: tuple[Any, Any, ManualClock], runner: str = "r-dead", ttl: float = 60) -> None:
+    journal, _schedule, clock = world
+    info = {"pid": 424242, "host": HOST, "runner": runner, "occurrence": OCCURRENCE, "segment": 1,
+            "command": ["runner.sh"], "started": clock.now().isoformat()}
+    leases.acquire(journal, segment_scope(OCCURRENCE, 1), runner, ttl, clock.now(), info)
+
+
+def test_an_empty_journal_is_healthy(world: tuple[Any, Any, ManualClock]) -> None:
+    report = _check(world)
+    assert report.exit_code == health.HEALTHY
+    assert _kinds(report) == ["not-commissioned"]
+
+
+def test_a_dead_runner_is_reported_with_the_evidence_for_a_reconcile_only_after_twice_its_ttl(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    _admitted(world)
+    _lease(world)
+    journal, schedule, clock = world
+    clock.advance(seconds=120)
+    assert "dead-runner" not in _kinds(_check(world))
+
+    clock.advance(seconds=1)
+    report = _check(world)
+    [finding] = [f for f in report.findings if f.kind == "dead-runner"]
+    assert report.exit_code == health.FINDINGS
+    assert finding.severity == "error" and not finding.repairable
+    evidence = finding.evidence
+    assert (evidence["runner"], evidence["pid"], evidence["host"]) == ("r-dead", 424242, HOST)
+    assert (evidence["occurrence"], evidence["segment"]) == (OCCURRENCE, 1)
+    assert evidence["last_heartbeat"] == "2026-12-07T02:00:00+00:00"
+    assert evidence["confirmation"]["runner"] == "r-dead"
+
+    # Health never reconciles: the occurrence is still running under the dead runner.
+    assert schedule.status(OCCURRENCE).state == "running"
+    assert health.repair_stale_leases(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []
+    assert leases.get_lease(journal, segment_scope(OCCURRENCE, 1)) is not None
+
+
+def test_a_stale_lease_whose_process_lives_is_a_warning_not_a_dead_runner(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    _admitted(world)
+    _lease(world)
+    world[2].advance(minutes=10)
+    assert "stale-lease-live-process" in _kinds(_check(world, alive=True))
+    assert "dead-runner" not in _kinds(_check(world, alive=True))
+
+
+def test_repair_removes_only_stale_leases_whose_segment_no_longer_runs_and_records_each(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    journal, schedule, clock = world
+    _admitted(world)
+    _lease(world)
+    schedule.settle(occurrence_id=OCCURRENCE, settled_by="r-dead", status="unavailable", reason="nothing done")
+    clock.advance(minutes=1)
+    assert health.repair_stale_leases(journal, schedule, clock.now(), HOST) == []  # not stale yet
+
+    clock.advance(minutes=2)
+    report = _check(world)
+    assert [f.kind for f in report.findings if f.repairable] == ["stale-lease-segment-ended"]
+    version = journal.head("discovery/schedule")
+    [repair] = health.repair_stale_leases(journal, schedule, clock.now(), HOST)
+    assert repair.scope == segment_scope(OCCURRENCE, 1) and repair.lease["runner"] == "r-dead"
+    assert leases.list_leases(journal) == []
+    assert journal.head("discovery/schedule") == version  # no decision written
+    assert _check(world).exit_code == health.HEALTHY
+
+
+def test_a_lane_past_its_slot_and_grace_with_nothing_admitted_is_reported(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    _commissioned(world)
+    world[2].set("2026-12-07T02:20:00Z")
+    assert "lane-not-started" not in _kinds(_check(world, grace_minutes=30))
+    world[2].set("2026-12-07T02:31:00Z")
+    report = _check(world, grace_minutes=30)
+    [finding] = [f for f in report.findings if f.kind == "lane-not-started"]
+    assert finding.evidence["occurrence"] == OCCURRENCE
+
+
+def test_an_owner_record_that_stops_being_current_within_three_days_is_reported(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    _commissioned(world)
+    world[2].set("2027-01-01T11:00:00Z")  # the record expires 2027-01-04T12:00Z
+    assert "account-record-expiring" not in _kinds(_check(world))
+    world[2].set("2027-01-01T13:00:00Z")
+    assert "account-record-expiring" in _kinds(_check(world))
+    world[2].set("2027-01-04T13:00:00Z")
+    assert "account-record-expired" in _kinds(_check(world))
+
+
+def _one_call(world: tuple[Any, Any, ManualClock], weekly_tokens: int, report: dict[str, Any]) -> None:
+    _journal, schedule, clock = world
+    _commissioned(world, weekly_tokens=weekly_tokens)
+    clock.set("2026-12-07T02:00:00Z")
+    schedule.start(lane="alpha/basic", runner="r-1")
+    admission = schedule.admit_call(occurrence_id=OCCURRENCE, runner="r-1", task="scan", work="w1",
+                                    bound=150000, sign_in="me")
+    schedule.end_call(occurrence_id=OCCURRENCE, runner="r-1", call=admission.call, report=report)
+
+
+def test_a_week_above_ninety_percent_of_its_ceiling_is_reported(world: tuple[Any, Any, ManualClock]) -> None:
+    _one_call(world, 200_000, {"kind": "result", "tokens": 190000, "output": "ok"})
+    [finding] = [f for f in _check(world).findings if f.kind == "week-near-ceiling"]
+    assert finding.evidence == {"week": "2026-W50", "ceiling": 200_000, "debited": 190000}
+
+
+def test_an_account_whose_usage_window_closed_is_reported(world: tuple[Any, Any, ManualClock]) -> None:
+    resets = int(pendulum.parse("2026-12-07T05:00:00Z").timestamp())
+    _one_call(world, 40_000_000, {"kind": "usage-limit", "tokens": 0,
+                                  "observation": {"status": "rejected", "rateLimitType": "five_hour",
+                                                  "resetsAt": resets, "isUsingOverage": False}})
+    [finding] = [f for f in _check(world).findings if f.kind == "account-window-closed"]
+    assert finding.evidence["until"] == "2026-12-07T05:00:00+00:00"
+
+
+def test_a_sign_in_refusal_stops_the_account_until_a_newer_record(world: tuple[Any, Any, ManualClock]) -> None:
+    _one_call(world, 40_000_000, {"kind": "sign-in-needed", "tokens": 0, "httpStatus": 401})
+    assert "account-sign-in-needed" in _kinds(_check(world))
+    world[2].advance(minutes=5)
+    world[1].record_account(account="claude", sequence=2, sign_in="me", overage=False, recorded_by="owner")
+    assert "account-sign-in-needed" not in _kinds(_check(world))
+
+
+def test_an_installed_launch_agent_whose_intervals_differ_is_reported(
+    world: tuple[Any, Any, ManualClock], tmp_path: Path
+) -> None:
+    _commissioned(world)
+    plist = tmp_path / "agent.plist"
+    intervals = launch_intervals(_commission(), "Europe/London")
+    plist.write_bytes(plistlib.dumps({"Label": "x", "StartCalendarInterval": intervals}))
+    assert "launch-agent-drift" not in _kinds(_check(world, plist_path=str(plist), zone="Europe/London"))
+
+    plist.write_bytes(plistlib.dumps({"Label": "x", "StartCalendarInterval": [{"Hour": 3, "Minute": 0}]}))
+    report = _check(world, plist_path=str(plist), zone="Europe/London")
+    [finding] = [f for f in report.findings if f.kind == "launch-agent-drift"]
+    assert finding.evidence["expected"] == intervals
+
+    assert "launch-agent-zone" in _kinds(_check(world, plist_path=str(plist), zone="Asia/Tokyo"))
+
+
+def test_a_report_has_a_stable_instant(world: tuple[Any, Any, ManualClock]) -> None:
+    report = _check(world)
+    assert report.checked_at == pendulum.parse("2026-12-05T12:00:00Z")
