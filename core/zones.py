@@ -15,6 +15,7 @@ wall time and picks the instant by the rule, explicitly.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 
 import pendulum
@@ -66,23 +67,29 @@ def parse_wall_time(value: object) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+@functools.lru_cache(maxsize=256)
+def _load_zone(zone: str) -> pendulum.Timezone | None:
+    """The zone's rules, loaded once per name (pendulum re-reads the zone file on every call otherwise)."""
+    if _ZONE_PATTERN.match(zone) is None:
+        return None
+    if zone in _HOST_DEPENDENT_ZONES or zone.startswith(_HOST_DEPENDENT_PREFIXES):
+        return None
+    try:
+        return pendulum.timezone(zone)  # type: ignore[return-value]
+    except Exception:
+        return None
+
+
 def is_valid_zone(zone: object) -> bool:
     """True for an IANA zone name pendulum's zone data knows and whose meaning is host-independent."""
-    if not isinstance(zone, str) or _ZONE_PATTERN.match(zone) is None:
-        return False
-    if zone in _HOST_DEPENDENT_ZONES or zone.startswith(_HOST_DEPENDENT_PREFIXES):
-        return False
-    try:
-        pendulum.timezone(zone)
-    except Exception:
-        return False
-    return True
+    return isinstance(zone, str) and _load_zone(zone) is not None
 
 
 def _zone(zone: object) -> pendulum.Timezone:
-    if not is_valid_zone(zone):
+    loaded = _load_zone(zone) if isinstance(zone, str) else None
+    if loaded is None:
         raise invalid(f"unknown zone {zone!r} (an IANA name such as 'Europe/London' is needed)")
-    return pendulum.timezone(zone)  # type: ignore[arg-type,return-value]
+    return loaded
 
 
 def _as_utc_instant(instant: object) -> DateTime:
