@@ -266,6 +266,20 @@ def make_harness(
     return harness
 
 
+def open_harness(path: Path, now: str) -> Harness:
+    """A harness over an existing journal file (a copy made by `copy_journal`)."""
+    url = f"sqlite:///{path}"
+    clock = ManualClock(now)
+    return Harness(path=path, url=url, clock=clock, schedule=LifecycleSchedule(open_journal(url), clock))
+
+
+def copy_journal(source: Path, target: Path) -> None:
+    """A consistent copy of a (WAL-mode) journal file, through SQLite's backup API."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+
+
 def segment_count(occurrence: Any) -> int:
     segments = occurrence.segments
     return segments if isinstance(segments, int) else len(segments)

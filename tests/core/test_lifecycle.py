@@ -316,8 +316,9 @@ def test_a_revision_moving_a_full_night_later_in_its_iso_week_leaves_nothing_due
     assert tick.until == utc("2026-12-17T02:40:00Z")
     assert h.schedule.status(week50).state == "settled"
     plan = {entry.lane: entry for entry in h.schedule.plan()}
-    assert plan["alpha/full"].action == "wait"
-    assert plan["alpha/full"].at == utc("2026-12-17T02:40:00Z")
+    # The plan names the next thing to do for the lane and when: admit next week's occurrence at its slot.
+    assert (plan["alpha/full"].action, plan["alpha/full"].at) == ("admit", utc("2026-12-17T02:40:00Z"))
+    assert plan["alpha/full"].occurrence_id == weekly_id("alpha", "full", "2026-W51")
 
     h.at("2026-12-17T02:40:00Z")
     tick = h.admit("alpha/full", "r1")
@@ -688,7 +689,9 @@ def test_status_and_plan_name_an_occurrence_through_its_life(tmp_path):
     h.at("2026-12-07T01:00:00Z")
     assert h.schedule.status(NIGHT1).state == "scheduled"
     plan = {entry.lane: entry for entry in h.schedule.plan()}
-    assert (plan[LANE].action, plan[LANE].at) == ("wait", utc("2026-12-07T02:00:00Z"))
+    assert (plan[LANE].action, plan[LANE].at, plan[LANE].occurrence_id) == (
+        "admit", utc("2026-12-07T02:00:00Z"), NIGHT1
+    )
 
     h.at("2026-12-07T02:01:00Z")
     assert h.schedule.status(NIGHT1).state == "due"

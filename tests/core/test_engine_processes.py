@@ -1,0 +1,88 @@
+"""Real OS processes against one journal file: a race to start a lane, and a runner killed mid-call."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+from collections import Counter
+
+from tests.core import engine_helpers as helpers
+from tests.core.engine_helpers import basic_id, confirmation, make_harness, writes_nothing
+
+RACERS = 6
+SPAWN = multiprocessing.get_context("spawn")
+LANE = "alpha/basic"
+NIGHT1 = basic_id("alpha", "2026-12-07")
+
+
+def test_six_processes_racing_start_on_one_lane_admit_one_occurrence(tmp_path):
+    h = make_harness(tmp_path)
+    barrier = SPAWN.Barrier(RACERS)
+    queue = SPAWN.Queue()
+    processes = [
+        SPAWN.Process(
+            target=helpers.race_start, args=(h.url, "2026-12-07T02:00:00Z", LANE, f"r{index}", barrier, queue)
+        )
+        for index in range(RACERS)
+    ]
+    for process in processes:
+        process.start()
+    reports = [queue.get(timeout=180) for _ in processes]
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+
+    errors = [report["error"] for report in reports if not report["ok"]]
+    assert errors == [], "\n".join(errors)
+    assert Counter(report["kind"] for report in reports) == {"admitted": 1, "running": RACERS - 1}
+    winner = next(report for report in reports if report["kind"] == "admitted")
+    assert winner["replayed"] is False
+    assert winner["occurrence"] == NIGHT1
+    assert [cid for cid in h.command_ids() if cid.endswith("/admit")] == [f"{NIGHT1}/admit"]
+    assert h.stored(NIGHT1)["segments"][0]["runner"] == winner["runner"]
+
+
+def test_a_runner_killed_mid_call_leaves_one_logical_occurrence_and_its_call_is_never_sent_again(tmp_path):
+    h = make_harness(tmp_path)
+    h.at(helpers.RECORDED)
+    h.owner_record("claude", 1)
+    marker = str(tmp_path / "mid-call.json")
+    child = SPAWN.Process(
+        target=helpers.start_call_and_hang, args=(h.url, "2026-12-07T02:05:00Z", LANE, "doomed", marker)
+    )
+    child.start()
+    try:
+        helpers.wait_for_file(marker)
+        assert child.pid is not None
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(timeout=30)
+    finally:
+        if child.is_alive():
+            child.kill()
+    assert child.exitcode == -signal.SIGKILL
+
+    with open(marker) as handle:
+        seen = json.load(handle)
+    assert seen["dispatch"] is True and seen["occurrence"] == NIGHT1
+
+    # The dead runner's occurrence is still the lane's one open occurrence, running; nobody takes it by time.
+    h.at("2026-12-07T02:10:00Z")
+    with writes_nothing(h):
+        assert h.schedule.start(lane=LANE, runner="survivor").kind == "running"
+    h.schedule.reconcile(occurrence_id=NIGHT1, confirmation=confirmation("doomed"))
+    call = h.stored(NIGHT1)["calls"][0]
+    assert (call["outcome"], call["unknown"]) == ("lost", True)
+
+    h.at("2026-12-07T02:11:00Z")
+    tick = h.schedule.start(lane=LANE, runner="survivor")
+    assert (tick.kind, tick.occurrence.id) == ("resumed", NIGHT1)
+    # The dead runner's request replays without a license; the survivor may not send that work again.
+    with writes_nothing(h):
+        replay = h.call(NIGHT1, runner="doomed", work="w1")
+        refusal = h.call(NIGHT1, runner="survivor", work="w1")
+    assert (replay.replayed, replay.dispatch) == (True, False)
+    assert (refusal.admitted, refusal.reason) == (False, "unknown-effect")
+    assert [cid for cid in h.command_ids() if cid.endswith("/admit")] == [f"{NIGHT1}/admit"]
+    assert sum(1 for cid in h.command_ids() if cid.startswith(f"{NIGHT1}/call/") and "/end" not in cid) == 1
