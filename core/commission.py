@@ -88,13 +88,29 @@ def _wall_minutes(value: str) -> int:
     return hour * 60 + minute
 
 
-MaxCalls = Annotated[StrictInt, Field(ge=1, le=L.max_calls_per_task, description="calls per occurrence")]
-CallBound = Annotated[StrictInt, Field(ge=1, le=L.max_call_bound_tokens, description="tokens one call may use")]
-Weekday = Annotated[StrictInt, Field(ge=1, le=7, description="ISO weekday, 1 = Monday .. 7 = Sunday")]
-DeadlineMinutes = Annotated[StrictInt, Field(ge=1, le=L.max_deadline_minutes, description="minutes a night may admit")]
-Revision = Annotated[StrictInt, Field(ge=1, le=L.max_revision, description="each recording takes the next")]
-WeeklyTokens = Annotated[StrictInt, Field(ge=1, le=L.max_weekly_tokens, description="the ISO week's token ceiling")]
-RecordMaxAgeDays = Annotated[StrictInt, Field(ge=1, le=L.max_record_age_days, description="account record lifetime")]
+MaxCalls = Annotated[
+    StrictInt,
+    Field(ge=1, le=L.max_calls_per_task, description="provider calls this task may make in one occurrence"),
+]
+CallBound = Annotated[
+    StrictInt,
+    Field(ge=1, le=L.max_call_bound_tokens, description="tokens one call may use; debited until its usage is known"),
+]
+Weekday = Annotated[StrictInt, Field(ge=1, le=7, description="ISO weekday of a weekly lane: 1 = Monday .. 7 = Sunday")]
+DeadlineMinutes = Annotated[
+    StrictInt,
+    Field(ge=1, le=L.max_deadline_minutes, description="minutes a night's segment admits calls (capped at closes)"),
+]
+Revision = Annotated[
+    StrictInt, Field(ge=1, le=L.max_revision, description="the commission's revision; each recording takes the next")
+]
+WeeklyTokens = Annotated[
+    StrictInt, Field(ge=1, le=L.max_weekly_tokens, description="token ceiling of each ISO week (no default)")
+]
+RecordMaxAgeDays = Annotated[
+    StrictInt,
+    Field(ge=1, le=L.max_record_age_days, description="days an owner's account record stays current"),
+]
 
 
 class Task(BaseModel):
@@ -119,8 +135,12 @@ class Lane(BaseModel):
     ]
     rhythm: Annotated[Rhythm, Field(description="basic is daily; the others are weekly")]
     weekday: Weekday | None = None
-    time: Annotated[StrictStr, Field(pattern=WALL_TIME_PATTERN, description="local slot 'HH:MM' in the zone")]
-    closes: Annotated[StrictStr, Field(pattern=WALL_TIME_PATTERN, description="local close 'HH:MM', after time")]
+    time: Annotated[
+        StrictStr, Field(pattern=WALL_TIME_PATTERN, description="local start 'HH:MM' in the commission's zone")
+    ]
+    closes: Annotated[
+        StrictStr, Field(pattern=WALL_TIME_PATTERN, description="local 'HH:MM' the window closes, later than time")
+    ]
     deadline_minutes: DeadlineMinutes
     tasks: Annotated[tuple[Task, ...], Field(min_length=1, max_length=L.max_tasks_per_rhythm)]
 
@@ -165,12 +185,16 @@ class Commission(BaseModel):
 
     model_config = _MODEL_CONFIG
 
-    protocol: Annotated[Literal["sf-schedule-commission/1"], Field(description="the commission's protocol")]
+    protocol: Annotated[Literal["sf-schedule-commission/1"], Field(description="always sf-schedule-commission/1")]
     revision: Revision
-    zone: Annotated[StrictStr, AfterValidator(_check_zone), Field(description="IANA zone of every local time")]
+    zone: Annotated[
+        StrictStr,
+        AfterValidator(_check_zone),
+        Field(description="IANA zone of every date and time, e.g. Europe/London"),
+    ]
     effective_from: Annotated[
         StrictStr,
-        Field(pattern=DATE_PATTERN, description="first local date any occurrence is due"),
+        Field(pattern=DATE_PATTERN, description="'YYYY-MM-DD': the first local date anything is due"),
         AfterValidator(_check_date),
     ]
     weekly_tokens: WeeklyTokens

@@ -482,3 +482,70 @@ def test_the_json_schema_describes_the_commission_by_its_wire_names() -> None:
     assert task_schema["callBound"]["maximum"] == L.max_call_bound_tokens
     assert task_schema["maxCalls"]["maximum"] == L.max_calls_per_task
     assert schema["properties"]["weeklyTokens"]["maximum"] == L.max_weekly_tokens
+
+
+def _schema_errors(schema: dict[str, Any], value: Any, root: dict[str, Any], path: str = "$") -> list[str]:
+    """A small JSON Schema checker for the keywords the generated schema uses (no dependency needed)."""
+    import re
+
+    if "$ref" in schema:
+        name = schema["$ref"].removeprefix("#/$defs/")
+        return _schema_errors(root["$defs"][name], value, root, path)
+    if "anyOf" in schema:
+        options = [_schema_errors(option, value, root, path) for option in schema["anyOf"]]
+        return [] if any(not errors for errors in options) else [f"{path}: matches no anyOf option"]
+    errors: list[str] = []
+    kind = schema.get("type")
+    checks = {
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "null": lambda v: v is None,
+    }
+    if kind is not None and not checks[kind](value):
+        return [f"{path}: not {kind}"]
+    if "const" in schema and value != schema["const"]:
+        errors.append(f"{path}: not {schema['const']!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: not one of {schema['enum']}")
+    if "pattern" in schema and re.search(schema["pattern"], value) is None:
+        errors.append(f"{path}: does not match {schema['pattern']}")
+    if "minimum" in schema and value < schema["minimum"]:
+        errors.append(f"{path}: below {schema['minimum']}")
+    if "maximum" in schema and value > schema["maximum"]:
+        errors.append(f"{path}: above {schema['maximum']}")
+    if kind == "array":
+        if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
+            errors.append(f"{path}: {len(value)} items")
+        for index, item in enumerate(value):
+            errors += _schema_errors(schema["items"], item, root, f"{path}[{index}]")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        errors += [f"{path}.{key}: required" for key in schema.get("required", []) if key not in value]
+        if schema.get("additionalProperties") is False:
+            errors += [f"{path}.{key}: not allowed" for key in value if key not in properties]
+        for key, item in value.items():
+            if key in properties:
+                errors += _schema_errors(properties[key], item, root, f"{path}.{key}")
+    return errors
+
+
+def test_the_json_schema_accepts_the_proposal_and_refuses_what_the_parser_refuses_by_shape() -> None:
+    schema = commission_json_schema()
+    assert _schema_errors(schema, proposed_commission([f"p{n}" for n in range(9)], "2026-12-07", 1), schema) == []
+    assert _schema_errors(schema, commission(), schema) == []
+    for mutation in (
+        set_in("weeklyTokens", value=0),
+        set_in("protocol", value="other"),
+        set_in("lanes", 0, "tasks", 0, "maxCalls", value=True),
+        set_in("lanes", 0, "tasks", 0, "callBound", value=2_000_001),
+        set_in("lanes", 0, "time", value="24:00"),
+        set_in("lanes", 0, "extra", value=1),
+        set_in("lanes", 1, "weekday", value=8),
+        tasks(5),
+    ):
+        doc = commission()
+        mutation(doc)
+        assert _schema_errors(schema, doc, schema) != []
+        refused(doc)
