@@ -8,6 +8,7 @@ renders in place. No repaint happens while a form is open.
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -71,8 +72,10 @@ class ScheduleApp(App[None]):
         clock: Any,
         poll_interval: float | None,
         host_zone: str | None = None,
+        host: str | None = None,
     ) -> None:
         super().__init__()
+        self.host = host or socket.gethostname()
         self.journal = journal
         self.journal_url = journal_url
         self.clock = clock
@@ -117,7 +120,7 @@ class ScheduleApp(App[None]):
         return (head, self.clock.now().format("YYYY-MM-DDTHH:mm"), self.history_before)
 
     def read_now(self) -> Reading:
-        return take_reading(self.journal, self.schedule, self.clock.now(), self.history_before)
+        return take_reading(self.journal, self.schedule, self.clock.now(), self.history_before, host=self.host)
 
     def refresh_reading(self, force: bool = False) -> None:
         """Read again: on this thread without polling (tests), else through the poll worker."""
@@ -221,14 +224,22 @@ def build_app(
     clock: Any,
     poll_interval: float | None,
     host_zone: str | None = None,
+    *,
+    journal: Journal | None = None,
+    host: str | None = None,
+    journal_label: str | None = None,
 ) -> ScheduleApp:
     """The dashboard over the journal at `journal_url`, reading time from `clock`.
 
     `poll_interval` None reads only on mount and after a form (tests); otherwise the
-    worker polls `journal.head()` that often.
+    worker polls `journal.head()` that often. Pass `journal` when this process has
+    already opened it (a process opens a SQLite journal once); `host` names this
+    machine for the health check, and `journal_label` replaces the URL in the header
+    (tests and screenshots fix both so the pictures do not depend on the machine).
     """
-    journal = open_journal(journal_url)
-    return ScheduleApp(journal, journal_url, clock, poll_interval, host_zone)
+    if journal is None:
+        journal = open_journal(journal_url)
+    return ScheduleApp(journal, journal_label or journal_url, clock, poll_interval, host_zone, host)
 
 
 def describe_error(error: ScheduleError) -> str:

@@ -10,8 +10,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from store import JournalError, open_journal
-
 from .commands import COMMAND_MODULES
 from .paths import default_journal_url
 
@@ -35,17 +33,10 @@ def journal_url(args: argparse.Namespace) -> str:
 
 
 def _open_default(args: argparse.Namespace) -> int:
-    url = journal_url(args)
-    try:
-        journal = open_journal(url)
-    except JournalError as error:
-        print(f"factory-schedule: {error}", file=sys.stderr)
-        return 2
-    from core import SCHEDULE_AGGREGATE
+    """No subcommand: the owner's dashboard on the default journal (or `--journal URL`)."""
+    from .commands.dashboard import open_dashboard
 
-    print(f"journal: {url}")
-    print(f"head: {journal.head(SCHEDULE_AGGREGATE)}")
-    return 0
+    return open_dashboard(journal_url(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from . import health, launchd, launchd_install, runner_cli, tick
+from . import dashboard, demo, health, launchd, launchd_install, runner_cli, screenshots, tick
 
-COMMAND_MODULES: list = [runner_cli, tick, health, launchd_install, launchd]
+COMMAND_MODULES: list = [runner_cli, tick, health, launchd_install, launchd, dashboard, demo, screenshots]

@@ -11,6 +11,7 @@ from textual.widgets import Input, Label, Static
 
 from ..screens.reading import Reading
 from ..widgets.freshness import freshness_words, lease_evidence
+from ..widgets.health import dead_runner_evidence
 from ..words import running_words
 from .base import NotBlank, ScheduleForm, value_of
 
@@ -52,7 +53,8 @@ class ReconcileForm(ScheduleForm):
         yield Label("Confirmed by")
         yield Input("supervisor", id="confirmed-by", validators=[NotBlank("confirmed by")])
         yield Label("Evidence (why it is dead)")
-        evidence = lease_evidence(self.reading, occurrence, zone) or ""
+        from_health = dead_runner_evidence(self.reading.health, occurrence.id)
+        evidence = from_health or lease_evidence(self.reading, occurrence, zone) or ""
         yield Input(evidence, id="evidence", validators=[NotBlank("evidence", longest=500)])
 
     def on_mount(self) -> None:

@@ -9,7 +9,6 @@ a `Problem` with its code, and the History page is still read.
 from __future__ import annotations
 
 import importlib
-import socket
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,12 +98,12 @@ def read_leases(journal: Journal) -> tuple[Any, ...] | None:
         return None
 
 
-def read_health(journal: Journal, schedule: Any, now: DateTime) -> tuple[Any | None, str | None]:
+def read_health(journal: Journal, schedule: Any, now: DateTime, host: str) -> tuple[Any | None, str | None]:
     health = optional_module("tui.health")
     if health is None or not hasattr(health, "check_health"):
         return None, None
     try:
-        return health.check_health(journal, schedule, now, socket.gethostname()), None
+        return health.check_health(journal, schedule, now, host), None
     except Exception as error:  # the check is advisory; the dashboard keeps running
         return None, f"{type(error).__name__}: {error}"
 
@@ -115,6 +114,7 @@ def take_reading(
     now: DateTime,
     history_before: int | None,
     *,
+    host: str,
     with_health: bool = True,
 ) -> Reading:
     """Read head, state, plans, a History page, leases and health; never raises for a bad state."""
@@ -137,7 +137,9 @@ def take_reading(
         return Reading(
             head=head, now=now, problem=Problem("UNREADABLE", f"{type(error).__name__}: {error}"), history=history
         )
-    health, health_problem = read_health(journal, schedule, now) if with_health and view is not None else (None, None)
+    health, health_problem = (None, None)
+    if with_health and view is not None:
+        health, health_problem = read_health(journal, schedule, now, host)
     return Reading(
         head=head,
         now=now,

@@ -1,4 +1,4 @@
-"""The header line: where the journal is, which commission revision rules, its zone and the local time.
+"""The header line: the commission revision in force, its zone, the local time, and where the journal is.
 
 The time shown is the injected clock's, so a demo on a ManualClock shows the
 simulated night and a snapshot never shows the wall clock.
@@ -14,25 +14,23 @@ from ..screens.reading import Reading
 
 def header_text(journal_url: str, reading: Reading | None, host_zone: str | None) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(" factory-schedule ", style="bold")
+    text.append(" ")
+    if reading is not None:
+        commission = reading.commission
+        zone = reading.zone or host_zone or "UTC"
+        if commission is None:
+            text.append("no commission yet", style="italic")
+        else:
+            text.append(f"revision {commission.get('revision')}", style="bold")
+        text.append(" · ", style="dim")
+        text.append(zone)
+        if host_zone and commission is not None and host_zone != zone:
+            text.append(f" (this Mac: {host_zone})", style="bold")
+        text.append(" · ", style="dim")
+        text.append(reading.now.in_timezone(zone).format("ddd D MMM HH:mm"), style="bold")
+        text.append(f" · v{max(reading.head, 0)} ", style="dim")
     text.append("· journal ", style="dim")
     text.append(journal_url)
-    if reading is None:
-        return text
-    commission = reading.commission
-    zone = reading.zone or host_zone or "UTC"
-    text.append(" · ", style="dim")
-    if commission is None:
-        text.append("no commission yet", style="italic")
-    else:
-        text.append(f"revision {commission.get('revision')}", style="bold")
-    text.append(" · ", style="dim")
-    text.append(zone)
-    if host_zone and commission is not None and host_zone != zone:
-        text.append(f" (host {host_zone})", style="bold")
-    text.append(" · ", style="dim")
-    text.append(reading.now.in_timezone(zone).format("ddd D MMM HH:mm"), style="bold")
-    text.append(f" · v{max(reading.head, 0)}", style="dim")
     return text
 
 

@@ -21,7 +21,13 @@ COLUMNS = (("version", "v"), ("type", "event"), ("command", "command"), ("summar
 def summary(data: dict[str, Any], width: int = 90) -> str:
     """The event's data, shortened: the fields a person scans for first."""
     preferred = ("occurrence", "occurrenceId", "id", "lane", "runner", "reason", "outcome", "status", "account")
-    parts = [f"{key}={data[key]}" for key in preferred if key in data and not isinstance(data[key], dict | list)]
+    parts = []
+    for key in preferred:
+        value = data.get(key)
+        if isinstance(value, dict):
+            value = value.get("id")
+        if value is not None and not isinstance(value, dict | list):
+            parts.append(f"{key}={value}")
     text = " ".join(parts) if parts else json.dumps(data, sort_keys=True, separators=(",", ":"))
     return text if len(text) <= width else text[: width - 1] + "…"
 

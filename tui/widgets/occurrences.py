@@ -43,9 +43,13 @@ def occurrence_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
     rows: dict[str, tuple[Any, ...]] = {}
     ordered = sorted(all_occurrences(reading), key=lambda o: (o.state == "settled", o.lane, o.date))
     for occurrence in ordered:
+        state = state_words(occurrence)
+        freshness = freshness_words(reading, occurrence, reading.zone or "UTC")
+        if freshness and freshness != "—":
+            state = f"{state}, {freshness}"
         rows[occurrence.id] = (
             occurrence.id.removeprefix("discovery/"),
-            state_words(occurrence),
+            state,
             Text(str(len(occurrence.segments)), justify="right"),
             Text(str(len(occurrence.calls)), justify="right"),
             Text(tokens(sum(call.debit for call in occurrence.calls)), justify="right"),
@@ -153,10 +157,9 @@ class OccurrencesView(Vertical):
         with Horizontal(id="status-bar"):
             yield Input(placeholder="status of an occurrence ID, e.g. discovery/alpha/basic/2026-12-14", id="status-id")
         yield Static("", id="status-answer", classes="view-caption")
-        with Horizontal(id="occurrences-split"):
-            yield DataTable(id="occurrences-table", cursor_type="row", zebra_stripes=True)
-            with VerticalScroll(id="occurrence-detail-scroll"):
-                yield Static("", id="occurrence-detail")
+        yield DataTable(id="occurrences-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="occurrence-detail-scroll"):
+            yield Static("", id="occurrence-detail")
 
     def on_mount(self) -> None:
         ensure_columns(self.query_one(DataTable), COLUMNS)

@@ -84,16 +84,20 @@ def night_rows(reading: Reading) -> tuple[Date, list[Row]]:
     return night, rows
 
 
-def span_of(rows: list[Row], night: Date, zone: str) -> tuple[DateTime, DateTime]:
-    """From a quarter hour before the first slot to the last close (or deadline), whole quarter hours."""
+def span_of(rows: list[Row], night: Date, zone: str, now: DateTime | None = None) -> tuple[DateTime, DateTime]:
+    """From a quarter hour before the first slot to an hour after the last slot (or the last deadline,
+    or half an hour after now), never past the last close: the part of the night where things happen."""
     starts = [bar.start for row in rows for bar in row.bars]
     ends = [bar.end for row in rows for bar in row.bars] + [d for row in rows for d in row.deadlines]
     if not starts:
         base = pendulum.datetime(night.year, night.month, night.day, 2, tz=zone).in_timezone("UTC")
         return base.subtract(minutes=15), base.add(hours=3)
     first = min(starts).subtract(minutes=15)
-    last = max(ends)
     first = first.subtract(minutes=first.in_timezone(zone).minute % 15)
+    slots = [row.slot for row in rows if row.slot is not None]
+    deadlines = [d for row in rows for d in row.deadlines]
+    wanted = max([*(s.add(hours=1) for s in slots), *deadlines, now.add(minutes=30) if now else first])
+    last = min(max(ends), wanted)
     return first, max(last, first.add(hours=1))
 
 
@@ -136,7 +140,7 @@ class Timeline(Widget):
             return Text("")
         zone = reading.zone or "UTC"
         night, rows = night_rows(reading)
-        first, last = span_of(rows, night, zone)
+        first, last = span_of(rows, night, zone, reading.now)
         width = max(self.size.width - LABEL_WIDTH - 1, 20)
         total = max((last - first).total_seconds(), 1.0)
 

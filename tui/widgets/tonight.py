@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 from core.commission import lanes_of
 
 from ..screens.reading import Reading
-from ..words import call_brief, clock_time, plan_words, state_words
+from ..words import clock_time, plan_words, state_words
 from .freshness import freshness_words
 from .tables import ensure_columns, sync_rows
 from .timeline import Timeline
@@ -24,8 +24,21 @@ COLUMNS = (
     ("occurrence", "occurrence"),
     ("state", "state"),
     ("plan", "plan"),
-    ("flight", "call in flight"),
 )
+
+
+def _short_key(key: str) -> str:
+    """ "2026-12-20" -> "12-20", "2026-W52" -> "W52": the year is in the header."""
+    return key.split("-", 1)[1] if key[:4].isdigit() and "-" in key else key
+
+
+def _not_yet(plan: Any | None, reading: Reading) -> str:
+    """The state of an occurrence the lane has not admitted yet (the seed's status words)."""
+    if plan is None or plan.occurrence_id is None:
+        return "—"
+    if plan.action == "admit" and plan.at is not None and plan.at <= reading.now:
+        return "due"
+    return "scheduled"
 
 
 def _state_with_lease(reading: Reading, occurrence: Any | None, zone: str) -> str:
@@ -35,9 +48,11 @@ def _state_with_lease(reading: Reading, occurrence: Any | None, zone: str) -> st
     words = state_words(occurrence)
     freshness = freshness_words(reading, occurrence, zone)
     if freshness.startswith("lease alive"):
-        return f"{words} · lease alive"
+        return f"{words}, lease alive"
     if freshness.startswith("lease stale"):
-        return f"{words} · {freshness}"
+        return f"{words}, lease stale"
+    if freshness == "no lease held":
+        return f"{words}, no lease"
     return words
 
 
@@ -48,20 +63,18 @@ def lane_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
         state = reading.lane_state(lane.lane)
         occurrence = None if state is None else state.open
         plan = reading.plan_for(lane.lane)
-        shown = occurrence or (state.recent[0] if state is not None and state.recent else None)
-        if plan is not None and plan.occurrence_id and (shown is None or shown.id != plan.occurrence_id):
-            occurrence_label = plan.occurrence_id.split("/", 3)[-1]
+        shown = occurrence
+        if plan is not None and plan.occurrence_id:
+            occurrence_label = _short_key(plan.occurrence_id.rsplit("/", 1)[-1])
         else:
-            occurrence_label = "—" if shown is None else shown.key
-        in_flight = None if occurrence is None else occurrence.call_in_flight
+            occurrence_label = "—" if shown is None else _short_key(shown.key)
         weekday = "" if lane.weekday is None else WEEKDAYS[lane.weekday] + " "
         rows[lane.lane] = (
             lane.lane,
             f"{weekday}{lane.time}",
             occurrence_label,
-            _state_with_lease(reading, shown, zone),
+            _state_with_lease(reading, shown, zone) if shown is not None else _not_yet(plan, reading),
             plan_words(plan, occurrence, reading.now, zone),
-            "—" if in_flight is None else call_brief(in_flight, zone),
         )
     return rows
 
