@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pendulum
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.errors import ScheduleError
 from core.identity import (
@@ -18,6 +22,7 @@ from core.identity import (
     parse_lane_id,
     parse_occurrence_id,
 )
+from core.zones import iso_week_of, monday_of_week
 
 
 def test_rhythm_constants_are_the_seeds() -> None:
@@ -117,3 +122,24 @@ def test_occurrence_id_refuses_a_key_of_the_wrong_kind() -> None:
         occurrence_id("alpha", "full", "2026-12-31")
     with pytest.raises(ScheduleError):
         occurrence_id("portfolio", "basic", "2026-12-31")
+
+
+PRODUCT_IDS = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=32).filter(
+    lambda s: not s.startswith("-") and not s.endswith("-") and s != PORTFOLIO
+)
+DATES = st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2060, 12, 31))
+
+
+@settings(max_examples=200, deadline=None)
+@given(product=PRODUCT_IDS, day=DATES, weekly=st.booleans())
+def test_occurrence_ids_round_trip_through_the_parser(product: str, day: dt.date, weekly: bool) -> None:
+    assert is_valid_product_id(product)
+    rhythm = "full" if weekly else "basic"
+    text = occurrence_id(product, rhythm, day)
+    ref = parse_occurrence_id(text)
+    assert (ref.id, ref.product, ref.rhythm, ref.lane) == (text, product, rhythm, f"{product}/{rhythm}")
+    if weekly:
+        assert ref.week == iso_week_of(day) and ref.date is None
+        assert monday_of_week(ref.week) <= day < monday_of_week(ref.week).add(days=7)
+    else:
+        assert ref.date == day and ref.week is None and ref.key == day.isoformat()
