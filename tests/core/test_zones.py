@@ -215,6 +215,18 @@ def _offset_at(zone: str, instant: dt.datetime) -> dt.timedelta:
 
 
 @settings(max_examples=200, deadline=None)
+@example(zone="Europe/Berlin", day=dt.date(2026, 3, 29), hour=2, minute=30)
+@example(zone="Europe/Berlin", day=dt.date(2026, 10, 25), hour=2, minute=30)
+@example(zone="Europe/London", day=dt.date(2026, 3, 29), hour=1, minute=0)
+@example(zone="Europe/London", day=dt.date(2026, 10, 25), hour=1, minute=59)
+@example(zone="America/New_York", day=dt.date(2026, 3, 8), hour=2, minute=15)
+@example(zone="Australia/Lord_Howe", day=dt.date(2026, 10, 4), hour=2, minute=15)
+@example(zone="Australia/Lord_Howe", day=dt.date(2026, 4, 5), hour=1, minute=45)
+@example(zone="America/Havana", day=dt.date(2026, 3, 8), hour=0, minute=30)
+@example(zone="America/Havana", day=dt.date(2026, 11, 1), hour=0, minute=30)
+@example(zone="America/Santiago", day=dt.date(2026, 9, 6), hour=0, minute=0)
+@example(zone="America/Santiago", day=dt.date(2026, 4, 4), hour=23, minute=30)
+@example(zone="Pacific/Apia", day=dt.date(2011, 12, 30), hour=12, minute=0)
 @given(
     zone=st.sampled_from(ZONES),
     day=st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2060, 12, 31)),
