@@ -254,15 +254,16 @@ def make_harness(
     tmp_path: Path,
     lanes: list[dict] | None = None,
     start: str = RECORDED,
+    recorded: dict | None = None,
     **commission_fields: Any,
 ) -> Harness:
-    """A journal with one commission recorded at `start`."""
+    """A journal with one commission (`recorded`, or one built from `lanes`) recorded at `start`."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "journal.db"
     url = f"sqlite:///{path}"
     clock = ManualClock(start)
     harness = Harness(path=path, url=url, clock=clock, schedule=LifecycleSchedule(open_journal(url), clock))
-    harness.schedule.record_commission(commission(lanes, **commission_fields))
+    harness.schedule.record_commission(recorded if recorded is not None else commission(lanes, **commission_fields))
     return harness
 
 
