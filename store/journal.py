@@ -133,9 +133,18 @@ def _driver_statements(paramstyle: str) -> dict[str, str]:
     raise JournalError(f"unsupported driver parameter style {paramstyle!r}")
 
 
+_LOCK_ERRORS = (
+    "database is locked",  # SQLite, after the busy timeout
+    "database is busy",
+    "deadlock detected",  # PostgreSQL
+    "lock timeout",  # PostgreSQL, after lock_timeout
+    "could not serialize access",  # PostgreSQL, should a caller raise the isolation level
+)
+
+
 def _is_lock_error(error: BaseException) -> bool:
     text = str(error).lower()
-    return "database is locked" in text or "database is busy" in text or "deadlock detected" in text
+    return any(words in text for words in _LOCK_ERRORS)
 
 
 class Journal:

@@ -151,7 +151,9 @@ def open_journal(url: str) -> Journal:
     except JournalOpenError:
         raise
     except (SQLAlchemyError, sqlite3.Error) as error:
-        raise JournalOpenError(f"cannot open the journal {url}: {getattr(error, 'orig', error)}") from None
+        reason = " ".join(str(getattr(error, "orig", None) or error).split())
+        where = parsed.render_as_string(hide_password=True)
+        raise JournalOpenError(f"cannot open the journal {where}: {reason}") from None
     raise JournalOpenError(
         f"unknown journal URL scheme {parsed.drivername!r}; "
         "use sqlite:///path/to/journal.db or postgresql+psycopg://user@host/db"

@@ -131,6 +131,18 @@ def test_a_journal_in_a_missing_folder_is_refused_without_creating_it(tmp_path):
     assert not (tmp_path / "missing").exists()
 
 
+def test_an_unreachable_postgres_server_is_refused_with_a_readable_message():
+    message = _refusal("postgresql+psycopg://nobody:secret@127.0.0.1:1/none?connect_timeout=2")
+    assert "cannot open the journal" in message
+    assert "127.0.0.1" in message
+    assert "secret" not in message, "the password is not echoed"
+
+
+@pytest.mark.parametrize("url", ["postgresql+psycopg2://user@host/db", "postgresql+asyncpg://user@host/db"])
+def test_a_postgres_url_without_the_psycopg_driver_is_refused_naming_the_right_form(url):
+    assert "postgresql+psycopg://" in _refusal(url)
+
+
 def test_an_empty_existing_file_becomes_a_journal(tmp_path):
     path = tmp_path / "empty.db"
     path.touch()
