@@ -103,14 +103,3 @@ def commission_file(tmp_path: Path, commission: dict[str, Any]) -> Path:
     path = tmp_path / "commission.json"
     path.write_text(json.dumps(commission))
     return path
-
-
-def commissioned(journal_url: str, tmp_path: Path, commission: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Record a due-now commission and a current claude record through the CLI."""
-    commission = commission or commission_due_now()
-    code, out, err = cli(journal_url, "record-commission", str(commission_file(tmp_path, commission)))
-    assert code == 0, (out, err)
-    code, out, err = cli(journal_url, "record-account", "--account", "claude", "--sequence", "1",
-                         "--sign-in", "owner@example.com", "--overage", "off", "--recorded-by", "owner")
-    assert code == 0, (out, err)
-    return commission

@@ -1,0 +1,209 @@
+"""The tick and its runners as real processes: leases, heartbeats, a SIGKILL mid-call, and the way back.
+
+Each test opens the journal once in this process (a second open of a SQLite file
+in one process drops its locks; see tui/commands/runner_cli.open_schedule) and
+drives everything else through `factory-schedule` processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import LifecycleSchedule
+from store import leases, open_journal
+from tui.commands.runner_cli import SystemClock
+from tui.runner import segment_scope, this_host
+
+from .runner_support import (
+    EXAMPLE_RUNNER,
+    FAKE_PROVIDER,
+    REPO,
+    cli,
+    cli_env,
+    commission_due_now,
+    json_lines,
+)
+
+TTL = 1.0
+
+
+def _tick_process(url: str, tmp_path: Path, *command: str, **env: str) -> subprocess.Popen[str]:
+    environment = cli_env(url, PROVIDER=f"{sys.executable} {FAKE_PROVIDER}",
+                          FAKE_PROVIDER_LOG=str(tmp_path / "provider.log"), **env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "--journal", url, "tick", "--ttl", f"{TTL:g}", "--", *command],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=REPO,
+    )
+
+
+def _finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, list[dict[str, Any]], str]:
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, json_lines(out), err
+
+
+def _contacts(tmp_path: Path) -> list[str]:
+    log = tmp_path / "provider.log"
+    if not log.exists():
+        return []
+    return [json.loads(line)["work"] for line in log.read_text().splitlines() if line.strip()]
+
+
+def _wait_for(condition: Any, timeout: float = 90, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def journal(sqlite_url: str) -> Any:
+    """The test's one handle on the journal, commissioned (a due-now lane) with a current claude record."""
+    journal = open_journal(sqlite_url)
+    schedule = LifecycleSchedule(journal, SystemClock())
+    schedule.record_commission(commission_due_now())
+    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
+                            recorded_by="owner")
+    return journal
+
+
+def test_the_example_runner_completes_an_occurrence_end_to_end_through_the_cli(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    code, lines, err = _finish(_tick_process(sqlite_url, tmp_path, str(EXAMPLE_RUNNER)))
+    assert code == 0, (lines, err)
+    [started, ran] = lines
+    assert started["tick"]["kind"] == "admitted"
+    occurrence = started["tick"]["occurrence"]["id"]
+    assert ran["segment_run"] == {**ran["segment_run"], "exit": 0, "lease": "released", "segment_running": False}
+    status = LifecycleSchedule(journal, SystemClock()).status(occurrence)
+    assert (status.state, status.status) == ("settled", "completed")
+    assert _contacts(tmp_path) == ["item-1", "item-2"]
+    assert leases.list_leases(journal) == []
+
+
+def test_the_example_runner_defers_on_a_usage_limit_without_resending(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    code, lines, err = _finish(_tick_process(sqlite_url, tmp_path, str(EXAMPLE_RUNNER),
+                                             FAKE_PROVIDER_MODE="limit:item-2", RUNNER_WORK="item-1 item-2 item-3"))
+    assert code == 0, (lines, err)
+    occurrence = lines[0]["tick"]["occurrence"]["id"]
+    assert LifecycleSchedule(journal, SystemClock()).status(occurrence).state == "deferred"
+    assert _contacts(tmp_path) == ["item-1", "item-2"]
+    assert leases.list_leases(journal) == []
+
+
+def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconciles_and_resumes(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    schedule = LifecycleSchedule(journal, SystemClock())
+    tick = _tick_process(sqlite_url, tmp_path, str(EXAMPLE_RUNNER), FAKE_PROVIDER_MODE="hang:item-1")
+    _wait_for(lambda: "item-1" in _contacts(tmp_path), what="the runner's first contact")
+    [lease] = [lease for lease in leases.list_leases(journal) if lease.scope.startswith("segment/")]
+    runner_pid = lease.info["pid"]
+    provider_pid = json.loads((tmp_path / "provider.log").read_text().splitlines()[0])["pid"]
+    os.kill(runner_pid, signal.SIGKILL)
+    os.kill(provider_pid, signal.SIGKILL)
+
+    code, lines, _err = _finish(tick)
+    occurrence = lines[0]["tick"]["occurrence"]["id"]
+    assert code == 6
+    assert lines[-1]["segment_run"]["lease"] == "left-to-go-stale" and lines[-1]["segment_run"]["exit"] == -9
+    # One logical occurrence, still running under the dead runner: nothing ends it by time.
+    view = schedule.read()
+    assert [o.id for o in view.occurrences] == [occurrence]
+    assert schedule.status(occurrence).state == "running"
+    held = leases.get_lease(journal, segment_scope(occurrence, 1))
+    assert held is not None and held.owner == lease.owner
+
+    _wait_for(lambda: leases.stale(held, datetime.now(UTC)), timeout=3 * TTL + 5, what="2 x TTL")
+    code, report, _ = cli(sqlite_url, "health", "--json")
+    assert code == 1
+    [dead] = [finding for finding in report["findings"] if finding["kind"] == "dead-runner"]
+    evidence = dead["evidence"]
+    assert (evidence["runner"], evidence["pid"], evidence["host"]) == (lease.owner, runner_pid, this_host())
+    assert (evidence["occurrence"], evidence["segment"]) == (occurrence, 1)
+    assert evidence["last_heartbeat"] == held.heartbeat_at.isoformat()
+    assert schedule.status(occurrence).state == "running"  # health never reconciles
+
+    confirmation = {**evidence["confirmation"], "confirmedBy": "supervisor"}
+    code, result, _ = cli(sqlite_url, "reconcile", "--occurrence", occurrence, stdin=json.dumps(confirmation))
+    assert code == 0, result
+    [call] = result["occurrence"]["calls"]
+    assert (call["work"], call["outcome"], call["unknown"]) == ("item-1", "lost", True)
+
+    # The next tick resumes the same occurrence (same night, inside its deadline) as segment 2; the lost
+    # call's work is refused as unknown-effect and never sent again.
+    code, lines, err = _finish(_tick_process(sqlite_url, tmp_path, str(EXAMPLE_RUNNER)))
+    assert code == 0, (lines, err)
+    assert lines[0]["tick"]["kind"] == "resumed"
+    assert lines[0]["tick"]["occurrence"]["id"] == occurrence
+    assert lines[-1]["segment_run"]["segment"] == 2
+    assert _contacts(tmp_path) == ["item-1", "item-2"]
+    status = schedule.status(occurrence)
+    assert (status.state, status.status) == ("settled", "partial")
+    assert [o.id for o in schedule.read().occurrences] == [occurrence]
+
+    # The dead runner's lease now guards nothing running: --repair removes it and says so.
+    code, report, _ = cli(sqlite_url, "health", "--repair", "--json")
+    assert [repair["scope"] for repair in report["repairs"]] == [segment_scope(occurrence, 1)]
+    assert leases.list_leases(journal) == []
+
+
+def test_a_tick_that_finds_the_worker_lease_held_starts_nothing(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    leases.acquire(journal, "worker", "tick-other", 600, datetime.now(UTC), {"pid": os.getpid(), "host": this_host()})
+    code, lines, _ = _finish(_tick_process(sqlite_url, tmp_path, "true"))
+    assert code == 4
+    assert lines[-1]["error"] == "LEASE_HELD" and lines[-1]["holder"]["owner"] == "tick-other"
+    assert LifecycleSchedule(journal, SystemClock()).read().occurrences == []
+
+
+def test_ticks_racing_take_one_worker_lease_at_a_time_and_admit_one_occurrence(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    env_file = tmp_path / "runner-env.json"
+    runner = [sys.executable, "-c",
+              f"import json, os; json.dump({{k: v for k, v in os.environ.items() if k.startswith('FACTORY_')}}, "
+              f"open({str(env_file)!r}, 'x'))"]
+    ticks = [_tick_process(sqlite_url, tmp_path, *runner) for _ in range(3)]
+    results = [_finish(tick) for tick in ticks]
+    kinds = [line["tick"]["kind"] for _code, lines, _err in results for line in lines if "tick" in line]
+    assert kinds.count("admitted") == 1, results
+    assert {code for code, _lines, _err in results} <= {0, 4, 6}
+    assert {line["error"] for _c, lines, _e in results for line in lines if "error" in line} <= {"LEASE_HELD"}
+
+    environment = json.loads(env_file.read_text())
+    [admitted] = [line for _c, lines, _e in results for line in lines if line.get("tick", {}).get("kind") == "admitted"]
+    assert environment["FACTORY_OCCURRENCE"] == admitted["tick"]["occurrence"]["id"]
+    assert environment["FACTORY_RUNNER"] == admitted["runner"]
+    assert environment["FACTORY_SEGMENT"] == "1"
+    assert environment["FACTORY_JOURNAL"] == sqlite_url
+    assert leases.get_lease(journal, "worker") is None
+
+
+def test_a_stale_worker_lease_of_a_tick_gone_from_this_host_is_cleared_by_the_next_tick(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)
+    long_ago = datetime.now(UTC) - timedelta(minutes=10)
+    leases.acquire(journal, "worker", "tick-crashed", 60, long_ago, {"pid": dead_pid, "host": this_host()})
+    code, lines, err = _finish(_tick_process(sqlite_url, tmp_path, "true"))
+    assert code == 6, (lines, err)  # `true` leaves its segment running: the lease is left to go stale
+    assert lines[0]["repaired"] == "stale-worker-lease" and lines[0]["lease"]["owner"] == "tick-crashed"
+    assert lines[1]["tick"]["kind"] == "admitted"
