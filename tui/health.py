@@ -93,6 +93,57 @@ def _lease_evidence(lease: leases.Lease, now: datetime) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class LeaseFreshness:
+    """What the dashboard shows beside a running occurrence: is its runner's lease alive, or stale since when."""
+
+    occurrence: str
+    segment: int
+    scope: str
+    runner: str
+    pid: int | None
+    host: str | None
+    last_heartbeat: datetime
+    stale: bool
+    stale_since: datetime
+    process_alive: bool | None  # None when the lease was taken on another host
+
+    @property
+    def words(self) -> str:
+        if not self.stale:
+            return "alive"
+        return f"stale since {self.stale_since.isoformat()}"
+
+
+def lease_freshness(
+    journal: Journal, now: datetime, host: str, alive: Callable[[object], bool] = process_alive
+) -> dict[str, LeaseFreshness]:
+    """Each segment lease by occurrence ID (the latest segment wins), for the running-occurrence view."""
+    found: dict[str, LeaseFreshness] = {}
+    for lease in leases.list_leases(journal):
+        parsed = parse_segment_scope(lease.scope)
+        if parsed is None:
+            continue
+        occurrence_id, segment = parsed
+        if occurrence_id in found and found[occurrence_id].segment > segment:
+            continue
+        pid = lease.info.get("pid")
+        lease_host = lease.info.get("host")
+        found[occurrence_id] = LeaseFreshness(
+            occurrence=occurrence_id,
+            segment=segment,
+            scope=lease.scope,
+            runner=lease.owner,
+            pid=pid if isinstance(pid, int) else None,
+            host=lease_host,
+            last_heartbeat=lease.heartbeat_at,
+            stale=leases.stale(lease, now),
+            stale_since=lease.stale_at,
+            process_alive=alive(pid) if lease_host == host else None,
+        )
+    return found
+
+
 def reconcile_confirmation(evidence: dict[str, Any], confirmed_by: str) -> dict[str, Any]:
     """The confirmation a supervisor would send for a dead runner, prefilled from the lease's evidence."""
     text = (

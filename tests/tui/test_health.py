@@ -211,3 +211,15 @@ def test_an_installed_launch_agent_whose_intervals_differ_is_reported(
 def test_a_report_has_a_stable_instant(world: tuple[Any, Any, ManualClock]) -> None:
     report = _check(world)
     assert report.checked_at == pendulum.parse("2026-12-05T12:00:00Z")
+
+
+def test_lease_freshness_says_alive_until_twice_the_ttl_then_stale_since(world: tuple[Any, Any, ManualClock]) -> None:
+    journal, _schedule, clock = world
+    _admitted(world)
+    _lease(world)
+    fresh = health.lease_freshness(journal, clock.now(), HOST, alive=lambda _pid: True)[OCCURRENCE]
+    assert (fresh.words, fresh.runner, fresh.segment, fresh.process_alive) == ("alive", "r-dead", 1, True)
+    clock.advance(minutes=3)
+    stale = health.lease_freshness(journal, clock.now(), HOST, alive=lambda _pid: False)[OCCURRENCE]
+    assert stale.words == "stale since 2026-12-07T02:02:00+00:00" and stale.process_alive is False
+    assert health.lease_freshness(journal, clock.now(), "another-host")[OCCURRENCE].process_alive is None
