@@ -182,3 +182,20 @@ def test_launchd_install_renders_the_tick_at_the_commissions_intervals(
     code, refused = shell("launchd", "install", "--commission", str(path), "--host-zone", "Asia/Tokyo", "--print",
                           "--", "/opt/runner.sh")
     assert code == 2 and "zone" in refused["message"]
+
+
+def test_health_exits_2_when_it_cannot_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    not_a_journal = tmp_path / "notes.txt"
+    not_a_journal.write_text("hello")
+    assert main(["--journal", f"sqlite:///{not_a_journal}", "health", "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["healthy"] is False and "not a factory-schedule journal" in report["could_not_check"][0]
+    assert not_a_journal.read_text() == "hello"
+
+
+def test_health_exits_0_when_it_finds_only_information_and_prints_words(shell: Shell, running: str) -> None:
+    shell.capsys.readouterr()
+    code = main(["--journal", shell.url, "health"])
+    lines = shell.capsys.readouterr().out.splitlines()
+    assert code == 0, lines
+    assert lines[0].startswith("info: [running-without-lease]") and lines[-1].startswith("healthy")
