@@ -108,3 +108,33 @@ def test_verify_of_one_aggregate_ignores_tampering_in_another(journal_url):
     journal.verify("test/a")
     with pytest.raises(JournalCorruptError):
         journal.verify("test/b")
+
+
+def test_every_journal_query_is_an_index_search_so_its_cost_does_not_grow_with_history(sqlite_url):
+    from sqlalchemy import event as sa_event
+
+    journal = open_journal(sqlite_url)
+    for version in range(3):
+        journal.execute(AGGREGATE, f"c{version}", {}, version, bump(f"c{version}"))
+    statements: list[tuple[str, Any]] = []
+
+    @sa_event.listens_for(journal.engine, "before_cursor_execute")
+    def _capture(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("SELECT") and not executemany:
+            statements.append((statement, parameters))
+
+    journal.head(AGGREGATE)
+    journal.load(AGGREGATE)
+    journal.receipt("c1")
+    journal.history(AGGREGATE, after=1)
+    journal.history_desc(AGGREGATE, before=3)
+    journal.history_desc(AGGREGATE)
+    journal.execute(AGGREGATE, "c3", {}, 3, bump("c3"))
+    journal.execute(AGGREGATE, "c3", {}, 3, bump("c3"))
+    sa_event.remove(journal.engine, "before_cursor_execute", _capture)
+
+    assert len(statements) >= 8
+    with journal.engine.connect() as conn:
+        for statement, parameters in statements:
+            plan = [row[-1].upper() for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)]
+            assert plan and all(step.startswith("SEARCH") for step in plan), f"{statement!r} scans: {plan}"
