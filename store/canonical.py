@@ -41,10 +41,31 @@ def _check(value: Any, path: str) -> None:
     raise CanonicalJsonError(f"{path}: {type(value).__name__} has no JSON form")
 
 
+def _refuse_float(text: str) -> Any:
+    raise CanonicalJsonError(f"floats are refused (integers only), got {text}")
+
+
 def canonical_json(obj: Any) -> str:
-    """Sorted keys, no insignificant whitespace, UTF-8 text, integers only."""
-    _check(obj, "$")
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """Sorted keys, no insignificant whitespace, UTF-8 text, integers only.
+
+    The fast path lets the C encoder write the text and the C decoder read it back:
+    a float shows up as the decoder's `parse_float`, a non-string key as a document
+    that no longer equals the input. Only then does the slow walk name the culprit.
+    """
+    try:
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+        echoed = json.loads(text, parse_float=_refuse_float)
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        echoed = _NOT_ECHOED
+    if echoed is _NOT_ECHOED or echoed != obj:
+        _check(obj, "$")  # raises with the path of the first value that has no canonical form
+        if echoed is _NOT_ECHOED:  # pragma: no cover - _check refuses everything dumps refuses
+            raise CanonicalJsonError("$: value has no canonical JSON form")
+    return text
+
+
+_NOT_ECHOED = object()
 
 
 def canonical_digest(obj: Any) -> str:
