@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pendulum
 from pendulum import DateTime
 
 from .errors import invalid
@@ -99,4 +100,4 @@ def _checked_reset(observation: Observation, now: DateTime) -> DateTime | None:
     now_ms = int(now.timestamp() * 1000)
     if reset_ms <= now_ms or reset_ms > now_ms + SCHEDULE_LIMITS.max_reset_horizon_ms:
         return None
-    return now.add(milliseconds=reset_ms - now_ms)
+    return pendulum.from_timestamp(observation.resets_at, tz="UTC")

@@ -70,7 +70,9 @@ def due_night(schedule: Schedule, lane: Any, lane_state: LaneState, now: DateTim
 def next_due(schedule: Schedule, lane: Any, lane_state: LaneState, now: DateTime) -> Night | None:
     """The next night whose window is still ahead (or open) and would be due."""
     zone = schedule.commission.zone
-    start = max(local_date_of(zone, now).subtract(days=1), _effective_from(schedule).subtract(days=1))
+    start = max(local_date_of(zone, now).subtract(days=1), _effective_from(schedule))
+    if lane_state.watermark is not None:
+        start = max(start, parse_local_date(lane_state.watermark.date).add(days=1))
     for night in nights_from(zone, lane, start):
         if night.closes > now and is_due(schedule, lane_state, night):
             return night

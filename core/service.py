@@ -89,6 +89,9 @@ class LifecycleSchedule:
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds
+        # The last state parsed, by version and document: an unchanged document parses to the same
+        # answer, so it is re-validated only when its bytes change (a tampered row always is).
+        self._parsed: tuple[int, Any, Schedule] | None = None
 
     # -- reading -------------------------------------------------------------------------
 
@@ -99,7 +102,12 @@ class LifecycleSchedule:
         snapshot = self.journal.load(SCHEDULE_AGGREGATE)
         if snapshot.state is None:
             return snapshot.version, None
-        return snapshot.version, parse_state(snapshot.state, snapshot.version)
+        known = self._parsed
+        if known is not None and known[0] == snapshot.version and known[1] == snapshot.state:
+            return snapshot.version, known[2]
+        schedule = parse_state(snapshot.state, snapshot.version)
+        self._parsed = (snapshot.version, snapshot.state, schedule)
+        return snapshot.version, schedule
 
     def _pruned(self, occurrence_id: str, up_to: int) -> Occurrence | None:
         """A settled occurrence that left the state: its record is its settlement event."""
@@ -147,8 +155,11 @@ class LifecycleSchedule:
                 raise ScheduleError(
                     "CONFLICT", f"{planned.command_id} was recorded with a different request"
                 ) from None
-            after = parse_state(dump_state(decided[0].state), outcome.version) if decided else schedule
-            return planned, outcome, after
+            if decided:
+                new_document, after = decided[0]
+                self._parsed = (outcome.version, new_document, after)
+                return planned, outcome, after
+            return planned, outcome, schedule
         raise ScheduleError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
 
     def _decision(self, plan: Plan, planned: _Command, version: int, schedule: Schedule | None,
@@ -172,12 +183,12 @@ class LifecycleSchedule:
                 raise _Replan()
             change = again.change
             new_document = dump_state(change.state)
-            parse_state(new_document, at_version + 1)
+            after = parse_state(new_document, at_version + 1)
             if change.growing:
                 size = len(canonical_json(new_document).encode("utf-8"))
                 if size > SCHEDULE_LIMITS.max_state_bytes:
                     raise ScheduleError("LIMIT", f"the schedule would grow to {size} bytes, above the limit")
-            decided.append(change)
+            decided.append((new_document, after))
             return Decision(events=change.events, state=new_document, result=change.result)
 
         return decide

@@ -49,14 +49,28 @@ def parse_state(document: Any, version: int) -> Schedule:
         state = ScheduleState.model_validate(document)
     except ValidationError as error:
         raise corrupt(f"stored schedule: {_validation_message(error)}") from None
-    try:
-        commission = parse_commission(state.commission)
-    except ScheduleError as error:
-        raise corrupt(f"stored commission: {error.message}") from None
-    if commission_digest(state.commission) != state.commission_digest:
-        raise corrupt("stored commission does not match its digest")
+    commission = _checked_commission(state.commission, state.commission_digest)
     _check_schedule(state, commission, version)
     return Schedule(state=state, commission=commission, version=version)
+
+
+_commission_memo: list[tuple[dict[str, Any], str, Commission]] = []
+
+
+def _checked_commission(document: dict[str, Any], digest: str) -> Commission:
+    """Parse the stored commission and check its digest. The last answer is remembered: the same
+    document and digest always get the same answer, and re-deriving it dominated every command."""
+    for known_document, known_digest, known in _commission_memo:
+        if known_digest == digest and known_document == document:
+            return known
+    try:
+        commission = parse_commission(document)
+    except ScheduleError as error:
+        raise corrupt(f"stored commission: {error.message}") from None
+    if commission_digest(commission) != digest:
+        raise corrupt("stored commission does not match its digest")
+    _commission_memo[:] = [(document, digest, commission)]
+    return commission
 
 
 def dump_state(state: ScheduleState) -> dict[str, Any]:
