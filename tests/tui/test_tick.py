@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from .runner_support import (
 )
 
 TTL = 1.0
+needs_jq = pytest.mark.skipif(shutil.which("jq") is None, reason="the example runner parses JSON with jq")
 
 
 def _tick_process(url: str, tmp_path: Path, *command: str, **env: str) -> subprocess.Popen[str]:
@@ -79,6 +81,7 @@ def journal(sqlite_url: str) -> Any:
     return journal
 
 
+@needs_jq
 def test_the_example_runner_completes_an_occurrence_end_to_end_through_the_cli(
     sqlite_url: str, journal: Any, tmp_path: Path
 ) -> None:
@@ -94,6 +97,7 @@ def test_the_example_runner_completes_an_occurrence_end_to_end_through_the_cli(
     assert leases.list_leases(journal) == []
 
 
+@needs_jq
 def test_the_example_runner_defers_on_a_usage_limit_without_resending(
     sqlite_url: str, journal: Any, tmp_path: Path
 ) -> None:
@@ -106,6 +110,7 @@ def test_the_example_runner_defers_on_a_usage_limit_without_resending(
     assert leases.list_leases(journal) == []
 
 
+@needs_jq
 def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconciles_and_resumes(
     sqlite_url: str, journal: Any, tmp_path: Path
 ) -> None:
