@@ -8,12 +8,14 @@ nothing running any more and lists each removal; it changes no decision.
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from store import JournalError, open_journal
 
 from .. import health
 from ..runner import this_host
+from .launchd_install import DEFAULT_LABEL
 from .runner_cli import SystemClock, emit, journal_url_of, open_schedule, to_jsonable
 
 
@@ -55,7 +57,7 @@ def _health(args: argparse.Namespace) -> int:
             report = health.HealthReport(clock.now(), host, (), (), (f"repair: {error}",))
             emit(_as_json(report)) if args.json else _print_text(report)
             return health.COULD_NOT_CHECK
-    report = health.check_health(journal, schedule, clock.now(), host, args.plist, args.grace)
+    report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace)
     report = health.HealthReport(report.checked_at, report.host, report.findings, tuple(repairs),
                                  report.could_not_check)
     if args.json:
@@ -63,6 +65,12 @@ def _health(args: argparse.Namespace) -> int:
     else:
         _print_text(report)
     return report.exit_code
+
+
+def _installed_agent() -> str | None:
+    """The LaunchAgent `launchd install` suggests, when it is installed in the usual place."""
+    path = os.path.expanduser(f"~/Library/LaunchAgents/{DEFAULT_LABEL}.plist")
+    return path if os.path.exists(path) else None
 
 
 def _as_json(report: health.HealthReport) -> dict[str, Any]:
@@ -74,7 +82,9 @@ def register(subcommands: Any) -> None:
     parser.add_argument("--repair", action="store_true",
                         help="remove stale leases whose segment is no longer running (changes no decision)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
-    parser.add_argument("--plist", metavar="PATH", help="the installed LaunchAgent to compare with the commission")
+    parser.add_argument("--plist", metavar="PATH",
+                        help="the installed LaunchAgent to compare with the commission "
+                        f"(default: ~/Library/LaunchAgents/{DEFAULT_LABEL}.plist when it exists)")
     parser.add_argument("--grace", type=float, default=health.DEFAULT_GRACE_MINUTES, metavar="MINUTES",
                         help="how late a lane may start before it is reported "
                         f"(default {health.DEFAULT_GRACE_MINUTES})")
