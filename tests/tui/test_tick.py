@@ -39,11 +39,13 @@ TTL = 1.0
 needs_jq = pytest.mark.skipif(shutil.which("jq") is None, reason="the example runner parses JSON with jq")
 
 
-def _tick_process(url: str, tmp_path: Path, *command: str, **env: str) -> subprocess.Popen[str]:
+def _tick_process(
+    url: str, tmp_path: Path, *command: str, options: tuple[str, ...] = (), **env: str
+) -> subprocess.Popen[str]:
     environment = cli_env(url, PROVIDER=f"{sys.executable} {FAKE_PROVIDER}",
                           FAKE_PROVIDER_LOG=str(tmp_path / "provider.log"), **env)
     return subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "--journal", url, "tick", "--ttl", f"{TTL:g}", "--", *command],
+        [sys.executable, "-m", "tui.cli", "--journal", url, "tick", "--ttl", f"{TTL:g}", *options, "--", *command],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=REPO,
     )
 
@@ -212,3 +214,28 @@ def test_a_stale_worker_lease_of_a_tick_gone_from_this_host_is_cleared_by_the_ne
     assert code == 6, (lines, err)  # `true` leaves its segment running: the lease is left to go stale
     assert lines[0]["repaired"] == "stale-worker-lease" and lines[0]["lease"]["owner"] == "tick-crashed"
     assert lines[1]["tick"]["kind"] == "admitted"
+
+
+@needs_jq
+def test_a_detached_tick_returns_at_once_and_its_keeper_runs_the_segment_to_the_end(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    out = tmp_path / "tick.out"
+    environment = cli_env(sqlite_url, PROVIDER=f"{sys.executable} {FAKE_PROVIDER}",
+                          FAKE_PROVIDER_LOG=str(tmp_path / "provider.log"))
+    with out.open("w") as stdout:
+        tick = subprocess.Popen(
+            [sys.executable, "-m", "tui.cli", "--journal", sqlite_url, "tick", "--detach", "--ttl", f"{TTL:g}",
+             "--", str(EXAMPLE_RUNNER)],
+            stdout=stdout, stderr=subprocess.DEVNULL, env=environment, cwd=REPO,
+        )
+        assert tick.wait(timeout=120) == 0
+    # The tick has returned; its keeper (which shares its stdout, as launchd's log would) works on.
+    started, detached = json_lines(out.read_text())[:2]
+    occurrence = started["tick"]["occurrence"]["id"]
+    assert detached["detached"]["occurrence"] == occurrence and detached["detached"]["segment"] == 1
+    schedule = LifecycleSchedule(journal, SystemClock())
+    _wait_for(lambda: schedule.status(occurrence).state == "settled", timeout=180, what="the keeper's runner")
+    _wait_for(lambda: leases.list_leases(journal) == [], timeout=30, what="the keeper's release")
+    assert schedule.status(occurrence).status == "completed"
+    assert _contacts(tmp_path) == ["item-1", "item-2"]

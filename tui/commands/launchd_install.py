@@ -1,6 +1,6 @@
 """`factory-schedule launchd install --commission FILE (--print | --output PATH) [-- RUNNER [ARGS]]`.
 
-Renders the LaunchAgent that fires `factory-schedule tick -- RUNNER` at every lane
+Renders the LaunchAgent that fires `factory-schedule tick --detach -- RUNNER` at every lane
 time: its StartCalendarInterval comes from `core.launch_intervals` (which refuses
 a Mac whose zone is not the commission's), its ProgramArguments are the tick
 command with the journal named explicitly, so launchd's bare environment cannot
@@ -40,7 +40,7 @@ def factory_schedule_executable() -> str:
 def tick_program_arguments(
     executable: str, journal_url: str, runner_command: list[str], ttl: float | None
 ) -> list[str]:
-    arguments = [executable, "--journal", journal_url, "tick"]
+    arguments = [executable, "--journal", journal_url, "tick", "--detach"]
     if ttl is not None:
         arguments += ["--ttl", f"{ttl:g}"]
     return [*arguments, "--", *runner_command]

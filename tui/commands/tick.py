@@ -13,12 +13,19 @@ COMMAND with FACTORY_JOURNAL, FACTORY_OCCURRENCE, FACTORY_RUNNER and
 FACTORY_SEGMENT (also FACTORY_LANE, FACTORY_LEASE_SCOPE, FACTORY_LEASE_TTL) in its
 environment, heartbeating every TTL/3; all admitted segments run at once. The
 runner's own stdout goes to the tick's stderr so the tick's stdout stays JSON.
+
+With `--detach` (what the LaunchAgent runs) each admitted segment gets a keeper
+process (`tick-segment`) in a session of its own that does the same, and the tick
+returns at once: launchd never starts a job while its last run is still running,
+so a tick that waited for a two-hour runner would swallow the next lanes' times.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 from typing import Any
 
 from store import leases, open_journal
@@ -89,9 +96,7 @@ def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.S
 
 
 def _tick(args: argparse.Namespace) -> int:
-    command = list(args.tick_command or [])
-    if command and command[0] == "--":
-        command = command[1:]
+    command = _strip_dashes(args.tick_command)
 
     def work() -> int:
         if not command:
@@ -111,12 +116,57 @@ def _tick(args: argparse.Namespace) -> int:
         finally:
             beat.stop()
             leases.release(journal, leases.WORKER_SCOPE, owner)
+        if args.detach:
+            for job in jobs:
+                keeper = _spawn_keeper(url, job, command, args.ttl)
+                emit({"detached": {"lane": job.lane, "occurrence": job.occurrence_id, "segment": job.segment,
+                                   "runner": job.runner, "keeper_pid": keeper}})
+            return exit_code
         runs = process_runner.run_segments(
             journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run})
         )
         if exit_code == EXIT_OK and any(run.exit != 0 or run.segment_running for run in runs):
             exit_code = EXIT_RUNNER_FAILED
         return exit_code
+
+    return run_guarded(work)
+
+
+def _strip_dashes(command: list[str] | None) -> list[str]:
+    command = list(command or [])
+    return command[1:] if command and command[0] == "--" else command
+
+
+def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], ttl: float) -> int:
+    """Start `tick-segment` for one admitted segment in a session of its own, so it outlives this tick.
+
+    launchd runs one instance of a job at a time and, when that instance exits, kills what is left in
+    its process group; a keeper in its own session escapes both, so the next lane's tick can fire while
+    this lane's runner works.
+    """
+    keeper = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "--journal", url, "tick-segment", "--lane", job.lane,
+         "--occurrence", job.occurrence_id, "--segment", str(job.segment), "--runner", job.runner,
+         "--ttl", f"{ttl:g}", "--", *command],
+        stdin=subprocess.DEVNULL, start_new_session=True,
+    )
+    return keeper.pid
+
+
+def _keep_segment(args: argparse.Namespace) -> int:
+    command = _strip_dashes(args.tick_command)
+
+    def work() -> int:
+        if not command:
+            raise BadInput("tick-segment needs the runner command after `--`")
+        url = journal_url_of(args)
+        journal = open_journal(url)
+        clock = SystemClock()
+        schedule = open_schedule(url, clock, journal)
+        job = process_runner.SegmentJob(args.lane, args.occurrence, args.segment, args.runner)
+        run = process_runner.run_segment(journal, url, job, command, args.ttl, clock.now, schedule.read)
+        emit({"segment_run": run})
+        return EXIT_RUNNER_FAILED if run.exit != 0 or run.segment_running else EXIT_OK
 
     return run_guarded(work)
 
@@ -135,5 +185,23 @@ def register(subcommands: Any) -> None:
         default=DEFAULT_TTL_SECONDS,
         help=f"lease TTL in seconds; heartbeats every TTL/3, stale after 2 x TTL (default {DEFAULT_TTL_SECONDS:g})",
     )
+    tick.add_argument(
+        "--detach",
+        action="store_true",
+        help="start each admitted segment's runner under a keeper process of its own and return at once "
+        "(what the LaunchAgent uses: launchd never runs a second tick while the first still runs)",
+    )
     tick.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
     tick.set_defaults(handler=_tick)
+
+    keeper = subcommands.add_parser(
+        "tick-segment",
+        help="hold one admitted segment's lease while its runner runs (what `tick --detach` starts)",
+    )
+    keeper.add_argument("--lane", required=True)
+    keeper.add_argument("--occurrence", required=True)
+    keeper.add_argument("--segment", type=int, required=True)
+    keeper.add_argument("--runner", required=True, help="the token the segment was admitted to")
+    keeper.add_argument("--ttl", type=float, default=DEFAULT_TTL_SECONDS)
+    keeper.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
+    keeper.set_defaults(handler=_keep_segment)
