@@ -18,20 +18,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from .canonical import CanonicalJsonError, canonical_digest, canonical_json
 from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
-from .tables import AggregateRow, EventRow, ReceiptRow
 
 GENESIS_HASH = "0" * 64
 HISTORY_PAGE = 1000
 _LOCK_RETRY_SECONDS = 120.0
-
-_events = EventRow.__table__
-_receipts = ReceiptRow.__table__
-_aggregates = AggregateRow.__table__
 
 
 @dataclass(frozen=True)
@@ -105,10 +100,21 @@ def chain_hash(prev_hash: str, aggregate: str, version: int, command_id: str, ty
     return digest.hexdigest()
 
 
+# The journal's SQL, written against the tables of `tables.py` (which `opening` creates).
+_EVENT_COLUMNS = "aggregate, version, command_id, type, data, prev_hash, hash"
 _STATEMENTS = {
     "receipt": "SELECT command_id, aggregate, digest, first_version, last_version, result "
     "FROM receipts WHERE command_id = :command_id",
     "head": "SELECT version, hash, state FROM aggregates WHERE aggregate = :aggregate",
+    "version": "SELECT version FROM aggregates WHERE aggregate = :aggregate",
+    "snapshot": "SELECT version, state FROM aggregates WHERE aggregate = :aggregate",
+    "chain_head": "SELECT version, hash FROM aggregates WHERE aggregate = :aggregate",
+    "history": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate AND version > :after "
+    "ORDER BY version LIMIT :limit",
+    "history_desc": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate "
+    "ORDER BY version DESC LIMIT :limit",
+    "history_desc_before": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate AND version < :before "
+    "ORDER BY version DESC LIMIT :limit",
     "insert_event": "INSERT INTO events (aggregate, version, command_id, type, data, prev_hash, hash) "
     "VALUES (:aggregate, :version, :command_id, :type, :data, :prev_hash, :hash)",
     "update_head": "UPDATE aggregates SET version = :last, state = :state, hash = :hash "
@@ -195,9 +201,7 @@ class Journal:
 
         def read() -> int:
             with self._read() as conn:
-                row = conn.execute(
-                    select(_aggregates.c.version).where(_aggregates.c.aggregate == aggregate)
-                ).first()
+                row = conn.exec_driver_sql(self._sql["version"], {"aggregate": aggregate}).first()
                 return int(row[0]) if row else 0
 
         return self._retrying(read)
@@ -226,11 +230,8 @@ class Journal:
 
         def read() -> list[Event]:
             with self._read() as conn:
-                rows = conn.execute(
-                    select(_events)
-                    .where(_events.c.aggregate == aggregate, _events.c.version > after)
-                    .order_by(_events.c.version)
-                    .limit(limit)
+                rows = conn.exec_driver_sql(
+                    self._sql["history"], {"aggregate": aggregate, "after": after, "limit": limit}
                 ).all()
             return [self._event(row) for row in rows]
 
@@ -241,11 +242,13 @@ class Journal:
         limit = min(max(limit, 1), HISTORY_PAGE)
 
         def read() -> list[Event]:
-            query = select(_events).where(_events.c.aggregate == aggregate)
-            if before is not None:
-                query = query.where(_events.c.version < before)
+            if before is None:
+                statement, values = self._sql["history_desc"], {"aggregate": aggregate, "limit": limit}
+            else:
+                statement = self._sql["history_desc_before"]
+                values = {"aggregate": aggregate, "before": before, "limit": limit}
             with self._read() as conn:
-                rows = conn.execute(query.order_by(_events.c.version.desc()).limit(limit)).all()
+                rows = conn.exec_driver_sql(statement, values).all()
             return [self._event(row) for row in rows]
 
         return self._retrying(read)
@@ -272,9 +275,7 @@ class Journal:
 
         def read_head() -> Any:
             with self._read() as conn:
-                return conn.execute(
-                    select(_aggregates.c.version, _aggregates.c.hash).where(_aggregates.c.aggregate == aggregate)
-                ).first()
+                return conn.exec_driver_sql(self._sql["chain_head"], {"aggregate": aggregate}).first()
 
         row = self._retrying(read_head)
         head_version = int(row.version) if row else 0
@@ -430,9 +431,7 @@ class Journal:
             raise JournalCorruptError(f"{what} is not JSON") from None
 
     def _snapshot(self, conn: Connection, aggregate: str) -> Snapshot:
-        row = conn.execute(
-            select(_aggregates.c.version, _aggregates.c.state).where(_aggregates.c.aggregate == aggregate)
-        ).first()
+        row = conn.exec_driver_sql(self._sql["snapshot"], {"aggregate": aggregate}).first()
         if row is None:
             return Snapshot(version=0, state=None)
         return Snapshot(version=int(row.version), state=self._parse(row.state, f"{aggregate} state"))
