@@ -64,9 +64,9 @@ def postgres_url() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def journal_url(request: pytest.FixtureRequest) -> str:
-    """A fresh journal URL, once per backend; the PostgreSQL case skips without a server."""
+    """A fresh journal URL, once per backend; the PostgreSQL case (marked `postgres`) skips without a server."""
     if request.param == "sqlite":
         return request.getfixturevalue("sqlite_url")
     return request.getfixturevalue("postgres_url")
