@@ -30,6 +30,7 @@ from tests.core.engine_helpers import (
     sign_in_report,
     task,
     usage_limit_report,
+    weekly_id,
     weekly_lane,
     writes_nothing,
 )
@@ -474,7 +475,7 @@ def test_a_usage_limit_report_that_shows_the_provider_consumed_tokens_is_unknown
     h.at("2026-12-08T02:00:00Z")
     h.schedule.start(lane="alpha/basic", runner="r-next")
     refusal(h, "unknown-effect", ALPHA, runner="r-next", work="w1")
-    refusal(h, "unknown-effect", ALPHA, runner="r-alpha", work="w1", attempt=2)
+    refusal(h, "unknown-effect", ALPHA, runner="r-next", work="w1", attempt=2)
     refused_rule(h, lambda: h.schedule.settle(occurrence_id=ALPHA, settled_by="r-next", status="completed",
                                               reason="done"))
     h.schedule.settle(occurrence_id=ALPHA, settled_by="r-next", status="partial", reason="w1 unknown")
@@ -575,7 +576,7 @@ def test_a_usage_window_belongs_to_the_account(tmp_path):
     refusal(h, "limited", BETA, runner="r-beta", work="w1")
     h.schedule.defer(occurrence_id=BETA, runner="r-beta", reason="usage-limit")
     assert h.stored(BETA)["deferrals"][0]["resumeAt"] == "2026-12-09T02:00:00.000Z"
-    assert all(call["runner"] != "r-beta" for call in h.stored(BETA)["calls"])
+    assert h.stored(BETA).get("calls", []) == [], "beta deferred without contacting the provider"
 
 
 def test_a_usage_limit_deferral_needs_a_closed_window(tmp_path):
@@ -907,3 +908,137 @@ def test_a_refused_call_with_its_work_unsent_keeps_the_occurrence_from_completin
     h.at("2026-12-07T02:07:00Z")
     refused_rule(h, lambda: h.schedule.settle(occurrence_id=ALPHA, settled_by="r-alpha", status="completed",
                                               reason="done"))
+
+
+# -- report and request defects -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        pytest.param({"kind": "maybe", "tokens": 0}, id="no-known-kind"),
+        pytest.param({"kind": "result", "tokens": -1, "output": "ok"}, id="negative-tokens"),
+        pytest.param({"kind": "result", "tokens": 1.5, "output": "ok"}, id="fractional-tokens"),
+        pytest.param({"kind": "result", "tokens": 10, "output": "great"}, id="unknown-output"),
+        pytest.param({"kind": "usage-limit", "tokens": 0}, id="usage-limit-without-observation"),
+        pytest.param({"kind": "sign-in-needed", "tokens": 0, "httpStatus": 500}, id="sign-in-not-401-or-403"),
+        pytest.param({"kind": "result", "tokens": 10, "output": "ok", "extra": 1}, id="unknown-field"),
+    ],
+)
+def test_a_malformed_report_is_invalid_and_leaves_the_call_in_flight(tmp_path, report):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    refused(h, "INVALID", lambda: h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call,
+                                                      report=report))
+    assert "endedAt" not in stored_call(h, ALPHA, admission.call)
+
+
+def test_a_task_the_lane_does_not_name_is_refused_and_writes_nothing(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    with writes_nothing(h):
+        try:
+            answer = h.call(ALPHA, runner="r-alpha", task="poetry", work="w1")
+        except ScheduleError as error:
+            assert error.code in ("INVALID", "RULE"), error
+        else:
+            assert answer.admitted is False, answer
+
+
+def test_a_deferral_or_settlement_with_a_call_in_flight_is_call_open_and_reconcile_ends_it(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    h.call(ALPHA, runner="r-alpha", work="w1")
+    h.at("2026-12-07T02:06:00Z")
+    refused(h, "CALL_OPEN", lambda: h.schedule.defer(occurrence_id=ALPHA, runner="r-alpha", reason="logged-out"))
+    refused(h, "CALL_OPEN", lambda: h.schedule.settle(occurrence_id=ALPHA, settled_by="r-alpha", status="partial",
+                                                      reason="half"))
+
+
+def test_a_call_admitted_or_ended_with_the_clock_behind_its_occurrence_is_invalid(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:10:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    h.at("2026-12-07T02:05:00Z")
+    refused(h, "INVALID", lambda: h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call,
+                                                      report=result_report(10)))
+    h.at("2026-12-07T02:11:00Z")
+    h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call, report=result_report(10))
+    h.at("2026-12-07T02:06:00Z")
+    refused(h, "INVALID", lambda: h.call(ALPHA, runner="r-alpha", work="w2"))
+
+
+# -- more of the seed's edges ---------------------------------------------------------------------------------------
+
+
+def test_a_limit_that_resets_inside_tonights_window_still_waits_for_the_next_nights_slot(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call,
+                        report=usage_limit_report("2026-12-07T02:20:00Z"))
+    h.schedule.defer(occurrence_id=ALPHA, runner="r-alpha", reason="usage-limit")
+    h.at("2026-12-07T02:25:00Z")  # the window has reset, and tonight's deadline (02:45) is still ahead
+    with writes_nothing(h):
+        tick = h.schedule.start(lane="alpha/basic", runner="r-alpha")
+    assert (tick.kind, tick.until) == ("waiting", utc("2026-12-08T02:00:00Z"))
+
+
+def test_the_window_of_an_account_reopens_after_its_reset(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha", "beta")
+    h.at("2026-12-07T02:05:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call,
+                        report=usage_limit_report("2026-12-07T02:20:00Z"))
+    h.at("2026-12-07T02:19:00Z")
+    refusal(h, "limited", BETA, runner="r-beta", work="w1")
+    h.at("2026-12-07T02:21:00Z")
+    assert h.call(BETA, runner="r-beta", work="w1").dispatch is True
+    refusal(h, "limited", ALPHA, runner="r-alpha", work="w2")  # alpha's own segment stays closed
+
+
+def test_a_budget_deferral_of_a_weekly_lane_goes_to_its_night_of_the_next_iso_week(tmp_path):
+    h = calls_harness(tmp_path, lanes=[weekly_lane(weekday=4)], weekly_tokens=200_000)
+    week50 = weekly_id("alpha", "full", "2026-W50")
+    h.at("2026-12-10T02:40:00Z")
+    h.admit("alpha/full", "r1")
+    h.at("2026-12-10T02:45:00Z")
+    performed(h, week50, "r1", "w1", tokens=CALL_BOUND)
+    refusal(h, "budget-exhausted", week50, runner="r1", work="w2")
+    h.schedule.defer(occurrence_id=week50, runner="r1", reason="budget-exhausted", bound=CALL_BOUND)
+    h.at("2026-12-14T02:40:00Z")  # Monday of the next ISO week: not this lane's night
+    with writes_nothing(h):
+        tick = h.schedule.start(lane="alpha/full", runner="r1")
+    assert (tick.kind, tick.until) == ("waiting", utc("2026-12-17T02:40:00Z"))
+    h.at("2026-12-17T02:40:00Z")
+    tick = h.schedule.start(lane="alpha/full", runner="r1")
+    assert (tick.kind, tick.occurrence.id) == ("resumed", week50)
+    assert h.call(week50, runner="r1", work="w2").admitted is True, "the new week has room"
+
+
+def test_a_call_in_flight_counts_at_its_bound_against_another_occurrences_room(tmp_path):
+    h = calls_harness(tmp_path, weekly_tokens=200_000)
+    running(h, "alpha", "beta")
+    h.at("2026-12-07T02:05:00Z")
+    assert h.call(ALPHA, runner="r-alpha", work="w1").admitted is True
+    refusal(h, "budget-exhausted", BETA, runner="r-beta", work="w1")
+    assert h.call(BETA, runner="r-beta", work="w1", bound=50_000).admitted is True
+
+
+def test_the_ledger_week_is_the_commissions_local_iso_week(tmp_path):
+    h = calls_harness(tmp_path, zone="Asia/Tokyo")
+    # Monday 14 December, 02:00 in Tokyo, is still Sunday (ISO week 50) in UTC.
+    h.at("2026-12-13T17:00:00Z")
+    occurrence_id = h.admit("alpha/basic", "r-alpha").occurrence.id
+    assert occurrence_id == basic_id("alpha", "2026-12-14")
+    h.at("2026-12-13T17:05:00Z")
+    admission = h.call(occurrence_id, runner="r-alpha", work="w1")
+    assert admission.week == "2026-W51"
+    assert "2026-W51" in h.ledger() and "2026-W50" not in h.ledger()

@@ -712,3 +712,111 @@ def test_status_and_plan_name_an_occurrence_through_its_life(tmp_path):
     view = h.schedule.read()
     assert view.version == h.head()
     assert NIGHT1 in {occurrence.id for occurrence in view.occurrences}
+
+
+# -- zones and weeks the seed names ---------------------------------------------------------------------------------
+
+
+def test_dst_in_berlin_a_slot_in_the_gap_moves_forward_and_the_repeated_hour_admits_once(tmp_path):
+    lane = basic_lane(time="02:30", closes="05:00")
+    spring = make_harness(tmp_path / "spring", lanes=[lane], zone="Europe/Berlin", effective_from="2026-03-29",
+                          start="2026-03-28T12:00:00Z")
+    spring.at("2026-03-29T01:29:00Z")  # 02:30 does not exist on 29 March in Berlin: it becomes 03:30 CEST
+    with writes_nothing(spring):
+        tick = spring.schedule.start(lane=LANE, runner="r1")
+    assert (tick.kind, tick.until) == ("waiting", utc("2026-03-29T01:30:00Z"))
+    spring.at("2026-03-29T01:30:00Z")
+    assert spring.admit(LANE, "r1").occurrence.id == basic_id("alpha", "2026-03-29")
+
+    autumn = make_harness(tmp_path / "autumn", lanes=[lane], zone="Europe/Berlin", effective_from="2026-10-25",
+                          start="2026-10-24T12:00:00Z")
+    autumn.at("2026-10-25T00:30:00Z")  # the first 02:30 (CEST)
+    assert autumn.admit(LANE, "r1").occurrence.id == basic_id("alpha", "2026-10-25")
+    autumn.at("2026-10-25T00:40:00Z")
+    autumn.schedule.settle(occurrence_id=basic_id("alpha", "2026-10-25"), settled_by="r1", status="completed",
+                           reason="done")
+    autumn.at("2026-10-25T01:30:00Z")  # the second 02:30 (CET)
+    with writes_nothing(autumn):
+        assert autumn.schedule.start(lane=LANE, runner="r2").kind == "waiting"
+
+
+def test_day_boundary_in_tokyo_a_basic_occurrence_takes_its_local_date(tmp_path):
+    h = make_harness(tmp_path, zone="Asia/Tokyo", start="2026-12-06T00:00:00Z")
+    h.at("2026-12-06T17:00:00Z")  # 02:00 on 7 December in Tokyo
+    assert h.admit(LANE, "r1").occurrence.id == basic_id("alpha", "2026-12-07")
+
+
+def test_week_boundary_the_53_week_year_names_its_weeks(tmp_path):
+    h = make_harness(tmp_path, lanes=[weekly_lane(weekday=4)])
+    h.at("2026-12-31T02:40:00Z")  # Thursday 31 December 2026 is in 2026-W53
+    tick = h.admit("alpha/full", "r1")
+    assert tick.occurrence.id == weekly_id("alpha", "full", "2026-W53")
+    h.at("2026-12-31T03:00:00Z")
+    h.schedule.settle(occurrence_id=tick.occurrence.id, settled_by="r1", status="completed", reason="done")
+    h.at("2027-01-07T02:40:00Z")
+    assert h.admit("alpha/full", "r1").occurrence.id == weekly_id("alpha", "full", "2027-W01")
+
+
+def test_a_revision_that_removes_a_product_keeps_its_open_occurrence_and_one_that_names_it_again_rejoins_then(
+    tmp_path,
+):
+    both = [basic_lane("alpha"), basic_lane("beta", time="02:20")]
+    h = make_harness(tmp_path, lanes=both)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r1")
+    h.at("2026-12-07T12:00:00Z")
+    h.schedule.record_commission(commission([basic_lane("beta", time="02:20")], revision=2))
+    refused(h, "NOT_A_LANE", lambda: h.schedule.start(lane=LANE, runner="r1"))
+    # The open occurrence of the removed lane is still there to settle.
+    assert h.schedule.status(NIGHT1).state == "running"
+    h.schedule.settle(occurrence_id=NIGHT1, settled_by="r1", status="partial", reason="product removed")
+
+    h.at("2026-12-10T12:00:00Z")
+    h.schedule.record_commission(commission(both, revision=3))
+    assert h.schedule.status(basic_id("alpha", "2026-12-09")).state == "not-commissioned"
+    h.at("2026-12-11T02:00:00Z")
+    tick = h.admit(LANE, "r1")
+    assert tick.occurrence.id == basic_id("alpha", "2026-12-11")
+    assert coalesced_of(h.stored(tick.occurrence.id)) is None, "nothing is due while the lane was out"
+
+
+# -- input defects are INVALID and write nothing -----------------------------------------------------------------------
+
+
+def _running_night(tmp_path):
+    h = make_harness(tmp_path)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r1")
+    h.at("2026-12-07T02:05:00Z")
+    return h
+
+
+@pytest.mark.parametrize(
+    ("name", "action"),
+    [
+        ("unknown deferral reason", lambda s: s.defer(occurrence_id=NIGHT1, runner="r1", reason="holiday")),
+        ("unknown settlement status", lambda s: s.settle(occurrence_id=NIGHT1, settled_by="r1", status="great",
+                                                         reason="done")),
+        ("settlement reason over 200 characters",
+         lambda s: s.settle(occurrence_id=NIGHT1, settled_by="r1", status="completed", reason="x" * 201)),
+        ("empty runner", lambda s: s.defer(occurrence_id=NIGHT1, runner="", reason="logged-out")),
+        ("confirmation without evidence",
+         lambda s: s.reconcile(occurrence_id=NIGHT1, confirmation={"runner": "r1", "confirmedBy": "me"})),
+        ("confirmation with an unknown field",
+         lambda s: s.reconcile(occurrence_id=NIGHT1, confirmation={**confirmation("r1"), "mood": "sad"})),
+        ("an occurrence ID of no form", lambda s: s.defer(occurrence_id="alpha/2026-12-07", runner="r1",
+                                                          reason="logged-out")),
+        ("portfolio as a Product", lambda s: s.status("discovery/portfolio/basic/2026-12-07")),
+        ("an unknown account", lambda s: s.record_account(account="gemini", sequence=1, sign_in="x", overage=False,
+                                                          recorded_by="owner")),
+        ("a commission without its ceiling",
+         lambda s: s.record_commission({k: v for k, v in commission(revision=2).items() if k != "weeklyTokens"})),
+        ("a call bound of zero", lambda s: s.admit_call(occurrence_id=NIGHT1, runner="r1", task="scan", work="w1",
+                                                        bound=0, sign_in="owner@example.com")),
+        ("an attempt of zero", lambda s: s.admit_call(occurrence_id=NIGHT1, runner="r1", task="scan", work="w1",
+                                                      bound=10, sign_in="owner@example.com", attempt=0)),
+    ],
+)
+def test_an_input_defect_is_invalid_and_writes_nothing(tmp_path, name, action):
+    h = _running_night(tmp_path)
+    refused(h, "INVALID", lambda: action(h.schedule))
