@@ -315,8 +315,10 @@ class Journal:
         """Run one command in one transaction.
 
         A recorded `command_id` with the same payload replays its receipt (nothing is
-        written, `decide` is not called); with another payload it raises
-        CommandConflictError. Otherwise a head other than `expected_version` raises
+        written, `decide` is not called) whatever version the caller read; with another
+        payload it raises CommandConflictError when the caller's version is current and
+        VersionConflictError when it is stale (the caller re-reads and sees who took the ID).
+        Otherwise a head other than `expected_version` raises
         VersionConflictError, and anything `decide` raises leaves the journal as it was.
         """
         if not command_id:
@@ -352,6 +354,12 @@ class Journal:
         if found is not None:
             recorded = self._receipt_of(found)
             if recorded.digest != digest or recorded.aggregate != aggregate:
+                # A caller whose view is stale has not seen the command that took this ID: it must
+                # read again (and will then see it), not be told its request conflicts.
+                head = conn.exec_driver_sql(sql["head"], {"aggregate": aggregate}).first()
+                version = int(head[0]) if head is not None else 0
+                if version != expected_version:
+                    raise VersionConflictError(aggregate, expected_version, version)
                 raise CommandConflictError(command_id)
             return Outcome(
                 command_id=command_id,
