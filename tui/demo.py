@@ -23,11 +23,15 @@ demo then keeps the same driver going on a thread, with the clock accelerated.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import heapq
 import itertools
 import os
 import random
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -429,3 +433,22 @@ class LiveSimulation:
 
 def parse_demo_instant(text: str) -> DateTime:
     return parse_instant(text)
+
+
+def build_demo_file(path: str | os.PathLike[str], *, host: str = DEMO_HOST, until: DateTime = DEMO_END) -> str:
+    """Build the demo journal into a file and close it (checkpointed), ready to copy; returns its path."""
+    driver = build_demo(f"sqlite:///{os.fspath(path)}", host=host, until=until)
+    driver.journal.close()
+    return os.fspath(path)
+
+
+@functools.cache
+def demo_template() -> str:
+    """The demo journal, built once per process into a temporary folder (removed at exit).
+
+    Tests and the screenshot command copy it rather than building it again: the build
+    drives two weeks of the engine and takes a while.
+    """
+    folder = tempfile.mkdtemp(prefix="factory-schedule-demo-")
+    atexit.register(shutil.rmtree, folder, True)
+    return build_demo_file(os.path.join(folder, "journal.db"))

@@ -57,6 +57,7 @@ class RecordAccountForm(ScheduleForm):
             yield Switch(value=False, id="overage")
 
     def on_mount(self) -> None:
+        super().on_mount()
         self.query_one("#sign-in", Input).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -72,4 +73,5 @@ class RecordAccountForm(ScheduleForm):
             overage=self.query_one("#overage", Switch).value,
             recorded_by=value_of(self, "#recorded-by"),
         )
-        return f"Recorded {self.account} record #{value_of(self, '#sequence')} (journal v{result.version})."
+        said = "Already recorded" if result.replayed else "Recorded"
+        return f"{said}: {self.account} record #{value_of(self, '#sequence')} (journal v{result.version})."

@@ -73,6 +73,12 @@ class ScheduleForm(ModalScreen[str | None]):
                 yield Button("Cancel (Esc)", id="cancel")
                 yield Button(self.SUBMIT_LABEL, id="submit", variant="primary")
 
+    def on_mount(self) -> None:
+        """Headless (tests, screenshots): no blinking cursor, so every picture of a form is the same."""
+        if self.app.is_headless:
+            for field in self.query(Input):
+                field.cursor_blink = False
+
     def fields(self) -> Iterable[Widget]:
         raise NotImplementedError
 

@@ -113,6 +113,7 @@ class CommissionForm(ScheduleForm):
             yield Static("", id="preview")
 
     def on_mount(self) -> None:
+        super().on_mount()
         self.use_proposed()
         self.query_one("#products", Input).focus()
 

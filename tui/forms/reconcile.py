@@ -58,6 +58,7 @@ class ReconcileForm(ScheduleForm):
         yield Input(evidence, id="evidence", validators=[NotBlank("evidence", longest=500)])
 
     def on_mount(self) -> None:
+        super().on_mount()
         self.query_one("#evidence" if not value_of(self, "#evidence") else "#confirmed-by", Input).focus()
 
     def perform(self) -> str:

@@ -163,6 +163,8 @@ class OccurrencesView(Vertical):
 
     def on_mount(self) -> None:
         ensure_columns(self.query_one(DataTable), COLUMNS)
+        if self.app.is_headless:
+            self.query_one(Input).cursor_blink = False
 
     def show(self, reading: Reading) -> None:
         self.reading = reading

@@ -1,0 +1,248 @@
+"""The owner's journeys through the dashboard, driven with Textual's pilot on the demo journal.
+
+Each form calls the same core method a runner would; a refusal shows its code and
+writes nothing (the journal's head does not move); another process's commit shows
+up through the poll worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from core import SCHEDULE_AGGREGATE, ManualClock
+from tui.app import ScheduleApp, build_app
+from tui.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401, demo_template
+from tui.forms.commission import difference
+
+SIZE = (120, 40)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def demo_file() -> Path:
+    """The demo journal, built once per test process; tests copy it before they touch it."""
+    return Path(demo_template())
+
+
+@pytest.fixture
+def demo_url(demo_file: Path, tmp_path: Path) -> str:
+    copy = tmp_path / "journal.db"
+    shutil.copy(demo_file, copy)
+    return f"sqlite:///{copy}"
+
+
+def synchronously(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async pilot test on its own event loop (the suite has no async plugin)."""
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+def make_app(url: str, poll: float | None = None) -> ScheduleApp:
+    return build_app(url, ManualClock(DEMO_END), poll, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
+
+
+def plan_action(app: ScheduleApp, lane: str) -> str:
+    return next(plan.action for plan in app.schedule.plan() if plan.lane == lane)
+
+
+def tonight_cell(app: ScheduleApp, lane: str, column: str) -> str:
+    value = app.query_one("#tonight-table", DataTable).get_cell(lane, column)
+    return getattr(value, "plain", str(value))
+
+
+def form_error(app: ScheduleApp) -> str:
+    return str(app.screen.query_one("#form-error", Static).render())
+
+
+@synchronously
+async def test_recording_a_sign_in_turns_the_sign_in_deferred_plan_to_resume(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        assert plan_action(app, "beta/basic") == "wait"
+        assert tonight_cell(app, "beta/basic", "plan") == "waits for a sign-in record"
+        await pilot.press("s")
+        form = app.screen
+        assert form.query_one("#account").value == "chatgpt"  # the account that refused the sign-in
+        assert form.query_one("#sequence").value == "2"  # the next sequence, prefilled
+        await pilot.press(*"owner@factory.example")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, type(form))
+        assert plan_action(app, "beta/basic") == "resume"
+        assert tonight_cell(app, "beta/basic", "plan").startswith("resumes")
+        assert app.reading.plan_for("beta/basic").occurrence_id == SIGN_IN_401
+
+
+@synchronously
+async def test_confirming_a_dead_runner_reconciles_it(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.schedule.status(KILLED).state == "running"
+        await pilot.press("r")
+        form = app.screen
+        assert form.query_one("#runner").value == "r-43"
+        assert "4194999" in form.query_one("#evidence").value  # the health check's lease evidence
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.schedule.status(KILLED).state == "interrupted"
+        assert tonight_cell(app, "gamma/basic", "state") == "interrupted"
+        occurrence = next(o for o in app.schedule.read().occurrences if o.id == KILLED)
+        assert occurrence.calls[0].outcome == "lost"  # the call in flight ends as lost, never re-sent
+
+
+async def _refused(app: ScheduleApp, pilot, key: str, fill: dict[str, str], expected: str) -> None:
+    head = app.journal.head(SCHEDULE_AGGREGATE)
+    await pilot.press(key)
+    form = app.screen
+    for selector, value in fill.items():
+        form.query_one(selector).value = value
+    await pilot.pause()
+    form.submit()
+    await pilot.pause()
+    assert app.screen is form, "a refused form stays open"
+    assert expected in form_error(app)
+    assert app.journal.head(SCHEDULE_AGGREGATE) == head
+    await pilot.press("escape")
+    await pilot.pause()
+    assert app.journal.head(SCHEDULE_AGGREGATE) == head
+
+
+@synchronously
+async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_url: str, tmp_path: Path) -> None:
+    not_json = tmp_path / "commission.txt"
+    not_json.write_text("lanes: many")
+    bad_zone = tmp_path / "commission.json"
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        document = dict(app.reading.commission, revision=3, zone="Mars/Olympus")
+        bad_zone.write_text(json.dumps(document))
+        await _refused(app, pilot, "s", {"#sign-in": ""}, "sign-in: needed")
+        await _refused(app, pilot, "s", {"#sequence": "two"}, "sequence: a whole number is needed")
+        await _refused(app, pilot, "s", {"#sequence": "5", "#sign-in": "owner@factory.example"}, "REVISION")
+        await _refused(app, pilot, "s", {"#sequence": "1", "#sign-in": "other@factory.example"}, "CONFLICT")
+        await _refused(app, pilot, "r", {"#evidence": "  "}, "evidence: needed")
+        await _refused(app, pilot, "r", {"#runner": "r-999"}, "NOT_OWNER")
+
+        head = app.journal.head(SCHEDULE_AGGREGATE)
+        await pilot.press("c")
+        form = app.screen
+        form.query_one("#path").value = str(not_json)
+        form.load_file()
+        await pilot.pause()
+        assert "is not JSON" in form_error(app)
+        form.query_one("#path").value = str(bad_zone)
+        form.load_file()
+        await pilot.pause()
+        assert "INVALID" in form_error(app) and "zone" in form_error(app)
+        form.submit()  # nothing previewed: nothing to record
+        await pilot.pause()
+        assert app.screen is form
+        form.query_one("#weekly-tokens").value = "lots"
+        form.use_proposed()
+        await pilot.pause()
+        assert "weekly ceiling" in form_error(app)
+        await pilot.press("escape")
+        assert app.journal.head(SCHEDULE_AGGREGATE) == head
+
+
+@synchronously
+async def test_a_commission_revision_is_previewed_with_its_difference_then_recorded(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        form = app.screen
+        form.query_one("#products").value = "alpha, beta, gamma, delta"
+        form.use_proposed()
+        await pilot.pause()
+        assert form.candidate["revision"] == 3
+        assert "+ lane delta/basic" in difference(app.reading.commission, form.candidate)
+        form.submit()
+        await pilot.pause()
+        assert app.reading.commission["revision"] == 3
+        assert "delta/basic" in app.query_one("#tonight-table", DataTable).rows
+
+
+WRITER = """
+import sys
+from core import LifecycleSchedule, ManualClock
+from store import open_journal
+from tui.forms.commission import difference
+from tui.demo import DEMO_END
+schedule = LifecycleSchedule(open_journal(sys.argv[1]), ManualClock(DEMO_END))
+schedule.record_account(account="chatgpt", sequence=2, sign_in="second@factory.example", overage=False,
+                        recorded_by="another process")
+"""
+
+
+@synchronously
+async def test_a_commit_by_another_process_appears_in_the_view(demo_url: str) -> None:
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.reading is not None:
+                break
+        before = app.reading.head
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        subprocess.run([sys.executable, "-c", WRITER, demo_url], check=True, env=env, cwd=ROOT, timeout=60)
+        started = time.monotonic()
+        while app.reading.head == before and time.monotonic() - started < 10:
+            await pilot.pause(0.05)
+        assert app.reading.head > before
+        assert time.monotonic() - started < 5
+        accounts = app.query_one("#accounts-table", DataTable)
+        assert accounts.get_cell("chatgpt", "sequence") == "#2"
+        assert accounts.get_cell("chatgpt", "by") == "another process"
+        history = app.query_one("#history-table", DataTable)
+        newest = history.coordinate_to_cell_key((0, 0)).row_key.value
+        assert int(newest) == app.reading.head
+
+
+@synchronously
+async def test_the_cursor_stays_on_its_row_when_the_view_refreshes(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        table = app.query_one("#occurrences-table", DataTable)
+        table.move_cursor(row=table.get_row_index("discovery/beta/basic/2026-12-16"))
+        app.schedule.record_account(
+            account="chatgpt", sequence=2, sign_in="x@factory.example", overage=False, recorded_by="owner"
+        )
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        assert key == "discovery/beta/basic/2026-12-16"
+
+
+@synchronously
+async def test_a_corrupt_state_shows_its_code_and_history_still_reads(demo_file: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    copy = tmp_path / "journal.db"
+    shutil.copy(demo_file, copy)
+    with sqlite3.connect(copy) as db:
+        db.execute("UPDATE aggregates SET state = '{\"protocol\": \"sf-lifecycle-schedule/1\"}'")
+    app = make_app(f"sqlite:///{copy}")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h")
+        banner = str(app.query_one("#banner", Static).render())
+        assert "CORRUPT" in banner
+        assert app.query_one("#history-table", DataTable).row_count > 0

@@ -1,0 +1,90 @@
+"""Snapshots of every view and every form at 120x40, on the demo journal with the demo's fixed clock.
+
+Deterministic by construction: the demo is seeded and ends at a fixed instant, the
+clock is a ManualClock at that instant, the host and the journal's label are fixed,
+and there is no polling (the app reads once on mount and after a form).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core import ManualClock
+from tui.app import build_app
+from tui.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, demo_template
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def demo_file() -> Path:
+    """The demo journal, built once per test process; tests copy it before they touch it."""
+    return Path(demo_template())
+
+
+@pytest.fixture
+def demo_app(demo_file: Path, tmp_path: Path):
+    copy = tmp_path / "journal.db"
+    shutil.copy(demo_file, copy)
+    return build_app(
+        f"sqlite:///{copy}", ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL
+    )
+
+
+@pytest.mark.parametrize("view", ["t", "o", "l", "a", "h", "e"])
+def test_each_view_renders_the_demo_night(snap_compare, demo_app, view: str) -> None:
+    assert snap_compare(demo_app, press=[view], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("form", ["s", "r", "c"])
+def test_each_form_opens_prefilled(snap_compare, demo_app, form: str) -> None:
+    assert snap_compare(demo_app, press=[form], terminal_size=SIZE)
+
+
+def test_a_refused_sign_in_record_shows_the_code_and_message(snap_compare, demo_app) -> None:
+    """Sequence 1 again for chatgpt: the engine refuses it, the form says why and stays open."""
+
+    async def run_before(pilot) -> None:
+        await pilot.press("s")
+        form = pilot.app.screen
+        for selector, value in (("#sequence", "5"), ("#sign-in", "owner@factory.example")):
+            field = form.query_one(selector)
+            field.value = value
+            field.action_end()  # no selection left behind: the picture must not depend on timing
+        await pilot.pause()
+        form.submit()
+        await pilot.pause()
+        form.query_one("#sign-in").action_end()
+        await pilot.pause()
+
+    assert snap_compare(demo_app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_the_occurrence_detail_shows_a_coalesced_range(snap_compare, demo_app) -> None:
+    async def run_before(pilot) -> None:
+        await pilot.press("o")
+        table = pilot.app.query_one("#occurrences-table")
+        table.move_cursor(row=table.get_row_index("discovery/alpha/basic/2026-12-19"))
+        await pilot.pause()
+
+    assert snap_compare(demo_app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_an_empty_journal_shows_what_to_do_first(snap_compare, tmp_path: Path) -> None:
+    app = build_app(
+        f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label="sqlite:///empty.db"
+    )
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_a_corrupt_state_shows_a_banner_and_keeps_history(snap_compare, demo_file: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "journal.db"
+    shutil.copy(demo_file, copy)
+    with sqlite3.connect(copy) as db:
+        db.execute("UPDATE aggregates SET state = '{\"protocol\": \"sf-lifecycle-schedule/1\"}'")
+    app = build_app(f"sqlite:///{copy}", ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
+    assert snap_compare(app, press=["h"], terminal_size=SIZE)

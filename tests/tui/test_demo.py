@@ -1,0 +1,98 @@
+"""The demo: a journal written by the real engine, with every scenario the README promises, the same every time."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pendulum
+
+from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
+from store import leases, open_journal
+from tui.demo import (
+    DEMO_END,
+    KILLED,
+    SIGN_IN_401,
+    USAGE_LIMIT,
+    DemoDriver,
+    LiveSimulation,
+    build_demo,
+    demo_template,
+)
+
+
+def _copy_of_demo(tmp_path: Path) -> str:
+    copy = tmp_path / "journal.db"
+    shutil.copy(demo_template(), copy)
+    return f"sqlite:///{copy}"
+
+
+def test_the_demo_journal_holds_every_scenario_the_readme_promises(tmp_path: Path) -> None:
+    journal = open_journal(_copy_of_demo(tmp_path))
+    journal.verify(SCHEDULE_AGGREGATE)
+    schedule = LifecycleSchedule(journal, ManualClock(DEMO_END))
+    view = schedule.read()
+    plans = {plan.lane: plan for plan in schedule.plan()}
+    occurrences = {o.id: o for o in view.occurrences}
+
+    # a usage limit, deferred to the lane's first slot after the reset (Monday 02:00)
+    assert occurrences[USAGE_LIMIT].state == "deferred"
+    assert occurrences[USAGE_LIMIT].deferrals[-1].reason == "usage-limit"
+    assert plans["alpha/basic"].action == "resume"
+    assert plans["alpha/basic"].at == pendulum.datetime(2026, 12, 21, 2, 0, tz="UTC")
+    claude = next(a for a in view.accounts if a.account == "claude")
+    assert claude.window_closed_until == "2026-12-21T01:00:00.000Z"
+
+    # a 401 waiting for a sign-in record
+    assert occurrences[SIGN_IN_401].deferrals[-1].reason == "sign-in-needed"
+    assert plans["beta/basic"].action == "wait" and plans["beta/basic"].at is None
+
+    # a killed runner: still running, its call in flight, its lease stale
+    killed = occurrences[KILLED]
+    assert killed.state == "running" and killed.call_in_flight is not None
+    lease = leases.get_lease(journal, f"segment/{KILLED}/1")
+    assert lease is not None and leases.stale(lease, DEMO_END)
+
+    # a week near its ceiling
+    w50 = next(week for week in view.ledger if week.week == "2026-W50")
+    assert 0.9 < w50.debited / w50.ceiling < 1
+
+    # two missed nights coalesced into the next admitted one
+    coalesced = occurrences["discovery/alpha/basic/2026-12-19"].coalesced
+    assert coalesced is not None and coalesced.count == 2
+    assert schedule.status("discovery/alpha/basic/2026-12-17").coalesced_into == "discovery/alpha/basic/2026-12-19"
+
+
+def test_the_demo_builder_writes_the_same_journal_every_time(tmp_path: Path) -> None:
+    until = pendulum.datetime(2026, 12, 8, 3, 0, tz="UTC")
+    chains = []
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        driver = build_demo(f"sqlite:///{tmp_path / name / 'journal.db'}", until=until)
+        events = list(driver.journal.iter_history(SCHEDULE_AGGREGATE))
+        chains.append([event.hash for event in events])
+        driver.journal.close()
+    assert len(chains[0]) > 20
+    assert chains[0] == chains[1]
+
+
+def test_the_live_simulation_moves_the_clock_and_writes_through_the_engine(tmp_path: Path) -> None:
+    journal = open_journal(_copy_of_demo(tmp_path))
+    clock = ManualClock(DEMO_END)
+    driver = DemoDriver(journal, clock)
+    driver.go_live()
+    head = journal.head(SCHEDULE_AGGREGATE)
+    simulation = LiveSimulation(driver, speed=1800)  # half an hour a second: past the 03:00 synthesis slot
+    simulation.start()
+    try:
+        deadline = time.monotonic() + 30
+        while journal.head(SCHEDULE_AGGREGATE) == head and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        simulation.stop()
+    assert clock.now() > DEMO_END
+    assert journal.head(SCHEDULE_AGGREGATE) > head
+    assert driver.errors == []
+    status = LifecycleSchedule(journal, clock).status("discovery/portfolio/synthesis/2026-W51")
+    assert status.state != "scheduled"
