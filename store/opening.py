@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import urllib.parse
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, inspect, select
@@ -16,7 +17,6 @@ from . import tables
 from .errors import JournalOpenError
 from .journal import Journal
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 30_000
 
 
@@ -65,15 +65,20 @@ def _check_sqlite_file(path: str) -> bool:
         return True
     if os.path.isdir(path):
         raise JournalOpenError(f"{path} is a folder, not a journal file")
-    try:
-        with open(path, "rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
-    except OSError as error:
-        raise JournalOpenError(f"cannot read {path}: {error.strerror}") from None
-    if header == b"":
+    if os.path.getsize(path) == 0:
         return True
-    if header != SQLITE_HEADER:
-        raise JournalOpenError(f"{path} is not a factory-schedule journal (it is not an SQLite database)")
+    # Ask SQLite, never open() the file ourselves: closing any descriptor of a file drops every
+    # POSIX lock this process holds on it, SQLite's included, and another journal open in the
+    # same process would then write without its lock (SQLite's "how to corrupt", 2.2).
+    probe = None
+    try:
+        probe = sqlite3.connect(f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro", uri=True)
+        probe.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError:
+        raise JournalOpenError(f"{path} is not a factory-schedule journal (it is not an SQLite database)") from None
+    finally:
+        if probe is not None:
+            probe.close()
     return False
 
 
