@@ -12,7 +12,7 @@
 # work keys, space-separated), RUNNER_BOUND (tokens per call), RUNNER_SIGN_IN (the
 # sign-in the provider session uses), PROVIDER (the provider command; it takes
 # --work KEY --bound N and prints the report JSON), FACTORY_SCHEDULE (how to run
-# the CLI). Needs jq.
+# the CLI), PYTHON (reads the CLI's JSON answers; default python3).
 set -uo pipefail
 
 FS=${FACTORY_SCHEDULE:-factory-schedule}
@@ -24,7 +24,18 @@ SIGN_IN=${RUNNER_SIGN_IN:-owner@example.com}
 OCC=${FACTORY_OCCURRENCE:?run me from factory-schedule tick}
 RUNNER=${FACTORY_RUNNER:?run me from factory-schedule tick}
 
+PY=${PYTHON:-python3}
+
 log() { echo "runner $RUNNER: $*" >&2; }
+
+field() {  # field NAME <<<JSON: one top-level field of a JSON answer, "" when absent or not JSON
+  "$PY" -c 'import json, sys
+try:
+    value = json.load(sys.stdin).get(sys.argv[1], "")
+except Exception:
+    value = ""
+print(str(value).lower() if isinstance(value, bool) else value)' "$1"
+}
 
 defer() {  # defer REASON [BOUND]: stop this segment; the schedule says when it resumes
   local extra=()
@@ -55,8 +66,8 @@ for work in $WORK; do
   case $rc in
     0) ;;                                   # admitted, dispatch: true — one contact is licensed
     10)                                     # a replay: no contact is licensed
-       if [ "$(jq -r .in_flight <<<"$answer")" = "true" ]; then
-         end_call "$(jq -r .call <<<"$answer")" '{"kind": "lost"}'  # we cannot know if it went out
+       if [ "$(field in_flight <<<"$answer")" = "true" ]; then
+         end_call "$(field call <<<"$answer")" '{"kind": "lost"}'  # we cannot know if it went out
          unsure=1
        fi
        continue ;;
@@ -67,16 +78,16 @@ for work in $WORK; do
     22) break ;;                            # the night's deadline: stop asking
     *) log "admission refused or failed (exit $rc): $answer"; exit "$rc" ;;
   esac
-  call=$(jq -r .call <<<"$answer")
+  call=$(field call <<<"$answer")
   report=$($PROVIDER --work "$work" --bound "$BOUND")
-  if [ $? -ne 0 ] || ! jq -e .kind >/dev/null 2>&1 <<<"$report"; then
+  if [ $? -ne 0 ] || [ -z "$(field kind <<<"$report")" ]; then
     report='{"kind": "lost"}'                # no trustworthy answer: the effect is unknown
   fi
   if ! end_call "$call" "$report"; then
     log "could not report call $call; leaving the segment for a supervisor"
     exit 1
   fi
-  case $(jq -r .kind <<<"$report") in
+  case $(field kind <<<"$report") in
     usage-limit) defer usage-limit ;;
     sign-in-needed) defer sign-in-needed ;;
     lost) unsure=1 ;;

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -36,7 +35,6 @@ from .runner_support import (
 )
 
 TTL = 1.0
-needs_jq = pytest.mark.skipif(shutil.which("jq") is None, reason="the example runner parses JSON with jq")
 
 
 def _tick_process(
@@ -83,7 +81,6 @@ def journal(sqlite_url: str) -> Any:
     return journal
 
 
-@needs_jq
 def test_the_example_runner_completes_an_occurrence_end_to_end_through_the_cli(
     sqlite_url: str, journal: Any, tmp_path: Path
 ) -> None:
@@ -99,7 +96,6 @@ def test_the_example_runner_completes_an_occurrence_end_to_end_through_the_cli(
     assert leases.list_leases(journal) == []
 
 
-@needs_jq
 def test_the_example_runner_defers_on_a_usage_limit_without_resending(
     sqlite_url: str, journal: Any, tmp_path: Path
 ) -> None:
@@ -112,7 +108,6 @@ def test_the_example_runner_defers_on_a_usage_limit_without_resending(
     assert leases.list_leases(journal) == []
 
 
-@needs_jq
 def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconciles_and_resumes(
     sqlite_url: str, journal: Any, tmp_path: Path
 ) -> None:
@@ -216,7 +211,6 @@ def test_a_stale_worker_lease_of_a_tick_gone_from_this_host_is_cleared_by_the_ne
     assert lines[1]["tick"]["kind"] == "admitted"
 
 
-@needs_jq
 def test_a_detached_tick_returns_at_once_and_its_keeper_runs_the_segment_to_the_end(
     sqlite_url: str, journal: Any, tmp_path: Path
 ) -> None:
