@@ -23,10 +23,9 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import pendulum
-
 from store import Journal, JournalError, leases, open_journal
 
+from ..clock import SystemClock
 from ..paths import default_journal_url
 
 # -- exit codes --------------------------------------------------------------------------
@@ -74,13 +73,6 @@ ERROR_EXIT_CODES: dict[str, int] = {
 
 class BadInput(Exception):
     """Input the shell refuses before it opens the journal."""
-
-
-class SystemClock:
-    """The host's clock, in UTC: the one place the program reads the time."""
-
-    def now(self) -> pendulum.DateTime:
-        return pendulum.now("UTC")
 
 
 # -- output ------------------------------------------------------------------------------
