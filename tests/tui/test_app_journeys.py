@@ -246,3 +246,54 @@ async def test_a_corrupt_state_shows_its_code_and_history_still_reads(demo_file:
         banner = str(app.query_one("#banner", Static).render())
         assert "CORRUPT" in banner
         assert app.query_one("#history-table", DataTable).row_count > 0
+
+
+@synchronously
+async def test_status_answers_for_any_occurrence_id_typed_in(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        app.query_one("#status-id").focus()
+        await pilot.press(*"alpha/basic/2026-12-17", "enter")
+        await pilot.pause()
+        answer = str(app.query_one("#status-answer", Static).render())
+        assert "state coalesced" in answer and "coalesced into discovery/alpha/basic/2026-12-19" in answer
+        app.query_one("#status-id").value = "discovery/nope"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "INVALID" in str(app.query_one("#status-answer", Static).render())
+
+
+@synchronously
+async def test_history_pages_back_and_returns_to_the_live_page(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h")
+        table = app.query_one("#history-table", DataTable)
+        assert table.coordinate_to_cell_key((0, 0)).row_key.value == "315"
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert table.coordinate_to_cell_key((0, 0)).row_key.value == "265"
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert table.coordinate_to_cell_key((0, 0)).row_key.value == "315"
+        assert app.history_before is None
+
+
+@synchronously
+async def test_the_command_palette_opens_views_and_forms_by_name(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Show Ledger")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.query_one("#views").active == "ledger"
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Record a sign-in")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RecordAccountForm"
