@@ -16,9 +16,10 @@ DEFAULT_POLL_SECONDS = 0.5
 def open_dashboard(journal_url: str, poll: float = DEFAULT_POLL_SECONDS) -> int:
     """Run the dashboard until the owner quits; 2 when the journal cannot be opened."""
     from ..app import SystemClock, build_app
+    from ..health import host_zone
 
     try:
-        app = build_app(journal_url, SystemClock(), poll)
+        app = build_app(journal_url, SystemClock(), poll, host_zone())
     except JournalError as error:
         print(f"factory-schedule: {error}", file=sys.stderr)
         return 2

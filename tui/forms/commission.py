@@ -39,6 +39,17 @@ def products_of(commission: dict | None) -> list[str]:
     return seen or list(DEFAULT_PRODUCTS)
 
 
+def _said(value: Any) -> str:
+    """A lane field as the owner reads it; tasks as task@account calls x bound."""
+    if isinstance(value, list):
+        return ", ".join(
+            f"{t.get('task')}@{t.get('account')} {t.get('maxCalls')}x{tokens(t.get('callBound'))}"
+            if isinstance(t, dict) else str(t)
+            for t in value
+        )
+    return str(value)
+
+
 def difference(old: dict | None, new: dict) -> list[str]:
     """What the new revision changes, one line each, in the owner's words."""
     if not old:
@@ -54,7 +65,7 @@ def difference(old: dict | None, new: dict) -> list[str]:
         if name in before and before[name] != after[name]:
             old_lane, new_lane = before[name], after[name]
             changed = sorted(k for k in set(old_lane) | set(new_lane) if old_lane.get(k) != new_lane.get(k))
-            parts = [f"{k} {old_lane.get(k)} → {new_lane.get(k)}" if k != "tasks" else "tasks changed" for k in changed]
+            parts = [f"{k} {_said(old_lane.get(k))} → {_said(new_lane.get(k))}" for k in changed]
             lines.append(f"~ lane {name}: " + ", ".join(parts))
     return lines or ["no change but the revision number"]
 

@@ -117,6 +117,10 @@ class HealthView(Vertical):
             else:
                 caption.update("The health check is not available in this build (factory-schedule health).")
             return
+        could_not = list(getattr(reading.health, "could_not_check", ()) or ())
+        if could_not:
+            caption.update(Text("Could not check: " + "; ".join(could_not), style="bold"))
+            return
         if not rows:
             caption.update("Healthy: no finding. Checked: chain, state, runner leases, lanes, accounts, ceiling.")
         else:
