@@ -1,0 +1,593 @@
+"""Benchmark: a simulated year of nine Products on the real engine, with faults, then the dashboard on the result.
+
+    .venv/bin/python tests/bench/year.py                 # a year on a temporary SQLite file (~6 minutes here)
+    .venv/bin/python tests/bench/year.py --days 60       # shorter
+    .venv/bin/python tests/bench/year.py --url postgresql+psycopg://user@host/db   # an empty PostgreSQL database
+
+Every lane of `proposed_commission(products=[nine names])` (nine basic lanes, nine full lanes, the three portfolio
+lanes; the even Products' basic scans run on chatgpt so that both accounts are exercised) runs from Monday 5 January
+2026 on a `ManualClock`, through `core.LifecycleSchedule` over `store.open_journal`, as the LaunchAgent and its
+runners would: at each of launchd's times for the night (`launch_intervals`: the lanes' slots, 02:00 to 04:40
+local; `--tick-minutes N` ticks every N minutes from 01:50 to 08:10 instead) a tick calls `start` for every lane, an
+admitted or resumed runner then makes its calls (`admit_call`, then `end_call` with the tokens used) and settles.
+The daytime is skipped in one step; the owner works at noon: the claude and chatgpt records are renewed every
+fourteen days (the commission keeps them for 30), and a new record follows each 401 some hours later.
+
+Faults come from `random.Random(seed)`, in a fixed order, so a run is reproducible:
+usage limits (a `usage-limit` report whose window resets two to six hours ahead, then `defer usage-limit`; the
+occurrence resumes when the window reopens), 401s (a `sign-in-needed` report, `defer sign-in-needed`; the owner's new
+record lifts it), killed runners (the runner dies with its call in flight; a supervisor reconciles half an hour later
+with `{runner, confirmedBy, evidence}`), budget exhaustion (a weekly ceiling below a heavy week's use: `admit_call` is
+refused `budget-exhausted` and the runner defers naming its call bound), and lost calls (`end_call` kind `lost`).
+
+What it prints: commands executed (the journal's head), wall time, commands per second over the year and for its
+first and last 30 days (a "month") with their ratio, the time a committed command takes on average, the largest
+state seen (canonical JSON bytes of `journal.load("discovery/schedule").state`, sampled after every tick that
+wrote), the journal's size, a raw sqlite3 loop (WAL, synchronous=FULL, one small row per transaction) measured in
+the same run beside it, and the dashboard's first paint and re-render after one new command, measured headless
+with `App.run_test`. The last lines are a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import heapq
+import itertools
+import os
+import pstats
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import pendulum
+from pendulum import Date, DateTime
+
+from core import (
+    SCHEDULE_AGGREGATE,
+    LifecycleSchedule,
+    ManualClock,
+    ScheduleError,
+    iso_week_of,
+    lanes_of,
+    launch_intervals,
+    proposed_commission,
+    zoned_instant,
+)
+from store import canonical_json, open_journal
+
+PRODUCTS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
+CHATGPT_PRODUCTS = frozenset(PRODUCTS[1::2])  # their basic scans run on chatgpt
+FIRST_DAY = pendulum.date(2026, 1, 5)  # a Monday; the year crosses both of London's clock changes
+ZONE = "Europe/London"
+SIGN_IN = "owner@factory.example"
+OWNER = "owner"
+NIGHT_FROM, NIGHT_UNTIL = (1, 50), (8, 10)
+RENEW_EVERY_DAYS = 14
+# About a normal week's use: a busy week (more calls, bigger answers) runs out before its Sunday lanes.
+WEEKLY_TOKENS = 26_000_000
+BUSY_WEEKS = 0.3
+PERIOD_DAYS = 30
+STATE_TARGET = 96 * 1024
+COST_TARGET = 2.0
+GROWTH_TARGET = 1.2
+FIRST_PAINT_TARGET = 1.0
+RERENDER_TARGET = 0.150
+
+# Fault rates, per provider call (or per segment for a killed runner).
+P_USAGE_LIMIT = 0.010
+P_SIGN_IN = 0.004
+P_LOST = 0.006
+P_KILLED = 0.008
+
+DEFERRAL_FOR_REFUSAL = {"limited": "usage-limit", "sign-in-needed": "sign-in-needed",
+                        "budget-exhausted": "budget-exhausted"}
+GONE = ("NOT_RUNNING", "NOT_OWNER", "SETTLED", "STALE")
+
+
+# -- the journal, counted ------------------------------------------------------------------------------------------
+
+
+class CountingJournal:
+    """The journal as the engine sees it, counting the commands that committed (a replay writes nothing)."""
+
+    def __init__(self, journal: Any) -> None:
+        self._journal = journal
+        self.commits = 0
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        outcome = self._journal.execute(*args, **kwargs)
+        if not outcome.replayed:
+            self.commits += 1
+        return outcome
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._journal, name)
+
+
+# -- the simulation ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Work:
+    task: str
+    work: str
+    bound: int
+    account: str
+    tokens: int
+
+
+@dataclass
+class Period:
+    commands: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.commands / self.seconds if self.seconds else 0.0
+
+
+@dataclass
+class Figures:
+    days: int = 0
+    commands: int = 0
+    seconds: float = 0.0
+    command_seconds: float = 0.0  # time inside engine calls that committed a command
+    committed_calls: int = 0
+    periods: list[Period] = field(default_factory=list)
+    largest_state: int = 0
+    faults: Counter = field(default_factory=Counter)
+    outcomes: Counter = field(default_factory=Counter)
+    errors: Counter = field(default_factory=Counter)
+
+
+class Year:
+    """Ticks, runners and the owner, in clock order, on one ManualClock."""
+
+    def __init__(self, url: str, seed: int, weekly_tokens: int, tick_minutes: int | None = None,
+                 first_day: Date = FIRST_DAY) -> None:
+        self.url = url
+        self.journal = CountingJournal(open_journal(url))
+        self.first_day = first_day
+        self.clock = ManualClock(zoned_instant(ZONE, first_day.subtract(days=1), "12:00"))
+        self.schedule = LifecycleSchedule(self.journal, self.clock)  # type: ignore[arg-type]
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.commission = _commission(first_day, weekly_tokens)
+        self.lanes = {lane.lane: lane for lane in lanes_of(self.commission)}
+        self.intervals = launch_intervals(self.commission, ZONE)
+        self.tick_minutes = tick_minutes
+        self.sequence = {"claude": 0, "chatgpt": 0}
+        self.re_record_pending: set[str] = set()
+        self.owner: list[tuple[DateTime, int, Callable[[], None]]] = []
+        self.order = itertools.count()
+        self.runner_numbers = itertools.count(1)
+        self.figures = Figures()
+
+    # -- timing ---------------------------------------------------------------------------------
+
+    def timed(self, call: Callable[[], Any]) -> Any:
+        """Run one engine call, adding its time to the command cost when it committed a command."""
+        before = self.journal.commits
+        started = time.perf_counter()
+        try:
+            return call()
+        finally:
+            if self.journal.commits != before:
+                self.figures.command_seconds += time.perf_counter() - started
+                self.figures.committed_calls += 1
+
+    # -- the owner ------------------------------------------------------------------------------
+
+    def later(self, instant: DateTime, action: Callable[[], None]) -> None:
+        heapq.heappush(self.owner, (instant, next(self.order), action))
+
+    def run_due(self) -> None:
+        now = self.clock.now()
+        while self.owner and self.owner[0][0] <= now:
+            _, _, action = heapq.heappop(self.owner)
+            action()
+
+    def record(self, account: str) -> None:
+        self.sequence[account] += 1
+        self.re_record_pending.discard(account)
+        self.timed(lambda: self.schedule.record_account(account=account, sequence=self.sequence[account],
+                                                        sign_in=SIGN_IN, overage=False, recorded_by=OWNER))
+
+    def setup(self) -> None:
+        self.timed(lambda: self.schedule.record_commission(self.commission))
+        for account in ("claude", "chatgpt"):
+            self.record(account)
+
+    # -- one night ------------------------------------------------------------------------------
+
+    def day(self, date: Date) -> None:
+        """Noon (the owner's renewals and re-records), then every tick of the night that follows."""
+        offset = (date - self.first_day).days
+        self.clock.set(zoned_instant(ZONE, date, "12:00"))
+        self.run_due()
+        if offset > 0 and offset % RENEW_EVERY_DAYS == 0:
+            for account in ("claude", "chatgpt"):
+                self.record(account)
+        for instant in self.tick_times(date.add(days=1)):
+            if instant > self.clock.now():
+                self.clock.set(instant)
+            self.run_due()
+            self.tick()
+
+    def tick_times(self, night: Date) -> list[DateTime]:
+        """The night's ticks: launchd's (the commission's `launch_intervals`), or every `tick_minutes`."""
+        if self.tick_minutes is None:
+            weekday = night.isoweekday() % 7  # launchd counts Sunday as 0
+            walls = sorted({(i["Hour"], i["Minute"]) for i in self.intervals if i.get("Weekday", weekday) == weekday})
+        else:
+            first, last = NIGHT_FROM[0] * 60 + NIGHT_FROM[1], NIGHT_UNTIL[0] * 60 + NIGHT_UNTIL[1]
+            walls = [(minute // 60, minute % 60) for minute in range(first, last + 1, self.tick_minutes)]
+        return [zoned_instant(ZONE, night, f"{hour:02d}:{minute:02d}") for hour, minute in walls]
+
+    def tick(self) -> None:
+        """What the LaunchAgent's tick does: `start` every lane; an admitted or resumed runner then works."""
+        for lane in self.lanes:
+            token = f"r-{next(self.runner_numbers)}"
+            try:
+                tick = self.timed(lambda: self.schedule.start(lane=lane, runner=token))  # noqa: B023
+            except ScheduleError as error:
+                self.figures.errors[f"start {error.code}"] += 1
+                continue
+            self.figures.outcomes[f"start {tick.kind}"] += 1
+            if tick.kind in ("admitted", "resumed") and not tick.replayed and tick.occurrence is not None:
+                self.run_segment(token, lane, tick.occurrence)
+
+    # -- a runner -------------------------------------------------------------------------------
+
+    def work_plan(self, occurrence: Any) -> list[Work]:
+        """The occurrence's whole plan (the same on every segment, from its own seed), minus what is done or unknown."""
+        rng = random.Random(f"{self.seed}/{occurrence.id}")
+        lane = self.lanes[occurrence.lane]
+        busy_week = random.Random(f"{self.seed}/{iso_week_of(occurrence.date)}").random() < BUSY_WEEKS
+        heavy = rng.random() < (0.7 if busy_week else 0.1)  # some nights need more, and bigger, answers
+        plan: list[Work] = []
+        for task in lane.tasks:
+            low, high = (2, 4) if lane.rhythm == "basic" else (3, 6)
+            count = min(task.max_calls, rng.randint(low, high) + (1 if heavy else 0))
+            for index in range(1, count + 1):
+                share = rng.randint(55, 95) if heavy else rng.randint(30, 75)
+                plan.append(Work(task.task, f"{task.task}-{index}", task.call_bound, task.account,
+                                 task.call_bound * share // 100))
+        finished = {(call.task, call.work) for call in occurrence.calls if call.performed or call.unknown}
+        return [item for item in plan if (item.task, item.work) not in finished]
+
+    def run_segment(self, runner: str, lane: str, occurrence: Any) -> None:
+        occurrence_id = occurrence.id
+        attempts: dict[str, int] = {}
+        clean = all(not call.unknown and call.outcome != "malformed" for call in occurrence.calls)
+        killed = self.rng.random() < P_KILLED
+        todo = self.work_plan(occurrence)
+        try:
+            for index, item in enumerate(todo):
+                key = f"{item.task}/{item.work}"
+                attempts[key] = 1 + max((c.attempt for c in occurrence.calls
+                                         if c.task == item.task and c.work == item.work), default=0)
+                answer = self.timed(lambda: self.schedule.admit_call(
+                    occurrence_id=occurrence_id, runner=runner, task=item.task, work=item.work,  # noqa: B023
+                    bound=item.bound, sign_in=SIGN_IN, attempt=attempts[key]))  # noqa: B023
+                if not answer.admitted:
+                    self.figures.outcomes[f"refused {answer.reason}"] += 1
+                    if answer.reason in DEFERRAL_FOR_REFUSAL:
+                        bound = item.bound if answer.reason == "budget-exhausted" else None
+                        self.defer(occurrence_id, runner, DEFERRAL_FOR_REFUSAL[answer.reason], bound)
+                    else:
+                        self.settle(occurrence_id, runner, "partial", f"stopped: {answer.reason}")
+                    return
+                if not answer.dispatch:
+                    self.figures.errors["admitted without dispatch"] += 1
+                    return
+                if killed and index == len(todo) // 2:
+                    self.kill(occurrence_id, runner)
+                    return
+                ended = self.end_call(occurrence_id, runner, answer.call, item)
+                if ended == "stopped":
+                    return
+                clean = clean and ended == "ok"
+            self.settle(occurrence_id, runner, "completed" if clean else "partial",
+                        "all tasks done" if clean else "a call's effect is unknown")
+        except ScheduleError as error:
+            if error.code not in GONE:
+                raise
+            self.figures.errors[f"runner {error.code}"] += 1
+
+    def end_call(self, occurrence_id: str, runner: str, call: int, item: Work) -> str:
+        """Report the call: "ok", "lost", or "stopped" when the runner deferred and must stop."""
+        draw = self.rng.random()
+        now = self.clock.now()
+        report: dict[str, Any]
+        if draw < P_USAGE_LIMIT:
+            reset = now.add(minutes=self.rng.randint(120, 360))
+            report = {"kind": "usage-limit", "tokens": 0,
+                      "observation": {"status": "rejected", "rateLimitType": "five_hour",
+                                      "resetsAt": reset.int_timestamp, "isUsingOverage": False}}
+            self.figures.faults["usage limit"] += 1
+            self.timed(lambda: self.schedule.end_call(occurrence_id=occurrence_id, runner=runner, call=call,
+                                                      report=report))
+            self.defer(occurrence_id, runner, "usage-limit")
+            return "stopped"
+        if draw < P_USAGE_LIMIT + P_SIGN_IN:
+            report = {"kind": "sign-in-needed", "tokens": 0, "httpStatus": 401}
+            self.figures.faults["401"] += 1
+            self.timed(lambda: self.schedule.end_call(occurrence_id=occurrence_id, runner=runner, call=call,
+                                                      report=report))
+            if item.account not in self.re_record_pending:
+                self.re_record_pending.add(item.account)
+                self.later(now.add(minutes=self.rng.randint(4 * 60, 30 * 60)),
+                           lambda: self.record(item.account))
+            self.defer(occurrence_id, runner, "sign-in-needed")
+            return "stopped"
+        if draw < P_USAGE_LIMIT + P_SIGN_IN + P_LOST:
+            self.figures.faults["lost call"] += 1
+            self.timed(lambda: self.schedule.end_call(occurrence_id=occurrence_id, runner=runner, call=call,
+                                                      report={"kind": "lost"}))
+            return "lost"
+        else:
+            window = {"status": "allowed", "rateLimitType": "five_hour",
+                      "resetsAt": now.add(hours=3).int_timestamp, "isUsingOverage": False}
+            report = {"kind": "result", "tokens": item.tokens, "output": "ok", "observation": window}
+        self.timed(lambda: self.schedule.end_call(occurrence_id=occurrence_id, runner=runner, call=call,
+                                                  report=report))
+        return "ok"
+
+    def defer(self, occurrence_id: str, runner: str, reason: str, bound: int | None = None) -> None:
+        self.figures.outcomes[f"defer {reason}"] += 1
+        self.timed(lambda: self.schedule.defer(occurrence_id=occurrence_id, runner=runner, reason=reason,
+                                               bound=bound))
+
+    def settle(self, occurrence_id: str, runner: str, status: str, reason: str) -> None:
+        try:
+            self.timed(lambda: self.schedule.settle(occurrence_id=occurrence_id, settled_by=runner, status=status,
+                                                    reason=reason))
+        except ScheduleError as error:
+            if error.code != "RULE" or status != "completed":
+                raise
+            status = "partial"  # the engine knows better: some call's effect is unknown
+            self.timed(lambda: self.schedule.settle(occurrence_id=occurrence_id, settled_by=runner, status=status,
+                                                    reason=reason))
+        self.figures.outcomes[f"settle {status}"] += 1
+
+    def kill(self, occurrence_id: str, runner: str) -> None:
+        """The runner dies with its call in flight; a supervisor confirms it half an hour later."""
+        self.figures.faults["killed runner"] += 1
+        confirmation = {"runner": runner, "confirmedBy": "supervisor",
+                        "evidence": f"process of {runner} is gone (SIGKILL)"}
+
+        def reconcile() -> None:
+            try:
+                self.timed(lambda: self.schedule.reconcile(occurrence_id=occurrence_id, confirmation=confirmation))
+                self.figures.outcomes["reconcile"] += 1
+            except ScheduleError as error:
+                self.figures.errors[f"reconcile {error.code}"] += 1
+
+        self.later(self.clock.now().add(minutes=30), reconcile)
+
+    # -- the year -------------------------------------------------------------------------------
+
+    def state_bytes(self) -> int:
+        state = self.journal.load(SCHEDULE_AGGREGATE).state
+        return len(canonical_json(state).encode("utf-8")) if state is not None else 0
+
+    def run(self, days: int, progress: bool = True) -> Figures:
+        figures = self.figures
+        figures.days = days
+        started = time.perf_counter()
+        self.setup()
+        period = Period()
+        for offset in range(days):
+            if offset % PERIOD_DAYS == 0 and offset:
+                figures.periods.append(period)
+                period = Period()
+            commits = self.journal.commits
+            tick_started = time.perf_counter()
+            self.day(self.first_day.add(days=offset))
+            spent = time.perf_counter() - tick_started
+            period.commands += self.journal.commits - commits
+            period.seconds += spent
+            figures.seconds += spent
+            if self.journal.commits != commits:
+                figures.largest_state = max(figures.largest_state, self.state_bytes())
+            if progress and offset % 30 == 29:
+                print(f"  day {offset + 1}: {self.journal.commits} commands, {time.perf_counter() - started:.0f} s",
+                      file=sys.stderr, flush=True)
+        figures.periods.append(period)
+        figures.commands = self.journal.head(SCHEDULE_AGGREGATE)
+        return figures
+
+
+def _commission(first_day: Date, weekly_tokens: int) -> dict[str, Any]:
+    commission = proposed_commission(products=PRODUCTS, effective_from=first_day.to_date_string(),
+                                     weekly_tokens=weekly_tokens)
+    for lane in commission["lanes"]:
+        if lane["rhythm"] == "basic" and lane["product"] in CHATGPT_PRODUCTS:
+            for task in lane["tasks"]:
+                task["account"] = "chatgpt"
+    return commission
+
+
+# -- the raw comparison ---------------------------------------------------------------------------------------------
+
+
+def raw_commits_per_second(path: Path, commits: int) -> float:
+    """Raw sqlite3: one small row per transaction, WAL, synchronous=FULL (the journal's durability)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+    started = time.perf_counter()
+    for index in range(commits):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO rows (body) VALUES (?)", (f'{{"n":{index}}}',))
+        conn.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return commits / elapsed
+
+
+# -- the dashboard --------------------------------------------------------------------------------------------------
+
+
+def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -> tuple[float, float] | None:
+    """(first paint, re-render after one command) in seconds, or None when the dashboard is not in the tree."""
+    try:
+        from tui.app import build_app
+        from tui.widgets.accounts import AccountsView
+    except ImportError:
+        return None
+    from textual.widgets import DataTable
+
+    journal = open_journal(url)
+    app = build_app(url, clock, None, ZONE, journal=journal, host="bench-host", journal_label="bench")
+
+    def shows(text: str) -> bool:
+        table = app.query_one(AccountsView).query(DataTable).first()
+        return any(text in str(cell) for key in table.rows for cell in table.get_row(key))
+
+    async def measure() -> tuple[float, float]:
+        started = time.perf_counter()
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            first_paint = time.perf_counter() - started
+            schedule = LifecycleSchedule(journal, clock)
+            schedule.record_account(account=account, sequence=sequence, sign_in=SIGN_IN, overage=False,
+                                    recorded_by=OWNER)
+            started = time.perf_counter()
+            app.refresh_reading(force=True)  # what the poll worker does when it sees a new head
+            await pilot.pause()
+            rerender = time.perf_counter() - started
+            if app.reading is None or app.reading.head != journal.head(SCHEDULE_AGGREGATE) or not shows(
+                    f"#{sequence}"):
+                raise AssertionError("the dashboard does not show the new account record")
+        return first_paint, rerender
+
+    return asyncio.run(measure())
+
+
+# -- the report -----------------------------------------------------------------------------------------------------
+
+
+def journal_size(url: str) -> int | None:
+    """The database's bytes: a SQLite file after a WAL checkpoint, a PostgreSQL database's size."""
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return path.stat().st_size
+    from sqlalchemy import text
+
+    journal = open_journal(url)
+    with journal.engine.connect() as conn:
+        return int(conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one())
+
+
+def kib(size: int | None) -> str:
+    return "n/a" if size is None else f"{size / 1024:,.1f} KiB"
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--days", type=int, default=365, help="simulated days (default 365)")
+    parser.add_argument("--seed", type=int, default=20260105, help="the faults' seed")
+    parser.add_argument("--url", default=None, help="an empty journal database (default: a temporary SQLite file)")
+    parser.add_argument("--tick-minutes", type=int, default=None,
+                        help="tick every N minutes from 01:50 to 08:10 instead of at launchd's times")
+    parser.add_argument("--weekly-tokens", type=int, default=WEEKLY_TOKENS, help="the weekly ceiling")
+    parser.add_argument("--raw-commits", type=int, default=3000, help="commits in the raw sqlite3 loop")
+    parser.add_argument("--profile", default=None, help="write a cProfile of the simulation to this file")
+    parser.add_argument("--no-dashboard", action="store_true", help="skip the dashboard timings")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="bench-year-", dir=os.getcwd()) as folder:
+        url = args.url or f"sqlite:///{Path(folder) / 'journal.db'}"
+        backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite file"
+        print(f"year: {args.days} days of {len(PRODUCTS)} Products on {backend}, seed {args.seed}", flush=True)
+        year = Year(url, args.seed, args.weekly_tokens, args.tick_minutes)
+        profiler = cProfile.Profile() if args.profile else None
+        if profiler:
+            profiler.enable()
+        figures = year.run(args.days)
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
+            pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)
+        raw = raw_commits_per_second(Path(folder) / "raw.db", args.raw_commits)
+        size = journal_size(url)
+        dash = None if args.no_dashboard else dashboard_times(url, year.clock, "claude",
+                                                              year.sequence["claude"] + 1)
+        print_report(args, backend, figures, raw, size, dash, year)
+    return 0
+
+
+def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: float, size: int | None,
+                 dash: tuple[float, float] | None, year: Year) -> None:
+    overall = figures.commands / figures.seconds
+    first, last = figures.periods[0], figures.periods[-1]
+    growth = first.rate / last.rate if last.rate else float("inf")
+    command_ms = 1000 * figures.command_seconds / max(1, figures.committed_calls)
+    write_rate = 1000 / command_ms
+    raw_ms = 1000 / raw
+    cost = command_ms / raw_ms
+    print()
+    print(f"commands executed (journal head): {figures.commands}")
+    print(f"wall time (simulation): {figures.seconds:.1f} s")
+    print(f"commands per second, overall (head / wall, with every tick's non-writing starts): {overall:.1f}")
+    print(f"  first {PERIOD_DAYS} days: {first.commands} commands in {first.seconds:.1f} s = {first.rate:.1f}/s")
+    print(f"  last {PERIOD_DAYS} days: {last.commands} commands in {last.seconds:.1f} s = {last.rate:.1f}/s")
+    print(f"  first / last: {growth:.2f} (target <= {GROWTH_TARGET}): {verdict(growth <= GROWTH_TARGET)}")
+    print(f"a committed command (engine call that wrote, mean): {command_ms:.2f} ms = {write_rate:.1f}/s")
+    print(f"raw sqlite3 commit (WAL, synchronous=FULL, one row per transaction): {raw_ms:.2f} ms = {raw:.1f}/s")
+    print(f"  command / raw commit: {cost:.2f}x (target <= {COST_TARGET}x): {verdict(cost <= COST_TARGET)}")
+    print(f"largest state: {figures.largest_state} bytes (target < {STATE_TARGET}): "
+          f"{verdict(figures.largest_state < STATE_TARGET)}")
+    print(f"journal size: {kib(size)}")
+    print(f"faults injected: {dict(sorted(figures.faults.items()))}")
+    print(f"outcomes: {dict(sorted(figures.outcomes.items()))}")
+    if figures.errors:
+        print(f"refusals the runners absorbed: {dict(sorted(figures.errors.items()))}")
+    if dash is None:
+        print("dashboard: not available")
+        paint = rerender = "not available"
+    else:
+        paint, rerender = f"{dash[0] * 1000:.0f} ms", f"{dash[1] * 1000:.0f} ms"
+        print(f"dashboard first paint: {paint} (target < 1 s): {verdict(dash[0] < FIRST_PAINT_TARGET)}")
+        print(f"dashboard re-render after one command: {rerender} (target < 150 ms): "
+              f"{verdict(dash[1] < RERENDER_TARGET)}")
+    command = "tests/bench/year.py" + (f" --days {args.days}" if args.days != 365 else "") + (
+        " --url postgresql+psycopg://…" if args.url else "")
+    print()
+    print(f"| figure ({backend}, `{command}`) | measured | target |")
+    print("| --- | --- | --- |")
+    print(f"| commands executed ({args.days} days, 9 Products, 21 lanes) | {figures.commands} | |")
+    print(f"| wall time of the simulation | {figures.seconds:.0f} s | |")
+    print(f"| commands per second, overall | {overall:.0f} | |")
+    print(f"| commands per second, first / last {PERIOD_DAYS} days | {first.rate:.0f} / {last.rate:.0f} "
+          f"({growth:.2f}x) | last within 1.2x |")
+    print(f"| a command / a raw sqlite3 commit (WAL, synchronous=FULL) | {command_ms:.2f} ms / {raw_ms:.2f} ms "
+          f"({cost:.2f}x) | at most 2x |")
+    print(f"| largest state | {kib(figures.largest_state)} | under 96 KiB |")
+    print(f"| journal size | {kib(size)} | |")
+    print(f"| dashboard first paint | {paint} | under 1 s |")
+    print(f"| dashboard re-render after one command | {rerender} | under 150 ms |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
