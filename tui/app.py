@@ -18,6 +18,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -86,6 +87,7 @@ class ScheduleApp(App[None]):
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, str, int | None] | None = None
+        self._poll_timer: Timer | None = None
 
     # -- layout --------------------------------------------------------------------------
 
@@ -131,6 +133,9 @@ class ScheduleApp(App[None]):
             self._seen = self._key(reading.head)
             self.apply_reading(reading)
         else:
+            if self._poll_timer is not None:
+                self._poll_timer.stop()
+                self._poll_timer = None
             self.poll()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="poll")
@@ -147,8 +152,12 @@ class ScheduleApp(App[None]):
             self.call_from_thread(self._arm_poll)
 
     def _arm_poll(self) -> None:
+        """Arm the next read after the last one finished; one timer at most, so reads never pile up."""
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
         if self.poll_interval is not None and self.is_running:
-            self.set_timer(self.poll_interval, self.poll, name="poll")
+            self._poll_timer = self.set_timer(self.poll_interval, self.poll, name="poll")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "poll" and event.state == WorkerState.ERROR:
@@ -174,10 +183,6 @@ class ScheduleApp(App[None]):
                 self.query_one(AccountsView).show(reading)
                 self.query_one(HealthView).show(reading)
 
-    def on_screen_resume(self) -> None:
-        if self._pending is not None:
-            self.apply_reading(self._pending)
-
     def on_history_view_page_wanted(self, message: HistoryView.PageWanted) -> None:
         self.history_before = message.before
         self.refresh_reading(force=True)
@@ -193,8 +198,11 @@ class ScheduleApp(App[None]):
     # -- forms ---------------------------------------------------------------------------
 
     def _after_form(self, result: Any) -> None:
+        """A form closed: show what it did, render what arrived meanwhile, and read again."""
         if result is not None:
             self.notify(str(result), timeout=4)
+        if self._pending is not None:
+            self.apply_reading(self._pending)
         self.refresh_reading(force=True)
 
     def action_record_account(self, account: str | None = None) -> None:

@@ -297,3 +297,21 @@ async def test_the_command_palette_opens_views_and_forms_by_name(demo_url: str) 
         await pilot.press("enter")
         await pilot.pause()
         assert type(app.screen).__name__ == "RecordAccountForm"
+
+
+@synchronously
+async def test_nothing_repaints_while_a_form_is_open(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        shown = app.reading.head
+        await pilot.press("s")
+        app.schedule.record_account(  # as if another process committed while the owner types
+            account="chatgpt", sequence=2, sign_in="x@factory.example", overage=False, recorded_by="owner"
+        )
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        assert app.reading.head == shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.reading.head > shown
+        assert app.query_one("#accounts-table", DataTable).get_cell("chatgpt", "sequence") == "#2"
