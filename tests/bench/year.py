@@ -84,11 +84,16 @@ GROWTH_TARGET = 1.2
 FIRST_PAINT_TARGET = 1.0
 RERENDER_TARGET = 0.150
 
-# Fault rates, per provider call (or per segment for a killed runner).
-P_USAGE_LIMIT = 0.010
-P_SIGN_IN = 0.004
-P_LOST = 0.006
-P_KILLED = 0.008
+
+@dataclass(frozen=True)
+class FaultRates:
+    """How often each fault strikes: per provider call, and per segment for a killed runner."""
+
+    usage_limit: float = 0.010
+    sign_in: float = 0.004
+    lost: float = 0.006
+    killed: float = 0.008
+
 
 DEFERRAL_FOR_REFUSAL = {"limited": "usage-limit", "sign-in-needed": "sign-in-needed",
                         "budget-exhausted": "budget-exhausted"}
@@ -155,13 +160,14 @@ class Year:
     """Ticks, runners and the owner, in clock order, on one ManualClock."""
 
     def __init__(self, url: str, seed: int, weekly_tokens: int, tick_minutes: int | None = None,
-                 first_day: Date = FIRST_DAY) -> None:
+                 first_day: Date = FIRST_DAY, rates: FaultRates = FaultRates()) -> None:
         self.url = url
         self.journal = CountingJournal(open_journal(url))
         self.first_day = first_day
         self.clock = ManualClock(zoned_instant(ZONE, first_day.subtract(days=1), "12:00"))
         self.schedule = LifecycleSchedule(self.journal, self.clock)  # type: ignore[arg-type]
         self.seed = seed
+        self.rates = rates
         self.rng = random.Random(seed)
         self.commission = _commission(first_day, weekly_tokens)
         self.lanes = {lane.lane: lane for lane in lanes_of(self.commission)}
@@ -271,7 +277,7 @@ class Year:
         occurrence_id = occurrence.id
         attempts: dict[str, int] = {}
         clean = all(not call.unknown and call.outcome != "malformed" for call in occurrence.calls)
-        killed = self.rng.random() < P_KILLED
+        killed = self.rng.random() < self.rates.killed
         todo = self.work_plan(occurrence)
         try:
             for index, item in enumerate(todo):
@@ -311,7 +317,7 @@ class Year:
         draw = self.rng.random()
         now = self.clock.now()
         report: dict[str, Any]
-        if draw < P_USAGE_LIMIT:
+        if draw < self.rates.usage_limit:
             reset = now.add(minutes=self.rng.randint(120, 360))
             report = {"kind": "usage-limit", "tokens": 0,
                       "observation": {"status": "rejected", "rateLimitType": "five_hour",
@@ -321,7 +327,7 @@ class Year:
                                                       report=report))
             self.defer(occurrence_id, runner, "usage-limit")
             return "stopped"
-        if draw < P_USAGE_LIMIT + P_SIGN_IN:
+        if draw < self.rates.usage_limit + self.rates.sign_in:
             report = {"kind": "sign-in-needed", "tokens": 0, "httpStatus": 401}
             self.figures.faults["401"] += 1
             self.timed(lambda: self.schedule.end_call(occurrence_id=occurrence_id, runner=runner, call=call,
@@ -332,7 +338,7 @@ class Year:
                            lambda: self.record(item.account))
             self.defer(occurrence_id, runner, "sign-in-needed")
             return "stopped"
-        if draw < P_USAGE_LIMIT + P_SIGN_IN + P_LOST:
+        if draw < self.rates.usage_limit + self.rates.sign_in + self.rates.lost:
             self.figures.faults["lost call"] += 1
             self.timed(lambda: self.schedule.end_call(occurrence_id=occurrence_id, runner=runner, call=call,
                                                       report={"kind": "lost"}))
