@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -13,8 +13,6 @@ import pytest
 
 from store import Journal, open_journal
 from tests.store import support
-
-SPAWN = multiprocessing.get_context("spawn")
 
 
 def _wait_for(path: Path, process: Any, seconds: float = 60) -> None:
@@ -46,12 +44,11 @@ def _assert_every_command_is_whole(journal: Journal) -> None:
 
 
 @pytest.mark.parametrize("paused_before", ["UPDATE aggregates", "INSERT INTO receipts", "COMMIT"])
-def test_a_writer_killed_inside_its_transaction_leaves_no_partial_command(journal_url, tmp_path, paused_before):
+def test_a_writer_killed_inside_its_transaction_leaves_no_partial_command(journal_url, tmp_path, paused_before, spawn):
     journal = open_journal(journal_url)
     journal.execute(support.AGGREGATE, "before", {"n": 0}, 0, support.bump("before"))
     marker = tmp_path / "inside-transaction"
-    child = SPAWN.Process(target=support.block_inside_transaction, args=(journal_url, str(marker), paused_before))
-    child.start()
+    child = spawn(support.block_inside_transaction, journal_url, str(marker), paused_before)
     _wait_for(marker, child)
     assert journal.head(support.AGGREGATE) == 1, "a reader is not blocked by the stalled writer"
 
@@ -68,19 +65,39 @@ def test_a_writer_killed_inside_its_transaction_leaves_no_partial_command(journa
     journal.verify(support.AGGREGATE)
 
 
-def test_writers_killed_at_arbitrary_moments_leave_only_whole_commands(journal_url, tmp_path):
+def test_writers_killed_at_arbitrary_moments_leave_only_whole_commands(journal_url, tmp_path, spawn):
     journal = open_journal(journal_url)
     for round_ in range(3):
         started = tmp_path / f"started-{round_}"
-        children = [
-            SPAWN.Process(target=support.execute_forever, args=(journal_url, round_ * 10 + worker, str(started)))
-            for worker in range(2)
-        ]
-        for child in children:
-            child.start()
+        children = [spawn(support.execute_forever, journal_url, round_ * 10 + n, str(started)) for n in range(2)]
         _wait_for(started, children[0])
         time.sleep(0.05 * (round_ + 1))
         for child in children:
             _kill(child)
         _assert_every_command_is_whole(journal)
     assert journal.head(support.AGGREGATE) > 0
+
+
+def test_a_second_writer_waits_for_a_stalled_writer_then_proceeds_without_a_lock_error(journal_url, tmp_path, spawn):
+    journal = open_journal(journal_url)
+    journal.execute(support.AGGREGATE, "before", {"n": 0}, 0, support.bump("before"))
+    marker = tmp_path / "inside-transaction"
+    # Paused before its first write, the child holds nothing but the write lock itself.
+    child = spawn(support.block_inside_transaction, journal_url, str(marker), "INSERT INTO events")
+    _wait_for(marker, child)
+    outcome: list[Any] = []
+    waiter = threading.Thread(
+        target=lambda: outcome.append(
+            journal.execute(support.AGGREGATE, "waiting", {"n": 2}, 1, support.bump("waiting"))
+        ),
+        daemon=True,
+    )
+    waiter.start()
+
+    waiter.join(timeout=1.5)
+    assert waiter.is_alive() and outcome == [], "the second writer waited for the write lock"
+    _kill(child)
+    waiter.join(timeout=30)
+
+    assert [result.version for result in outcome] == [2]
+    _assert_every_command_is_whole(journal)

@@ -19,7 +19,9 @@ def _run(target: Any, args_for: Any, count: int = RACERS, meanwhile: Any = None)
     """Start `count` racers behind one barrier; call `meanwhile()` repeatedly until they all report."""
     barrier = SPAWN.Barrier(count)
     queue = SPAWN.Queue()
-    processes = [SPAWN.Process(target=target, args=(*args_for(index), barrier, queue)) for index in range(count)]
+    processes = [
+        SPAWN.Process(target=target, args=(*args_for(index), barrier, queue), daemon=True) for index in range(count)
+    ]
     for process in processes:
         process.start()
     reports: list[dict[str, Any]] = []
