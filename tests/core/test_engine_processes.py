@@ -86,3 +86,30 @@ def test_a_runner_killed_mid_call_leaves_one_logical_occurrence_and_its_call_is_
     assert (refusal.admitted, refusal.reason) == (False, "unknown-effect")
     assert [cid for cid in h.command_ids() if cid.endswith("/admit")] == [f"{NIGHT1}/admit"]
     assert sum(1 for cid in h.command_ids() if cid.startswith(f"{NIGHT1}/call/") and "/end" not in cid) == 1
+
+
+def test_six_processes_racing_to_resume_a_deferred_occurrence_resume_it_once(tmp_path):
+    h = make_harness(tmp_path)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r-first")
+    h.at("2026-12-07T02:05:00Z")
+    h.schedule.defer(occurrence_id=NIGHT1, runner="r-first", reason="volume-unmounted")
+
+    barrier = SPAWN.Barrier(RACERS)
+    queue = SPAWN.Queue()
+    processes = [
+        SPAWN.Process(
+            target=helpers.race_start, args=(h.url, "2026-12-08T02:00:00Z", LANE, f"r{index}", barrier, queue)
+        )
+        for index in range(RACERS)
+    ]
+    for process in processes:
+        process.start()
+    reports = [queue.get(timeout=180) for _ in processes]
+    for process in processes:
+        process.join(timeout=60)
+
+    errors = [report["error"] for report in reports if not report["ok"]]
+    assert errors == [], "\n".join(errors)
+    assert Counter(report["kind"] for report in reports) == {"resumed": 1, "running": RACERS - 1}
+    assert [cid for cid in h.command_ids() if "/resume/" in cid] == [f"{NIGHT1}/resume/2"]

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import pendulum
 from hypothesis import HealthCheck, Phase, event, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from core import ScheduleError, lane_occurrence_on
 from tests.core.engine_helpers import (
@@ -46,7 +46,7 @@ from tests.core.engine_helpers import (
 
 RUNNERS = ["r1", "r2", "r3"]
 MACHINE_SETTINGS = settings(
-    max_examples=6,
+    max_examples=25,
     # No shrinking: a shrink of a journal-backed run takes minutes; the failing steps print as they were.
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     stateful_step_count=30,
@@ -91,10 +91,6 @@ class Clocked(RuleBasedStateMachine):
     def teardown(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
 
-    @rule(minutes=st.sampled_from([1, 7, 25, 50, 95, 200]))
-    def later(self, minutes: int) -> None:
-        self.h.clock.advance(minutes=minutes)
-
     @rule(days=st.integers(1, 4), offset=st.sampled_from([0, 5, 20, 40, 60, 150, 200]))
     def a_later_night(self, days: int, offset: int) -> None:
         # December in London is GMT: a local night is its UTC date.
@@ -114,6 +110,10 @@ class LifecycleMachine(Clocked):
         super().__init__()
         self.admitted: dict[str, str] = {}  # occurrence -> lane
         self.held_by: dict[str, str] = {}  # coalesced occurrence -> the admitted one whose range holds it
+
+    @rule(minutes=st.sampled_from([1, 7, 25, 50, 95, 200]))
+    def later(self, minutes: int) -> None:
+        self.h.clock.advance(minutes=minutes)
 
     @rule(lane=st.sampled_from(["alpha/basic", "alpha/full", "beta/basic"]), runner=st.sampled_from(RUNNERS))
     def tick(self, lane: str, runner: str) -> None:
@@ -268,9 +268,28 @@ class CallsMachine(Clocked):
 
     # -- rules -----------------------------------------------------------------------------------------------------
 
+    @initialize(runner=st.sampled_from(RUNNERS))
+    def the_first_night_every_lane_ticks(self, runner: str) -> None:
+        self.h.at("2026-12-07T02:00:00Z")
+        for lane in ("alpha/basic", "beta/basic", "gamma/basic"):
+            assert self.h.schedule.start(lane=lane, runner=runner).kind == "admitted"
+
+    @rule(minutes=st.sampled_from([1, 3, 10, 30, 200]))
+    def later(self, minutes: int) -> None:
+        self.h.clock.advance(minutes=minutes)
+
     @rule(lane=st.sampled_from(["alpha/basic", "beta/basic", "gamma/basic"]), runner=st.sampled_from(RUNNERS))
     def tick(self, lane: str, runner: str) -> None:
-        self.h.schedule.start(lane=lane, runner=runner)
+        tick = self.h.schedule.start(lane=lane, runner=runner)
+        event(f"tick {tick.kind}")
+
+    @rule(days=st.integers(1, 3), offset=st.sampled_from([0, 10, 30]), runner=st.sampled_from(RUNNERS))
+    def a_later_night_every_lane_ticks(self, days: int, offset: int, runner: str) -> None:
+        night = self.h.clock.now().add(days=days).start_of("day")
+        self.h.at(night.add(hours=2, minutes=offset))
+        for lane in ("alpha/basic", "beta/basic", "gamma/basic"):
+            tick = self.h.schedule.start(lane=lane, runner=runner)
+            event(f"tick {tick.kind}")
 
     @rule(data=st.data(), runner=st.sampled_from(RUNNERS), work=st.sampled_from(["w1", "w2", "w3"]),
           bound=st.sampled_from([50_000, 150_000]), attempt=st.sampled_from([1, 1, 2]))
@@ -400,4 +419,4 @@ class CallsMachine(Clocked):
 
 
 TestCallsMachine = CallsMachine.TestCase
-TestCallsMachine.settings = MACHINE_SETTINGS
+TestCallsMachine.settings = settings(MACHINE_SETTINGS, max_examples=25)

@@ -820,3 +820,45 @@ def _running_night(tmp_path):
 def test_an_input_defect_is_invalid_and_writes_nothing(tmp_path, name, action):
     h = _running_night(tmp_path)
     refused(h, "INVALID", lambda: action(h.schedule))
+
+
+def test_a_reconciliation_and_a_resumption_replay_to_their_retries(tmp_path):
+    h = make_harness(tmp_path)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r1")
+    h.at("2026-12-07T02:10:00Z")
+    first = h.schedule.reconcile(occurrence_id=NIGHT1, confirmation=confirmation("r1"))
+    h.at("2026-12-07T02:11:00Z")
+    with writes_nothing(h):
+        again = h.schedule.reconcile(occurrence_id=NIGHT1, confirmation=confirmation("r1"))
+    assert (again.replayed, again.command_id, again.version) == (True, first.command_id, first.version)
+
+    resumed = h.schedule.start(lane=LANE, runner="r2")
+    assert resumed.kind == "resumed"
+    h.at("2026-12-07T02:12:00Z")
+    with writes_nothing(h):
+        retry = h.again().start(lane=LANE, runner="r2")
+    assert (retry.kind, retry.replayed, retry.command_id) == ("resumed", True, resumed.command_id)
+    with writes_nothing(h):
+        late = h.schedule.reconcile(occurrence_id=NIGHT1, confirmation=confirmation("r1"))
+    assert (late.replayed, late.command_id) == (True, f"{NIGHT1}/reconcile/1")
+    assert h.schedule.status(NIGHT1).state == "running"
+
+
+def test_a_retry_of_an_earlier_owner_record_replays_after_a_later_one(tmp_path):
+    h = make_harness(tmp_path)
+    h.owner_record("claude", 1)
+    h.at("2026-12-06T13:00:00Z")
+    h.owner_record("claude", 2)
+    h.at("2026-12-06T14:00:00Z")
+    with writes_nothing(h):
+        assert h.owner_record("claude", 1).replayed is True
+    assert h.schedule.read().accounts[0].record.sequence == 2
+
+
+def test_status_answers_for_any_occurrence_of_the_current_commission(tmp_path):
+    h = make_harness(tmp_path, lanes=[basic_lane(), weekly_lane(weekday=4)])
+    h.at("2026-12-07T01:00:00Z")
+    assert h.schedule.status(basic_id("alpha", "2027-03-01")).state == "scheduled"
+    assert h.schedule.status(weekly_id("alpha", "full", "2026-W52")).state == "scheduled"
+    assert h.schedule.status(basic_id("alpha", "2026-12-01")).state == "not-commissioned"
