@@ -862,3 +862,38 @@ def test_status_answers_for_any_occurrence_of_the_current_commission(tmp_path):
     assert h.schedule.status(basic_id("alpha", "2027-03-01")).state == "scheduled"
     assert h.schedule.status(weekly_id("alpha", "full", "2026-W52")).state == "scheduled"
     assert h.schedule.status(basic_id("alpha", "2026-12-01")).state == "not-commissioned"
+
+
+def test_a_weekly_occurrence_that_ran_is_not_counted_in_a_later_range(tmp_path):
+    h = make_harness(tmp_path, lanes=[weekly_lane(weekday=1)])
+    week = {key: weekly_id("alpha", "full", key) for key in ("2026-W50", "2026-W51", "2026-W52")}
+    h.at("2026-12-07T02:40:00Z")
+    h.admit("alpha/full", "r1")
+    h.at("2026-12-07T03:00:00Z")
+    h.schedule.settle(occurrence_id=week["2026-W50"], settled_by="r1", status="completed", reason="done")
+    # Moved to Sundays: week 50's Sunday comes after the watermark's date, but week 50 ran.
+    h.at("2026-12-07T12:00:00Z")
+    h.schedule.record_commission(commission([weekly_lane(weekday=7)], revision=2))
+    h.at("2026-12-13T02:40:00Z")
+    with writes_nothing(h):
+        assert h.schedule.start(lane="alpha/full", runner="r1").kind == "waiting"
+    h.at("2026-12-27T02:40:00Z")  # week 51's Sunday passed unattended
+    tick = h.admit("alpha/full", "r1")
+    assert tick.occurrence.id == week["2026-W52"]
+    assert coalesced_of(h.stored(tick.occurrence.id)) == (1, week["2026-W51"], week["2026-W51"])
+    assert h.schedule.status(week["2026-W50"]).state == "settled"
+
+
+def test_a_coalesced_occurrence_reads_coalesced_into_its_holder_after_the_holder_is_pruned(tmp_path):
+    h = make_harness(tmp_path)
+    for day in range(8, 12):  # 7 December is missed; 8 December's admission holds it
+        date = f"2026-12-{day:02d}"
+        h.at(f"{date}T02:00:00Z")
+        h.admit(LANE, "r1")
+        h.at(f"{date}T02:10:00Z")
+        h.schedule.settle(occurrence_id=basic_id("alpha", date), settled_by="r1", status="partial", reason="x")
+    holder = basic_id("alpha", "2026-12-08")
+    assert h.schedule.status(holder).state == "pruned"
+    assert h.schedule.status(holder).status == "partial", "a pruned occurrence's record comes from its settlement"
+    view = h.schedule.status(NIGHT1)
+    assert (view.state, view.status, view.coalesced_into) == ("coalesced", "unavailable", holder)
