@@ -63,12 +63,52 @@ def journal_loop(url: str, commands: int, prefix: str) -> float:
     return commands / elapsed
 
 
+def burst(state: dict[str, Any] | None, version: int) -> Decision:
+    """A thousand events in one command: how the scale journals are filled quickly."""
+    events = [NewEvent("tick", {"n": version + n}) for n in range(1, 1001)]
+    return Decision(events=events, state={"count": version + 1000})
+
+
+def read_costs(url: str, events: int) -> dict[str, float]:
+    """Milliseconds per head(), receipt lookup, load(), newest history page and execute on a journal of `events`."""
+    journal = open_journal(url)
+    version = journal.head(AGGREGATE)
+    while version + 1000 <= events:
+        version = journal.execute(AGGREGATE, f"fill-{version}", {"at": version}, version, burst).version
+    while version < events:
+        version = journal.execute(AGGREGATE, f"fill-{version}", {"at": version}, version, decide).version
+
+    def per_call(action: Any, repeats: int = 200) -> float:
+        started = time.perf_counter()
+        for _ in range(repeats):
+            action()
+        return (time.perf_counter() - started) / repeats * 1000
+
+    costs = {
+        "head()": per_call(lambda: journal.head(AGGREGATE)),
+        "receipt()": per_call(lambda: journal.receipt(f"fill-{events - 1000 if events >= 1000 else 0}")),
+        "load()": per_call(lambda: journal.load(AGGREGATE)),
+        "newest 100 events (history_desc)": per_call(lambda: journal.history_desc(AGGREGATE, limit=100), repeats=50),
+        "100 events from the middle (history)": per_call(
+            lambda: journal.history(AGGREGATE, after=events // 2 - 50, limit=100), repeats=50
+        ),
+    }
+    head = journal.head(AGGREGATE)
+    started = time.perf_counter()
+    for index in range(50):
+        head = journal.execute(AGGREGATE, f"scale-{index}", {"i": index}, head, decide).version
+    costs["execute()"] = (time.perf_counter() - started) / 50 * 1000
+    journal.close()
+    return costs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commands", type=int, default=2000, help="commits per round on each side")
     parser.add_argument("--rounds", type=int, default=3, help="alternating raw/journal rounds")
     parser.add_argument("--dir", default=None, help="folder for the files (default: a temporary folder here)")
     parser.add_argument("--url", default=None, help="also time execute against this PostgreSQL journal URL")
+    parser.add_argument("--scale", type=int, default=0, help="also time reads on journals of 100 and of N events")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-journal-", dir=args.dir or os.getcwd()) as folder:
@@ -97,6 +137,14 @@ def main() -> int:
         open_journal(args.url).verify(AGGREGATE)
         where = args.url.split("@")[-1]
         print(f"Journal.execute on PostgreSQL ({where}): {rate:8.0f} commands/s ({1000 / rate:.3f} ms each)")
+
+    if args.scale:
+        with tempfile.TemporaryDirectory(prefix="bench-journal-", dir=args.dir or os.getcwd()) as folder:
+            small = read_costs(f"sqlite:///{Path(folder) / 'small.db'}", 100)
+            large = read_costs(f"sqlite:///{Path(folder) / 'large.db'}", args.scale)
+        print(f"{'file journal, ms per call':38} {'100 events':>12} {f'{args.scale:,} events':>16}")
+        for name in small:
+            print(f"{name:38} {small[name]:12.3f} {large[name]:16.3f}")
     return 0
 
 
