@@ -12,8 +12,6 @@ import socket
 from pathlib import Path
 from typing import Any, ClassVar
 
-import pendulum
-from pendulum import DateTime
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -25,6 +23,7 @@ from textual.worker import Worker, WorkerState
 from core import LifecycleSchedule, ScheduleError
 from store import Journal, open_journal
 
+from .clock import SystemClock
 from .commands_palette import DashboardCommands
 from .screens.reading import Reading, take_reading
 from .widgets.accounts import AccountsView
@@ -45,13 +44,6 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("history", "History", "h"),
     ("health", "Health", "e"),
 )
-
-
-class SystemClock:
-    """The host's clock: the only place the dashboard reads real time."""
-
-    def now(self) -> DateTime:
-        return pendulum.now("UTC")
 
 
 class ScheduleApp(App[None]):
