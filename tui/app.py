@@ -9,7 +9,6 @@ renders in place. No repaint happens while a form is open.
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import work
@@ -20,7 +19,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from core import LifecycleSchedule, ScheduleError
+from core import LifecycleSchedule
 from store import Journal, open_journal
 
 from .clock import SystemClock
@@ -242,10 +241,4 @@ def build_app(
     return ScheduleApp(journal, journal_label or journal_url, clock, poll_interval, host_zone, host)
 
 
-def describe_error(error: ScheduleError) -> str:
-    return f"{error.code}: {error.message}"
-
-
-__all__ = ["VIEWS", "ScheduleApp", "SystemClock", "build_app", "describe_error"]
-
-STYLESHEET = Path(__file__).with_name("app.tcss")
+__all__ = ["VIEWS", "ScheduleApp", "SystemClock", "build_app"]
