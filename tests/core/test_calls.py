@@ -1042,3 +1042,28 @@ def test_the_ledger_week_is_the_commissions_local_iso_week(tmp_path):
     admission = h.call(occurrence_id, runner="r-alpha", work="w1")
     assert admission.week == "2026-W51"
     assert "2026-W51" in h.ledger() and "2026-W50" not in h.ledger()
+
+
+def test_a_closed_window_outlives_the_occurrence_that_observed_it(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha", "beta")
+    h.at("2026-12-07T02:05:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call,
+                        report=usage_limit_report("2026-12-09T10:00:00Z"))
+    h.schedule.defer(occurrence_id=ALPHA, runner="r-alpha", reason="usage-limit")
+    h.at("2026-12-07T02:06:00Z")
+    h.schedule.settle(occurrence_id=ALPHA, settled_by="owner", status="deferred", reason="gave up")
+    refusal(h, "limited", BETA, runner="r-beta", work="w1")
+
+
+def test_any_report_showing_paid_overage_is_overage_a_lost_one_too(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha", "beta", "gamma")
+    h.at("2026-12-07T02:05:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    end = h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call,
+                              report=lost_report(observation("allowed", overage=True)))
+    assert end.outcome == "lost"
+    refusal(h, "overage-unverified", BETA, runner="r-beta", work="w1")
+    assert h.call(GAMMA, runner="r-gamma", work="w1").admitted is True
