@@ -27,6 +27,7 @@ from store import (
 )
 
 from . import calls, lifecycle, records
+from .calendar import nights_from
 from .clock import Clock, as_utc
 from .commission import parse_commission
 from .errors import ScheduleError, corrupt, invalid
@@ -45,8 +46,10 @@ from .results import (
 )
 from .state import Schedule, dump_state, parse_state
 from .views import lane_plans, occurrence_status
+from .zones import monday_of_week
 
 SETTLED_EVENT = "occurrence-settled"
+MAX_HOLDER_SEARCH_DAYS = 400
 
 
 class _Replan(Exception):
@@ -507,4 +510,32 @@ class LifecycleSchedule:
         ref = parse_occurrence_id(occurrence_id)
         _version, schedule = self._load()
         pruned = self._pruned(ref.id, schedule.version) if schedule is not None else None
-        return occurrence_status(schedule, ref, self._now(), pruned)
+        view = occurrence_status(schedule, ref, self._now(), pruned)
+        if view.state == "pruned" and pruned is None and schedule is not None:
+            holder = self._holder_of(schedule, ref)
+            if holder is not None:
+                return OccurrenceStatusView(ref.id, "coalesced", "unavailable", holder)
+        return view
+
+    def _holder_of(self, schedule: Schedule, ref: Any) -> str | None:
+        """The admitted occurrence a never-admitted one coalesced into, found after the holder left the
+        state: it is the lane's first admission after it (receipts say which nights were admitted)."""
+        lane = schedule.lane_config(ref.lane)
+        lane_state = schedule.state.lane(ref.lane)
+        if lane is None or lane_state is None or lane_state.watermark is None:
+            return None
+        if self.journal.receipt(f"{ref.id}/admit") is not None:
+            return None  # it ran itself
+        zone = schedule.commission.zone
+        start = ref.date if ref.date is not None else monday_of_week(ref.week)
+        for night in nights_from(zone, lane, start.add(days=1), days=MAX_HOLDER_SEARCH_DAYS):
+            if night.date.isoformat() > lane_state.watermark.date:
+                return None
+            if night.id == ref.id or self.journal.receipt(f"{night.id}/admit") is None:
+                continue
+            record = self._occurrence_in(schedule, night.id) or self._pruned(night.id, schedule.version)
+            span = record.coalesced if record is not None else None
+            if span is not None and span.first.rsplit("/", 1)[1] <= ref.key <= span.last.rsplit("/", 1)[1]:
+                return night.id
+            return None
+        return None

@@ -19,8 +19,8 @@ from store import canonical_json
 from .commission import Commission, commission_digest, parse_commission
 from .errors import ScheduleError, corrupt
 from .identity import is_weekly, occurrence_id
-from .model import LaneState, Occurrence, ScheduleState
-from .zones import iso_week_of
+from .model import LaneState, Occurrence, ScheduleState, at
+from .zones import iso_week_of, local_date_of
 
 _TRANSITION = re.compile(r"^(admit|settle|resume/[1-8]|defer/[1-8]|reconcile/[1-8]|call/\d+|call/\d+/end)$")
 
@@ -88,7 +88,8 @@ def _check_schedule(state: ScheduleState, commission: Commission, version: int) 
             raise corrupt(f"lanes: the commission's lane {lane_id} is missing")
     debits: dict[str, int] = {}
     for lane_state in state.lanes:
-        _check_lane(lane_state, lane_id_in_commission=lane_state.lane in lanes, version=version)
+        _check_lane(lane_state, lane_id_in_commission=lane_state.lane in lanes, version=version,
+                    zone=commission.zone)
         for occurrence in _admitted(lane_state):
             for call in occurrence.calls:
                 debits[call.week] = debits.get(call.week, 0) + call.debit
@@ -107,7 +108,7 @@ def _admitted(lane_state: LaneState) -> list[Occurrence]:
     return [o for o in (lane_state.open, *lane_state.recent) if o is not None]
 
 
-def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int) -> None:
+def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int, zone: str) -> None:
     product, _, rhythm = lane_state.lane.partition("/")
     weekly = is_weekly(rhythm) if rhythm else False
     for occurrence in _admitted(lane_state):
@@ -119,7 +120,10 @@ def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int
             raise corrupt(f"{lane_state.lane}.watermark: not an occurrence of the lane") from None
         if expected != lane_state.watermark.occurrence:
             raise corrupt(f"{lane_state.lane}.watermark: its date is not its occurrence's")
-        if lane_id_in_commission and not _admitted(lane_state):
+        admitted_since_joining = lane_state.watermark.date > local_date_of(zone, at(lane_state.since)).isoformat()
+        if lane_id_in_commission and admitted_since_joining and not _admitted(lane_state):
+            # A lane that left a revision drops its settled records; one that rejoined later keeps
+            # only its watermark. Any other lane always holds the admission its watermark names.
             raise corrupt(f"{lane_state.lane}: the occurrence its watermark admitted is missing")
     if weekly:
         keys = [o.key for o in _admitted(lane_state)]
