@@ -367,3 +367,25 @@ class SteppingClock:
     def now(self) -> DateTime:
         self.reads += 1
         return self._readings[0] if self.reads == 1 else self._readings[1]  # type: ignore[return-value]
+
+
+class PlannedTogether:
+    """The real journal, except that each handle's first `execute` waits until every racer has planned.
+
+    Nothing about the journal is faked: it only makes the race the OS may or may not produce certain, so
+    every racer's command is planned at the same version before any of them commits.
+    """
+
+    def __init__(self, journal: Any, barrier: Any) -> None:
+        self._journal = journal
+        self._barrier = barrier
+        self._waited = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._journal, name)
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._waited:
+            self._waited = True
+            self._barrier.wait(timeout=30)
+        return self._journal.execute(*args, **kwargs)

@@ -1,4 +1,4 @@
-"""Real OS processes against one journal file: a race to start a lane, and a runner killed mid-call."""
+"""Real OS processes (and threads) against one journal file: races to start a lane, a runner killed mid-call."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import json
 import multiprocessing
 import os
 import signal
+import threading
 from collections import Counter
 
+from core import LifecycleSchedule, ManualClock
+from store import open_journal
 from tests.core import engine_helpers as helpers
 from tests.core.engine_helpers import basic_id, confirmation, make_harness, writes_nothing
 
@@ -112,4 +115,45 @@ def test_six_processes_racing_to_resume_a_deferred_occurrence_resume_it_once(tmp
     errors = [report["error"] for report in reports if not report["ok"]]
     assert errors == [], "\n".join(errors)
     assert Counter(report["kind"] for report in reports) == {"resumed": 1, "running": RACERS - 1}
+    assert [cid for cid in h.command_ids() if "/resume/" in cid] == [f"{NIGHT1}/resume/2"]
+
+
+def _planned_together(h, now: str, runners: list[str]) -> list[object]:
+    """Each runner ticks the lane in its own thread, over its own journal handle, all planned at one version."""
+    barrier = threading.Barrier(len(runners))
+    answers: list[object] = [None] * len(runners)
+
+    def tick(index: int) -> None:
+        journal = helpers.PlannedTogether(open_journal(h.url), barrier)
+        schedule = LifecycleSchedule(journal, ManualClock(now))
+        try:
+            answers[index] = schedule.start(lane=LANE, runner=runners[index])
+        except Exception as error:
+            answers[index] = error
+
+    threads = [threading.Thread(target=tick, args=(index,)) for index in range(len(runners))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return answers
+
+
+def test_runners_that_planned_an_admission_at_one_version_admit_once_and_the_others_find_it_running(tmp_path):
+    h = make_harness(tmp_path)
+    answers = _planned_together(h, "2026-12-07T02:00:00Z", [f"r{index}" for index in range(RACERS)])
+    kinds = Counter(getattr(answer, "kind", repr(answer)) for answer in answers)
+    assert kinds == {"admitted": 1, "running": RACERS - 1}, answers
+    assert [cid for cid in h.command_ids() if cid.endswith("/admit")] == [f"{NIGHT1}/admit"]
+
+
+def test_runners_that_planned_a_resumption_at_one_version_resume_once_and_the_others_find_it_running(tmp_path):
+    h = make_harness(tmp_path)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r-first")
+    h.at("2026-12-07T02:05:00Z")
+    h.schedule.defer(occurrence_id=NIGHT1, runner="r-first", reason="volume-unmounted")
+    answers = _planned_together(h, "2026-12-08T02:00:00Z", [f"r{index}" for index in range(RACERS)])
+    kinds = Counter(getattr(answer, "kind", repr(answer)) for answer in answers)
+    assert kinds == {"resumed": 1, "running": RACERS - 1}, answers
     assert [cid for cid in h.command_ids() if "/resume/" in cid] == [f"{NIGHT1}/resume/2"]
