@@ -61,7 +61,7 @@ def is_due(schedule: Schedule, lane_state: LaneState, night: Night) -> bool:
 
 
 def due_night(schedule: Schedule, lane: Any, lane_state: LaneState, now: DateTime) -> Night | None:
-    night = night_containing(schedule.commission.zone, lane, now)
+    night = night_containing(schedule.commission, lane, now)
     if night is not None and is_due(schedule, lane_state, night):
         return night
     return None
@@ -73,7 +73,7 @@ def next_due(schedule: Schedule, lane: Any, lane_state: LaneState, now: DateTime
     start = max(local_date_of(zone, now).subtract(days=1), _effective_from(schedule))
     if lane_state.watermark is not None:
         start = max(start, parse_local_date(lane_state.watermark.date).add(days=1))
-    for night in nights_from(zone, lane, start):
+    for night in nights_from(schedule.commission, lane, start):
         if night.closes > now and is_due(schedule, lane_state, night):
             return night
     return None
@@ -91,7 +91,7 @@ def missed_before(schedule: Schedule, lane: Any, lane_state: LaneState, night: N
     for _ in range(MAX_COALESCE_DAYS):
         if day >= night.date:
             break
-        candidate = night_on(zone, lane, day)
+        candidate = night_on(schedule.commission, lane, day)
         if candidate is not None and candidate.id not in seen and is_due(schedule, lane_state, candidate):
             missed.append(candidate)
             seen.add(candidate.id)
@@ -121,7 +121,7 @@ def _segment_stop(schedule: Schedule, occurrence: Occurrence) -> tuple[DateTime 
     earliest = None
     if last.window is not None:
         earliest = first_slot_at_or_after(
-            schedule.commission.zone, schedule.lane_config(occurrence.lane), at(last.window.until)
+            schedule.commission, schedule.lane_config(occurrence.lane), at(last.window.until)
         ).slot
     refused = [c for c in occurrence.calls if c.segment == last.n and c.outcome == "sign-in-needed"]
     return earliest, (refused[-1].account if refused else None)
@@ -153,7 +153,7 @@ def resume_check(schedule: Schedule, occurrence: Occurrence, now: DateTime) -> R
             end = min(end, deadline)
         return start if start < end else None
 
-    for night in nights_from(zone, lane, local_date_of(zone, now).subtract(days=1)):
+    for night in nights_from(schedule.commission, lane, local_date_of(zone, now).subtract(days=1)):
         start = opening(night)
         if start is None:
             continue
@@ -390,7 +390,7 @@ def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: str, 
                 resets.append(at(state.window_closed_until))  # type: ignore[arg-type]
         if not resets:
             raise ScheduleError("RULE", "no usage window is closed for this occurrence's accounts")
-        resume_at = first_slot_at_or_after(zone, lane, max(resets)).slot
+        resume_at = first_slot_at_or_after(schedule.commission, lane, max(resets)).slot
     elif reason == "budget-exhausted":
         week = iso_week_of(local_date_of(zone, now))
         ledger_week = schedule.state.week(week)
@@ -398,7 +398,7 @@ def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: str, 
         if bound is not None and bound <= remaining:
             raise ScheduleError("RULE", f"a bound of {bound} fits the {remaining} tokens left in {week}")
         next_monday = monday_of_week(week).add(days=7)
-        resume_at = next(n for n in nights_from(zone, lane, next_monday)).slot
+        resume_at = next(n for n in nights_from(schedule.commission, lane, next_monday)).slot
     elif reason == "sign-in-needed":
         refused = [c for c in occurrence.calls if c.segment == segment.n and c.outcome == "sign-in-needed"]
         if refused:
@@ -409,7 +409,7 @@ def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: str, 
                 raise ScheduleError("RULE", "no sign-in was refused on this occurrence's accounts")
             account = stopped[0]
     else:  # volume-unmounted, logged-out: the next slot
-        resume_at = first_slot_at_or_after(zone, lane, now, strictly=True).slot
+        resume_at = first_slot_at_or_after(schedule.commission, lane, now, strictly=True).slot
     stamp = instant_text(now)
     deferral = Deferral(
         segment=segment.n, runner=runner, reason=reason, at=stamp, bound=bound, account=account,  # type: ignore[arg-type]

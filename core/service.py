@@ -526,9 +526,8 @@ class LifecycleSchedule:
             return None
         if self.journal.receipt(f"{ref.id}/admit") is not None:
             return None  # it ran itself
-        zone = schedule.commission.zone
         start = ref.date if ref.date is not None else monday_of_week(ref.week)
-        for night in nights_from(zone, lane, start.add(days=1), days=MAX_HOLDER_SEARCH_DAYS):
+        for night in nights_from(schedule.commission, lane, start.add(days=1), days=MAX_HOLDER_SEARCH_DAYS):
             if night.date.isoformat() > lane_state.watermark.date:
                 return None
             if night.id == ref.id or self.journal.receipt(f"{night.id}/admit") is None:

@@ -42,7 +42,7 @@ def occurrence_status(schedule: Schedule | None, ref: OccurrenceRef, now: DateTi
     if lane is None or lane_state is None:
         return OccurrenceStatusView(ref.id, "not-commissioned", None)
     date = ref.date if ref.date is not None else monday_of_week(ref.week).add(days=(lane.weekday or 1) - 1)
-    night = night_on(schedule.commission.zone, lane, date)
+    night = night_on(schedule.commission, lane, date)
     if night is None or night.date < schedule.commission.effective_date:
         return OccurrenceStatusView(ref.id, "not-commissioned", None)
     if lane_state.watermark is not None and (
@@ -79,7 +79,7 @@ def lane_plans(schedule: Schedule, now: DateTime) -> list[LanePlan]:
             else:
                 plans.append(LanePlan(lane.lane, action, check.until, occurrence.id, check.reason))
             continue
-        night = night_containing(schedule.commission.zone, lane, now)
+        night = night_containing(schedule.commission, lane, now)
         if night is not None and is_due(schedule, lane_state, night):
             plans.append(LanePlan(lane.lane, "admit", now, night.id, "due now"))
             continue
