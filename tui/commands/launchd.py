@@ -156,12 +156,17 @@ def _subcommands_of(parser: argparse.ArgumentParser) -> Any:
     return None
 
 
-def register(subcommands: Any) -> None:
-    """Join the `launchd` command if another module registered it (launchd install), else create it."""
+def launchd_subcommands(subcommands: Any) -> Any:
+    """The `launchd` command's own subcommands, creating `launchd` if no module registered it yet
+    (`launchd print` lives here, `launchd install` in launchd_install.py; either may come first)."""
     launchd = subcommands.choices.get("launchd")
     if launchd is None:
         launchd = subcommands.add_parser("launchd", help="the LaunchAgent that fires the tick")
     commands = _subcommands_of(launchd)
     if commands is None:
         commands = launchd.add_subparsers(dest="launchd_command", metavar="COMMAND")
-    add_print(commands)
+    return commands
+
+
+def register(subcommands: Any) -> None:
+    add_print(launchd_subcommands(subcommands))

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from ..health import host_zone
+from .launchd import launchd_subcommands
 from .runner_cli import EXIT_OK, BadInput, emit, journal_url_of, run_guarded
 
 DEFAULT_LABEL = "com.factory-schedule.tick"
@@ -148,19 +149,5 @@ def add_install(launchd_commands: Any) -> None:
     install.set_defaults(handler=_install)
 
 
-def _subcommands_of(parser: argparse.ArgumentParser) -> Any:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return None
-
-
 def register(subcommands: Any) -> None:
-    """Join the `launchd` command if another module registered it, else create it."""
-    launchd = subcommands.choices.get("launchd")
-    if launchd is None:
-        launchd = subcommands.add_parser("launchd", help="the LaunchAgent that fires the tick")
-    commands = _subcommands_of(launchd)
-    if commands is None:
-        commands = launchd.add_subparsers(dest="launchd_command", metavar="COMMAND")
-    add_install(commands)
+    add_install(launchd_subcommands(subcommands))
