@@ -389,3 +389,23 @@ class PlannedTogether:
             self._waited = True
             self._barrier.wait(timeout=30)
         return self._journal.execute(*args, **kwargs)
+
+
+class AlwaysOvertaken:
+    """The real journal, except that just before each `execute` another writer (a second schedule on its
+    own handle) commits an owner record, so every command this handle plans is overtaken."""
+
+    def __init__(self, journal: Any, other: LifecycleSchedule, account: str = "chatgpt") -> None:
+        self._journal = journal
+        self._other = other
+        self._account = account
+        self.overtaken = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._journal, name)
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        self.overtaken += 1
+        self._other.record_account(account=self._account, sequence=self.overtaken, sign_in=SIGN_IN, overage=False,
+                                   recorded_by="the other writer")
+        return self._journal.execute(*args, **kwargs)

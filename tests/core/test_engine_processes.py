@@ -9,7 +9,7 @@ import signal
 import threading
 from collections import Counter
 
-from core import LifecycleSchedule, ManualClock
+from core import SCHEDULE_LIMITS, LifecycleSchedule, ManualClock, ScheduleError
 from store import open_journal
 from tests.core import engine_helpers as helpers
 from tests.core.engine_helpers import basic_id, confirmation, make_harness, writes_nothing
@@ -157,3 +157,19 @@ def test_runners_that_planned_a_resumption_at_one_version_resume_once_and_the_ot
     kinds = Counter(getattr(answer, "kind", repr(answer)) for answer in answers)
     assert kinds == {"resumed": 1, "running": RACERS - 1}, answers
     assert [cid for cid in h.command_ids() if "/resume/" in cid] == [f"{NIGHT1}/resume/2"]
+
+
+def test_a_command_overtaken_sixteen_times_is_contended_and_writes_nothing_of_its_own(tmp_path):
+    h = make_harness(tmp_path)
+    overtaken = helpers.AlwaysOvertaken(open_journal(h.url), h.again())
+    h.at("2026-12-07T02:00:00Z")
+    schedule = LifecycleSchedule(overtaken, h.clock)
+    try:
+        schedule.start(lane=LANE, runner="r1")
+    except ScheduleError as error:
+        assert error.code == "CONTENDED", error
+    else:
+        raise AssertionError("a command overtaken every round was answered")
+    assert overtaken.overtaken == SCHEDULE_LIMITS.max_rounds
+    assert not any(cid.endswith("/admit") for cid in h.command_ids())
+    assert h.schedule.start(lane=LANE, runner="r1").kind == "admitted", "uncontended, it goes through"

@@ -897,3 +897,23 @@ def test_a_coalesced_occurrence_reads_coalesced_into_its_holder_after_the_holder
     assert h.schedule.status(holder).status == "partial", "a pruned occurrence's record comes from its settlement"
     view = h.schedule.status(NIGHT1)
     assert (view.state, view.status, view.coalesced_into) == ("coalesced", "unavailable", holder)
+
+
+def test_a_revision_that_changes_the_zone_keeps_recorded_occurrences_and_re_plans_the_next_slot(tmp_path):
+    h = make_harness(tmp_path)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r1")
+    h.at("2026-12-07T02:05:00Z")
+    h.schedule.defer(occurrence_id=NIGHT1, runner="r1", reason="logged-out")
+    assert h.stored(NIGHT1)["deferrals"][0]["resumeAt"] == "2026-12-08T02:00:00.000Z"
+    h.at("2026-12-07T12:00:00Z")
+    h.schedule.record_commission(commission(revision=2, zone="Asia/Tokyo"))
+    # The deferral keeps the resume instant it recorded (London's next slot); the lane's slots are Tokyo's
+    # from now on, so it resumes at Tokyo's first slot at or after that instant: 02:00 on 9 December JST.
+    with writes_nothing(h):
+        tick = h.schedule.start(lane=LANE, runner="r2")
+    assert (tick.kind, tick.until) == ("waiting", utc("2026-12-08T17:00:00Z"))
+    h.at("2026-12-08T17:00:00Z")
+    tick = h.schedule.start(lane=LANE, runner="r2")
+    assert (tick.kind, tick.occurrence.id) == ("resumed", NIGHT1), "the recorded occurrence keeps its London date"
+    assert h.stored(NIGHT1)["segments"][1]["night"] == "2026-12-09"
