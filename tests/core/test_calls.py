@@ -1067,3 +1067,37 @@ def test_any_report_showing_paid_overage_is_overage_a_lost_one_too(tmp_path):
     assert end.outcome == "lost"
     refusal(h, "overage-unverified", BETA, runner="r-beta", work="w1")
     assert h.call(GAMMA, runner="r-gamma", work="w1").admitted is True
+
+
+def test_a_task_that_used_its_calls_is_refused_call_bound(tmp_path):
+    h = calls_harness(tmp_path, lanes=three_lanes(max_calls=1))
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    performed(h, ALPHA, "r-alpha", "w1")
+    refusal(h, "call-bound", ALPHA, runner="r-alpha", work="w2")
+
+
+def test_completed_needs_a_running_occurrence(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    performed(h, ALPHA, "r-alpha", "w1")
+    h.schedule.defer(occurrence_id=ALPHA, runner="r-alpha", reason="logged-out")
+    refused_rule(h, lambda: h.schedule.settle(occurrence_id=ALPHA, settled_by="owner", status="completed",
+                                              reason="done"))
+    h.schedule.settle(occurrence_id=ALPHA, settled_by="owner", status="partial", reason="w1 done")
+
+
+def test_an_overage_stop_only_moves_forward_whatever_order_reports_land_in(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha", "beta")
+    h.at("2026-12-07T02:05:00Z")
+    a = h.call(ALPHA, runner="r-alpha", work="w1")
+    b = h.call(BETA, runner="r-beta", work="w1")
+    h.at("2026-12-07T02:20:00Z")
+    h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=a.call,
+                        report=result_report(10, observed=observation("allowed", overage=True)))
+    h.at("2026-12-07T02:10:00Z")
+    h.schedule.end_call(occurrence_id=BETA, runner="r-beta", call=b.call,
+                        report=result_report(10, observed=observation("allowed", overage=True)))
+    assert h.account_state("claude")["overageObservedAt"] == "2026-12-07T02:20:00.000Z"
