@@ -389,13 +389,7 @@ def test_the_ledger_keeps_its_eight_latest_weeks_and_a_pruned_occurrences_admiss
     with writes_nothing(h):
         replay = h.call(first_week, runner="r1", work="w1")
     assert (replay.admitted, replay.replayed, replay.dispatch) == (True, True, False)
-    refusal_or_settled = None
-    try:
-        refusal_or_settled = h.call(first_week, runner="r1", work="w9")
-    except ScheduleError as error:
-        assert error.code == "SETTLED"
-    else:
-        pytest.fail(f"new work on a pruned occurrence was answered {refusal_or_settled}")
+    refused(h, "SETTLED", lambda: h.call(first_week, runner="r1", work="w9"))
 
 
 # -- usage windows (F1-F3) -----------------------------------------------------------------------------------------

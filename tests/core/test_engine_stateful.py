@@ -11,8 +11,8 @@
     no work of unknown effect is ever admitted again; account stops never move backwards.
 
 Rule failures (NOT_OWNER, STALE, RULE, CONFLICT for a second, different settlement, ...) are expected
-answers to random requests; any other error, or
-any INVALID (the clock here only moves forward), fails the run.
+answers to random requests; any other error, INVALID included (the clock here only moves forward), fails
+the run. Shrinking is off (a journal-backed shrink takes minutes): a failure prints the steps as they ran.
 """
 
 from __future__ import annotations
