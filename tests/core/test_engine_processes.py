@@ -173,3 +173,48 @@ def test_a_command_overtaken_sixteen_times_is_contended_and_writes_nothing_of_it
     assert overtaken.overtaken == SCHEDULE_LIMITS.max_rounds
     assert not any(cid.endswith("/admit") for cid in h.command_ids())
     assert h.schedule.start(lane=LANE, runner="r1").kind == "admitted", "uncontended, it goes through"
+
+
+def _calls_planned_together(h, now: str, requests: list[dict]) -> list[object]:
+    barrier = threading.Barrier(len(requests))
+    answers: list[object] = [None] * len(requests)
+
+    def ask(index: int) -> None:
+        schedule = LifecycleSchedule(helpers.PlannedTogether(open_journal(h.url), barrier), ManualClock(now))
+        try:
+            answers[index] = schedule.admit_call(occurrence_id=NIGHT1, task="scan", sign_in=helpers.SIGN_IN,
+                                                 bound=helpers.CALL_BOUND, **requests[index])
+        except Exception as error:
+            answers[index] = error
+
+    threads = [threading.Thread(target=ask, args=(index,)) for index in range(len(requests))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return answers
+
+
+def test_identical_call_requests_planned_at_one_version_license_one_contact(tmp_path):
+    h = make_harness(tmp_path)
+    h.at(helpers.RECORDED)
+    h.owner_record("claude", 1)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r1")
+    answers = _calls_planned_together(h, "2026-12-07T02:05:00Z", [{"runner": "r1", "work": "w1"}] * 4)
+    assert all(getattr(answer, "admitted", False) for answer in answers), answers
+    assert sorted(answer.dispatch for answer in answers) == [False, False, False, True]
+    assert len({answer.call for answer in answers}) == 1
+
+
+def test_different_call_requests_planned_at_one_version_admit_one_and_find_the_call_open(tmp_path):
+    h = make_harness(tmp_path)
+    h.at(helpers.RECORDED)
+    h.owner_record("claude", 1)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r1")
+    answers = _calls_planned_together(h, "2026-12-07T02:05:00Z",
+                                      [{"runner": "r1", "work": f"w{index}"} for index in range(4)])
+    outcomes = Counter("dispatch" if getattr(answer, "dispatch", False) else getattr(answer, "reason", repr(answer))
+                       for answer in answers)
+    assert outcomes == {"dispatch": 1, "call-open": 3}, answers
