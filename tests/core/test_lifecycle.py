@@ -917,3 +917,22 @@ def test_a_revision_that_changes_the_zone_keeps_recorded_occurrences_and_re_plan
     tick = h.schedule.start(lane=LANE, runner="r2")
     assert (tick.kind, tick.occurrence.id) == ("resumed", NIGHT1), "the recorded occurrence keeps its London date"
     assert h.stored(NIGHT1)["segments"][1]["night"] == "2026-12-09"
+
+
+def test_reconciled_segments_count_toward_the_limit_and_the_plan_names_the_settlement(tmp_path):
+    h = make_harness(tmp_path)
+    night = pendulum.date(2026, 12, 7)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r1")
+    for segment in range(1, 9):
+        h.at(f"{night.to_date_string()}T02:10:00Z")
+        h.schedule.reconcile(occurrence_id=NIGHT1, confirmation=confirmation(f"r{segment}"))
+        night = night.add(days=1)
+        h.at(f"{night.to_date_string()}T02:00:00Z")
+        if segment < 8:
+            assert h.schedule.start(lane=LANE, runner=f"r{segment + 1}").kind == "resumed"
+    plan = {entry.lane: entry for entry in h.schedule.plan()}
+    assert (plan[LANE].action, plan[LANE].occurrence_id) == ("settle", NIGHT1)
+    tick = h.schedule.start(lane=LANE, runner="r9")
+    assert (tick.kind, tick.occurrence.id) == ("settled", NIGHT1)
+    assert h.schedule.status(NIGHT1).state == "settled"
