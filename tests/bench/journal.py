@@ -142,9 +142,9 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="bench-journal-", dir=args.dir or os.getcwd()) as folder:
             small = read_costs(f"sqlite:///{Path(folder) / 'small.db'}", 100)
             large = read_costs(f"sqlite:///{Path(folder) / 'large.db'}", args.scale)
-        print(f"{'file journal, ms per call':38} {'100 events':>12} {f'{args.scale:,} events':>16}")
+        print(f"{'file journal, ms per call':38} {'100 events':>12} {f'{args.scale:,} events':>20}")
         for name in small:
-            print(f"{name:38} {small[name]:12.3f} {large[name]:16.3f}")
+            print(f"{name:38} {small[name]:12.3f} {large[name]:20.3f}")
     return 0
 
 
