@@ -12,7 +12,7 @@ from pathlib import Path
 import pendulum
 import pytest
 
-from core import ScheduleError
+from core import SCHEDULE_LIMITS, ScheduleError
 from tests.core.engine_helpers import (
     CALL_BOUND,
     RECORDED,
@@ -1095,3 +1095,23 @@ def test_an_overage_stop_only_moves_forward_whatever_order_reports_land_in(tmp_p
     h.schedule.end_call(occurrence_id=BETA, runner="r-beta", call=b.call,
                         report=result_report(10, observed=observation("allowed", overage=True)))
     assert h.account_state("claude")["overageObservedAt"] == "2026-12-07T02:20:00.000Z"
+
+
+def test_a_report_cannot_grow_the_state_past_its_bound(tmp_path):
+    """Seed invariant 14: the state is bounded (a worst-case occurrence, every observation at its longest,
+    is about 14 KB) and growing commands refuse LIMIT above 768 KiB. A runner's observation is stored as
+    received, so one report with a huge field must be refused (INVALID or LIMIT, nothing written) or stored
+    cut down to what the schedule reads; it must never push the state past its bound."""
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    huge = {**observation("allowed"), "note": "x" * 900_000}
+    head = h.head()
+    try:
+        h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call,
+                            report=result_report(10, observed=huge))
+    except ScheduleError as error:
+        assert error.code in ("INVALID", "LIMIT"), error
+        assert h.head() == head
+    assert h.state_bytes() <= SCHEDULE_LIMITS.max_state_bytes
