@@ -24,8 +24,8 @@ from sqlalchemy import Connection, create_engine
 from .errors import JournalOpenError
 from .journal import Journal
 
-# "fsjournl" as a big-endian 64-bit integer: the one advisory lock key this journal uses.
-WRITE_LOCK_KEY = int.from_bytes(b"fsjournl", "big") - 2**63
+# "fsjournl" read as a big-endian 64-bit integer: the one advisory lock key this journal uses.
+WRITE_LOCK_KEY = int.from_bytes(b"fsjournl", "big")
 LOCK_TIMEOUT_MS = 30_000
 CONNECT_TIMEOUT_S = 10
 

@@ -77,6 +77,17 @@ def test_a_different_payload_under_a_recorded_id_raises_command_conflict(journal
     assert journal.head(AGGREGATE) == 1
 
 
+def test_a_stale_caller_reusing_a_taken_id_hears_version_conflict_and_then_command_conflict_once_current(journal):
+    journal.execute(AGGREGATE, "c1", {"runner": "a"}, 0, bump("c1"))
+
+    with pytest.raises(VersionConflictError):
+        journal.execute(AGGREGATE, "c1", {"runner": "b"}, 0, _fail_if_called)
+    with pytest.raises(CommandConflictError):
+        journal.execute(AGGREGATE, "c1", {"runner": "b"}, journal.head(AGGREGATE), _fail_if_called)
+
+    assert journal.head(AGGREGATE) == 1
+
+
 def test_a_recorded_id_sent_to_another_aggregate_raises_command_conflict(journal):
     journal.execute(AGGREGATE, "c1", {"n": 1}, 0, bump("c1"))
 
