@@ -17,7 +17,7 @@ from .accounts import later, read_observation, record_unverified, sign_in_stoppe
 from .change import Change, put_open, refuse_backwards, replace
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
-from .model import Call, LedgerWeek, Observation, Occurrence, ScheduleState, SegmentWindow, at, instant_text
+from .model import Call, LedgerWeek, Occurrence, ReportedObservation, ScheduleState, SegmentWindow, at, instant_text
 from .state import Schedule
 from .zones import iso_week_of, local_date_of
 
@@ -32,13 +32,13 @@ class ResultReport(_Report):
     kind: Literal["result"]
     tokens: Tokens
     output: Literal["ok", "malformed"]
-    observation: Observation | None = None
+    observation: ReportedObservation | None = None
 
 
 class UsageLimitReport(_Report):
     kind: Literal["usage-limit"]
     tokens: Tokens
-    observation: Observation
+    observation: ReportedObservation
 
 
 class SignInReport(_Report):
@@ -46,12 +46,12 @@ class SignInReport(_Report):
     kind: Literal["sign-in-needed"]
     tokens: Tokens
     http_status: Literal[401, 403] = Field(alias="httpStatus")
-    observation: Observation | None = None
+    observation: ReportedObservation | None = None
 
 
 class LostReport(_Report):
     kind: Literal["lost"]
-    observation: Observation | None = None
+    observation: ReportedObservation | None = None
 
 
 Report = Annotated[ResultReport | UsageLimitReport | SignInReport | LostReport, Field(discriminator="kind")]
@@ -183,7 +183,8 @@ def end(schedule: Schedule, occurrence: Occurrence, call: Call, report: Any, now
     ended = replace(
         call, ended_at=stamp, outcome=outcome, tokens=tokens, debit=debit, unknown=unknown or overage,
         unsent=unsent and not overage, overage=overage,
-        over_bound=tokens is not None and tokens > call.bound, observation=parsed.observation,
+        over_bound=tokens is not None and tokens > call.bound,
+        observation=parsed.observation.kept() if parsed.observation is not None else None,
     )
     if ended.overage and ended.unsent:  # pragma: no cover - excluded above
         raise AssertionError

@@ -93,15 +93,27 @@ class Doc(BaseModel):
 
 
 class Observation(Doc):
-    """A usage-window event as the provider sent it (the fields the schedule reads)."""
+    """The fields of a usage-window event the schedule reads, as it stores them. A report may carry
+    more (`ReportedObservation`); only these are kept, so no report can grow the state."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="allow", populate_by_name=True, alias_generator=to_camel, strict=True
-    )
     status: Annotated[str, Field(min_length=1, max_length=64)]
     rate_limit_type: Annotated[str, Field(max_length=64)] | None = None
     resets_at: StrictInt | None = None
     is_using_overage: StrictBool | None = None
+
+
+class ReportedObservation(Observation):
+    """A usage-window event as the provider sent it: unknown fields are accepted and not kept."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="ignore", populate_by_name=True, alias_generator=to_camel, strict=True
+    )
+
+    def kept(self) -> Observation:
+        return Observation(
+            status=self.status, rate_limit_type=self.rate_limit_type, resets_at=self.resets_at,
+            is_using_overage=self.is_using_overage,
+        )
 
 
 class SegmentWindow(Doc):
