@@ -1115,3 +1115,17 @@ def test_a_report_cannot_grow_the_state_past_its_bound(tmp_path):
         assert error.code in ("INVALID", "LIMIT"), error
         assert h.head() == head
     assert h.state_bytes() <= SCHEDULE_LIMITS.max_state_bytes
+
+
+def test_a_late_report_for_a_call_reconcile_ended_as_lost_changes_nothing(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    h.at("2026-12-07T02:06:00Z")
+    h.schedule.reconcile(occurrence_id=ALPHA, confirmation=confirmation("r-alpha"))
+    h.at("2026-12-07T02:07:00Z")
+    with writes_nothing(h), pytest.raises(ScheduleError):
+        h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call, report=result_report(10))
+    call = stored_call(h, ALPHA, admission.call)
+    assert (call["outcome"], call["unknown"], call["debit"]) == ("lost", True, CALL_BOUND)
