@@ -1129,3 +1129,14 @@ def test_a_late_report_for_a_call_reconcile_ended_as_lost_changes_nothing(tmp_pa
         h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call, report=result_report(10))
     call = stored_call(h, ALPHA, admission.call)
     assert (call["outcome"], call["unknown"], call["debit"]) == ("lost", True, CALL_BOUND)
+
+
+def test_a_closing_observation_closes_the_segment_until_its_checked_reset_and_no_longer(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    performed(h, ALPHA, "r-alpha", "w1", observed=observation("rejected", resets_at="2026-12-07T02:20:00Z"))
+    h.at("2026-12-07T02:19:00Z")
+    refusal(h, "limited", ALPHA, runner="r-alpha", work="w2")
+    h.at("2026-12-07T02:21:00Z")
+    assert h.call(ALPHA, runner="r-alpha", work="w2").dispatch is True
