@@ -8,14 +8,15 @@ a `Problem` with its code, and the History page is still read.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from pendulum import DateTime
 
 from core import SCHEDULE_AGGREGATE, ScheduleError
-from store import Event, Journal, JournalError
+from store import Event, Journal, JournalError, leases
+
+from ..health import check_health
 
 HISTORY_PAGE_SIZE = 50
 
@@ -74,14 +75,6 @@ class Reading:
         return next((state for state in self.view.lanes if state.lane == lane), None)
 
 
-def optional_module(name: str) -> Any | None:
-    """A sibling module that may not exist in this build (leases, health): None when absent."""
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
 def read_history(journal: Journal, before: int | None) -> HistoryPage:
     head = journal.head(SCHEDULE_AGGREGATE)
     events = journal.history_desc(SCHEDULE_AGGREGATE, before=before, limit=HISTORY_PAGE_SIZE)
@@ -89,9 +82,6 @@ def read_history(journal: Journal, before: int | None) -> HistoryPage:
 
 
 def read_leases(journal: Journal) -> tuple[Any, ...] | None:
-    leases = optional_module("store.leases")
-    if leases is None or not hasattr(leases, "list_leases"):
-        return None
     try:
         return tuple(leases.list_leases(journal))
     except Exception:
@@ -99,11 +89,8 @@ def read_leases(journal: Journal) -> tuple[Any, ...] | None:
 
 
 def read_health(journal: Journal, schedule: Any, now: DateTime, host: str) -> tuple[Any | None, str | None]:
-    health = optional_module("tui.health")
-    if health is None or not hasattr(health, "check_health"):
-        return None, None
     try:
-        return health.check_health(journal, schedule, now, host), None
+        return check_health(journal, schedule, now, host), None
     except Exception as error:  # the check is advisory; the dashboard keeps running
         return None, f"{type(error).__name__}: {error}"
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..screens.reading import Reading, optional_module
+from store import leases
+
+from ..runner import segment_scope
+from ..screens.reading import Reading
 from ..words import age, clock_time
-
-
-def segment_scope(occurrence_id: str, segment: int) -> str:
-    return f"segment/{occurrence_id}/{segment}"
 
 
 def lease_of(reading: Reading, occurrence: Any) -> Any | None:
@@ -26,10 +25,7 @@ def lease_of(reading: Reading, occurrence: Any) -> Any | None:
 
 
 def is_stale(lease: Any, reading: Reading) -> bool:
-    leases = optional_module("store.leases")
-    if leases is not None and hasattr(leases, "stale"):
-        return bool(leases.stale(lease, reading.now))
-    return reading.now > lease.stale_at
+    return bool(leases.stale(lease, reading.now))
 
 
 def freshness_words(reading: Reading, occurrence: Any, zone: str) -> str:
