@@ -1140,3 +1140,17 @@ def test_a_closing_observation_closes_the_segment_until_its_checked_reset_and_no
     refusal(h, "limited", ALPHA, runner="r-alpha", work="w2")
     h.at("2026-12-07T02:21:00Z")
     assert h.call(ALPHA, runner="r-alpha", work="w2").dispatch is True
+
+
+def test_a_sign_in_deferral_needs_a_refusal_and_only_that_accounts_newer_record_releases_it(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha", "beta")
+    h.at("2026-12-07T02:05:00Z")
+    refused_rule(h, lambda: h.schedule.defer(occurrence_id=BETA, runner="r-beta", reason="sign-in-needed"))
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call, report=sign_in_report(401))
+    h.at("2026-12-07T02:06:00Z")
+    h.owner_record("chatgpt", 2)
+    refusal(h, "sign-in-needed", BETA, runner="r-beta", work="w1")
+    h.owner_record("claude", 2)
+    assert h.call(BETA, runner="r-beta", work="w1").dispatch is True
