@@ -21,7 +21,7 @@ with `{runner, confirmedBy, evidence}`), budget exhaustion (a weekly ceiling bel
 refused `budget-exhausted` and the runner defers naming its call bound), and lost calls (`end_call` kind `lost`).
 
 What it prints: commands executed (the journal's head), wall time, commands per second over the year and for its
-first and last 30 days (a "month") with their ratio, the time a committed command takes on average, the largest
+first and last 30 days (a "month") with their ratio (and each 30 days' as it goes), the time a committed command takes on average, the largest
 state seen (canonical JSON bytes of `journal.load("discovery/schedule").state`, sampled after every tick that
 wrote), the journal's size, a raw sqlite3 loop (WAL, synchronous=FULL, one small row per transaction) measured in
 the same run beside it, and the dashboard's first paint and re-render after one new command, measured headless
@@ -149,11 +149,17 @@ class Figures:
     seconds: float = 0.0
     command_seconds: float = 0.0  # time inside engine calls that committed a command
     committed_calls: int = 0
-    periods: list[Period] = field(default_factory=list)
+    periods: list[Period] = field(default_factory=list)  # consecutive 30-day blocks (the last may be shorter)
+    daily: list[Period] = field(default_factory=list)
     largest_state: int = 0
     faults: Counter = field(default_factory=Counter)
     outcomes: Counter = field(default_factory=Counter)
     errors: Counter = field(default_factory=Counter)
+
+    def span(self, first: bool) -> Period:
+        """The first or the last PERIOD_DAYS days (fewer in a shorter run), summed."""
+        days = self.daily[:PERIOD_DAYS] if first else self.daily[-PERIOD_DAYS:]
+        return Period(sum(day.commands for day in days), sum(day.seconds for day in days))
 
 
 class Year:
@@ -408,6 +414,7 @@ class Year:
             spent = time.perf_counter() - tick_started
             period.commands += self.journal.commits - commits
             period.seconds += spent
+            figures.daily.append(Period(self.journal.commits - commits, spent))
             figures.seconds += spent
             if self.journal.commits != commits:
                 figures.largest_state = max(figures.largest_state, self.state_bytes())
@@ -547,7 +554,7 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
                  dash: tuple[float, float] | None, year: Year) -> None:
     overall = figures.commands / figures.seconds
     span = min(PERIOD_DAYS, figures.days)
-    first, last = figures.periods[0], figures.periods[-1]
+    first, last = figures.span(first=True), figures.span(first=False)
     growth = first.rate / last.rate if last.rate else float("inf")
     command_ms = 1000 * figures.command_seconds / max(1, figures.committed_calls)
     write_rate = 1000 / command_ms
