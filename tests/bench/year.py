@@ -21,11 +21,12 @@ with `{runner, confirmedBy, evidence}`), budget exhaustion (a weekly ceiling bel
 refused `budget-exhausted` and the runner defers naming its call bound), and lost calls (`end_call` kind `lost`).
 
 What it prints: commands executed (the journal's head), wall time, commands per second over the year and for its
-first and last 30 days (a "month") with their ratio (and each 30 days' as it goes), the time a committed command takes on average, the largest
-state seen (canonical JSON bytes of `journal.load("discovery/schedule").state`, sampled after every tick that
-wrote), the journal's size, a raw sqlite3 loop (WAL, synchronous=FULL, one small row per transaction) measured in
-the same run beside it, and the dashboard's first paint and re-render after one new command, measured headless
-with `App.run_test`. The last lines are a Markdown table.
+first and last 30 days (a "month") with their ratio (and each 30 days' on stderr as it goes), the time a
+committed command takes on average, the largest state seen (canonical JSON bytes of
+`journal.load("discovery/schedule").state`, sampled after every day that wrote), the journal's size, a raw sqlite3
+loop (WAL, synchronous=FULL, one small row per transaction) measured in the same run beside it, and the
+dashboard's first paint and re-render after one new command, measured headless with `App.run_test`.
+The last lines are a Markdown table.
 """
 
 from __future__ import annotations
