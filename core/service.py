@@ -138,6 +138,13 @@ class LifecycleSchedule:
         pruned = self._pruned(ref.id, schedule.version)
         return pruned, pruned is not None
 
+    def _known(self, schedule: Schedule | None, occurrence_id: str) -> tuple[Occurrence, bool]:
+        """An occurrence a transition may name: in the state, or settled and pruned; else UNKNOWN_OCCURRENCE."""
+        occurrence, pruned = self._find(schedule, occurrence_id)
+        if occurrence is None:
+            raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+        return occurrence, pruned
+
     # -- the command loop ----------------------------------------------------------------
 
     def _run(self, plan: Plan) -> tuple[_Command, Outcome, Schedule | None] | _Answer:
@@ -325,9 +332,7 @@ class LifecycleSchedule:
                    "signIn": sign_in, "attempt": attempt}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
-            occurrence, pruned = self._find(schedule, occurrence_id)
-            if occurrence is None:
-                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            occurrence, pruned = self._known(schedule, occurrence_id)
             for call in occurrence.calls:
                 if (call.runner, call.task, call.work, call.bound, call.attempt) == (runner, task, work, bound,
                                                                                      attempt):
@@ -376,9 +381,7 @@ class LifecycleSchedule:
         command_id = f"{occurrence_id}/call/{k}/end"
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
-            occurrence, pruned = self._find(schedule, occurrence_id)
-            if occurrence is None:
-                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            occurrence, pruned = self._known(schedule, occurrence_id)
             if f"call/{k}/end" in occurrence.transitions:
                 return _Command(command_id, payload, None, {})
             if pruned or occurrence.state == "settled":
@@ -414,9 +417,7 @@ class LifecycleSchedule:
                    "segment": segment}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
-            occurrence, pruned = self._find(schedule, occurrence_id)
-            if occurrence is None:
-                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            occurrence, pruned = self._known(schedule, occurrence_id)
             n = segment
             if n is None:
                 earlier = [d for d in occurrence.deferrals
@@ -449,9 +450,7 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "confirmation": dict(confirmation)}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
-            occurrence, pruned = self._find(schedule, occurrence_id)
-            if occurrence is None:
-                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            occurrence, pruned = self._known(schedule, occurrence_id)
             earlier = [r.segment for r in occurrence.reconciliations if r.runner == runner]
             for n in earlier:
                 if f"reconcile/{n}" in occurrence.transitions:
@@ -478,9 +477,7 @@ class LifecycleSchedule:
         command_id = f"{occurrence_id}/settle"
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
-            occurrence, _pruned = self._find(schedule, occurrence_id)
-            if occurrence is None:
-                raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            occurrence, _pruned = self._known(schedule, occurrence_id)
             if "settle" in occurrence.transitions:
                 return _Command(command_id, payload, None, {})
             change = lifecycle.settle(schedule, occurrence, settled_by, status, reason, now)  # type: ignore[arg-type]

@@ -32,7 +32,7 @@ EXIT_BAD_INPUT = 2
 DEFAULT_LABEL = "com.factory-schedule.tick"
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """A one-line reason the command cannot print the plist."""
 
 
@@ -56,11 +56,11 @@ def read_commission_file(path: str) -> dict[str, Any]:
         with open(path, encoding="utf-8") as handle:
             document = json.load(handle)
     except OSError as error:
-        raise _Refused(f"{path}: cannot read it ({error.strerror})") from None
+        raise Refused(f"{path}: cannot read it ({error.strerror})") from None
     except ValueError as error:
-        raise _Refused(f"{path}: not JSON ({error})") from None
+        raise Refused(f"{path}: not JSON ({error})") from None
     if not isinstance(document, dict):
-        raise _Refused(f"{path}: a commission is a JSON object")
+        raise Refused(f"{path}: a commission is a JSON object")
     return document
 
 
@@ -86,7 +86,7 @@ def _split_tail(args: argparse.Namespace) -> list[str]:
 def _program(args: argparse.Namespace, program: list[str]) -> list[str]:
     if program:
         if not os.path.isabs(program[0]):
-            raise _Refused(f"the program must be an absolute path, got {program[0]!r}")
+            raise Refused(f"the program must be an absolute path, got {program[0]!r}")
         return program
     journal = getattr(args, "journal", None)
     print(
@@ -105,14 +105,14 @@ def render(args: argparse.Namespace) -> str:
     try:
         parsed = parse_commission(commission)
     except ScheduleError as error:
-        raise _Refused(f"{args.commission}: {error.message}") from None
+        raise Refused(f"{args.commission}: {error.message}") from None
     zone = args.host_zone or machine_zone()
     if not zone:
-        raise _Refused("cannot tell this machine's zone from $TZ or /etc/localtime; pass --host-zone")
+        raise Refused("cannot tell this machine's zone from $TZ or /etc/localtime; pass --host-zone")
     try:
         intervals = launch_intervals(parsed, zone)
     except ScheduleError as error:
-        raise _Refused(error.message) from None
+        raise Refused(error.message) from None
     spec: dict[str, Any] = {"label": args.label, "program_arguments": _program(args, program)}
     spec["start_calendar_interval"] = intervals
     if args.log_dir:
@@ -122,13 +122,13 @@ def render(args: argparse.Namespace) -> str:
     try:
         return render_launch_agent_plist(spec)
     except ScheduleError as error:
-        raise _Refused(error.message) from None
+        raise Refused(error.message) from None
 
 
 def _print(args: argparse.Namespace) -> int:
     try:
         text = render(args)
-    except _Refused as error:
+    except Refused as error:
         print(f"factory-schedule launchd print: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     sys.stdout.write(text)

@@ -12,7 +12,6 @@ owner's step).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
@@ -20,7 +19,7 @@ import sys
 from typing import Any
 
 from ..health import host_zone
-from .launchd import launchd_subcommands
+from .launchd import Refused, launchd_subcommands, read_commission_file
 from .runner_cli import EXIT_OK, BadInput, emit, journal_url_of, run_guarded
 
 DEFAULT_LABEL = "com.factory-schedule.tick"
@@ -76,15 +75,9 @@ def launch_agent_spec(
 
 def _read_commission(path: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except OSError as error:
-        raise BadInput(f"cannot read {path}: {error.strerror}") from None
-    except ValueError as error:
-        raise BadInput(f"{path} is not JSON: {error}") from None
-    if not isinstance(document, dict):
-        raise BadInput(f"{path}: a commission is a JSON object")
-    return document
+        return read_commission_file(path)
+    except Refused as error:
+        raise BadInput(str(error)) from None
 
 
 def _install(args: argparse.Namespace) -> int:
