@@ -24,7 +24,8 @@ What it prints: commands executed (the journal's head), wall time, commands per 
 first and last 30 days (a "month") with their ratio (and each 30 days' on stderr as it goes), the time a
 committed command takes on average, the largest state seen (canonical JSON bytes of
 `journal.load("discovery/schedule").state`, sampled after every tick that wrote), the journal's size, a raw sqlite3
-loop (WAL, synchronous=FULL, one small row per transaction) measured in the same run beside it, and the
+loop (WAL, synchronous=FULL, one small row per transaction) beside the journal file, sampled after every 30 days
+and at the end of the same run (the disk's speed drifts with the machine's other work), and the
 dashboard's first paint and re-render after one new command, measured headless with `App.run_test`.
 The last lines are a Markdown table.
 """
@@ -39,6 +40,7 @@ import itertools
 import os
 import pstats
 import random
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -79,6 +81,7 @@ RENEW_EVERY_DAYS = 14
 WEEKLY_TOKENS = 26_000_000
 BUSY_WEEKS = 0.3
 PERIOD_DAYS = 30
+RAW_SAMPLE = 300  # raw commits after every 30 days, besides the loop at the end
 STATE_TARGET = 96 * 1024
 COST_TARGET = 2.0
 GROWTH_TARGET = 1.2
@@ -187,6 +190,8 @@ class Year:
         self.runner_numbers = itertools.count(1)
         self.figures = Figures()
         self.sampling_seconds = 0.0
+        self.raw_path: Path | None = None  # where to interleave raw sqlite3 commits, when set
+        self.raw = Period()  # raw commits and their seconds, interleaved with the simulation
 
     # -- timing ---------------------------------------------------------------------------------
 
@@ -406,6 +411,13 @@ class Year:
         state = self.journal.load(SCHEDULE_AGGREGATE).state
         return len(canonical_json(state).encode("utf-8")) if state is not None else 0
 
+    def raw_sample(self, commits: int) -> None:
+        """Raw commits beside the journal, now: the disk's speed drifts with what else the machine does."""
+        if self.raw_path is not None:
+            rate = raw_commits_per_second(self.raw_path, commits)
+            self.raw.commands += commits
+            self.raw.seconds += commits / rate
+
     def run(self, days: int, progress: bool = True) -> Figures:
         figures = self.figures
         figures.days = days
@@ -414,6 +426,7 @@ class Year:
         for offset in range(days):
             if offset % PERIOD_DAYS == 0 and offset:
                 figures.periods.append(period)
+                self.raw_sample(RAW_SAMPLE)
                 if progress:
                     print(f"  days {offset - PERIOD_DAYS + 1}-{offset}: {period.commands} commands in "
                           f"{period.seconds:.0f} s = {period.rate:.1f}/s; head {self.journal.commits}, "
@@ -543,6 +556,10 @@ def main() -> int:
         backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite file"
         print(f"year: {args.days} days of {len(PRODUCTS)} Products on {backend}, seed {args.seed}", flush=True)
         year = Year(url, args.seed, args.weekly_tokens, args.tick_minutes)
+        # The raw loop writes beside the journal file (the same disk), else in the temporary folder.
+        beside = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") else Path(folder)
+        raw_folder = Path(tempfile.mkdtemp(prefix="bench-raw-", dir=beside))
+        year.raw_path = raw_folder / "raw.db"
         profiler = cProfile.Profile() if args.profile else None
         if profiler:
             profiler.enable()
@@ -551,7 +568,9 @@ def main() -> int:
             profiler.disable()
             profiler.dump_stats(args.profile)
             pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)
-        raw = raw_commits_per_second(Path(folder) / "raw.db", args.raw_commits)
+        year.raw_sample(args.raw_commits)
+        raw = year.raw.rate
+        shutil.rmtree(raw_folder)
         size = journal_size(url)
         dash = None if args.no_dashboard else dashboard_times(url, year.clock, "claude",
                                                               year.sequence["claude"] + 1)
