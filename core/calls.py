@@ -184,7 +184,6 @@ def end(schedule: Schedule, occurrence: Occurrence, call: Call, report: Any, now
         call, ended_at=stamp, outcome=outcome, tokens=tokens, debit=debit, unknown=unknown or overage,
         unsent=unsent and not overage, overage=overage,
         over_bound=tokens is not None and tokens > call.bound,
-        observation=parsed.observation.kept() if parsed.observation is not None else None,
     )
     if ended.overage and ended.unsent:  # pragma: no cover - excluded above
         raise AssertionError
@@ -215,7 +214,8 @@ def end(schedule: Schedule, occurrence: Occurrence, call: Call, report: Any, now
     return Change(
         event_type="call-ended",
         event_data={"occurrence": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit,
-                    "unknown": ended.unknown, "overage": overage, "at": stamp},
+                    "unknown": ended.unknown, "overage": overage, "at": stamp,
+                    **({"observation": parsed.observation.kept().doc()} if parsed.observation else {})},
         state=state,
         result={"occurrenceId": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit},
     )

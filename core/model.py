@@ -93,8 +93,9 @@ class Doc(BaseModel):
 
 
 class Observation(Doc):
-    """The fields of a usage-window event the schedule reads, as it stores them. A report may carry
-    more (`ReportedObservation`); only these are kept, so no report can grow the state."""
+    """The fields of a usage-window event the schedule reads. A report may carry more
+    (`ReportedObservation`); only these go into the call-ended event. The state keeps only their
+    effect (the segment's window, the account's stops), so no report can grow it."""
 
     status: Annotated[str, Field(min_length=1, max_length=64)]
     rate_limit_type: Annotated[str, Field(max_length=64)] | None = None
@@ -160,7 +161,6 @@ class Call(Doc):
     unsent: StrictBool = False
     overage: StrictBool = False
     over_bound: StrictBool = False
-    observation: Observation | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Call:
