@@ -12,12 +12,13 @@ from .errors import (
     JournalOpenError,
     VersionConflictError,
 )
-from .journal import HISTORY_PAGE, Decision, Event, Journal, NewEvent, Outcome, Receipt, Snapshot
+from .journal import HISTORY_PAGE, Checkpoint, Decision, Event, Journal, NewEvent, Outcome, Receipt, Snapshot
 from .opening import open_journal
 
 __all__ = [
     "HISTORY_PAGE",
     "CanonicalJsonError",
+    "Checkpoint",
     "CommandConflictError",
     "Decision",
     "Event",

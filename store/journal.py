@@ -78,6 +78,14 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """How far a verify got: the last version checked and its hash."""
+
+    version: int
+    hash: str
+
+
+@dataclass(frozen=True)
 class Snapshot:
     version: int
     state: dict[str, Any] | None
@@ -266,11 +274,13 @@ class Journal:
                 return
             cursor = page[-1].version
 
-    def verify(self, aggregate: str) -> None:
-        """Recompute the hash chain from the first event; raise JournalCorruptError at the first break.
+    def verify(self, aggregate: str, since: Checkpoint | None = None) -> Checkpoint:
+        """Recompute the hash chain; raise JournalCorruptError at the first break.
 
         The head is read first and the chain checked up to it, so a verify that runs
         while writers append still sees one consistent prefix of an append-only log.
+        From the first event by default; from `since` (what an earlier verify returned)
+        to check only what was appended after it, as a live dashboard does.
         """
 
         def read_head() -> Any:
@@ -280,9 +290,11 @@ class Journal:
         row = self._retrying(read_head)
         head_version = int(row.version) if row else 0
         head_hash = row.hash if row else GENESIS_HASH
-        prev = GENESIS_HASH
-        expected_version = 0
-        for event in self.iter_history(aggregate, until=head_version):
+        prev = since.hash if since is not None else GENESIS_HASH
+        expected_version = since.version if since is not None else 0
+        if head_version < expected_version:
+            raise JournalCorruptError(f"{aggregate}: the head went back from {expected_version} to {head_version}")
+        for event in self.iter_history(aggregate, after=expected_version, until=head_version):
             expected_version += 1
             if event.version != expected_version:
                 raise JournalCorruptError(
@@ -301,6 +313,7 @@ class Journal:
             )
         if self.history(aggregate, after=head_version, limit=1) and self.head(aggregate) == head_version:
             raise JournalCorruptError(f"{aggregate}: events exist beyond the head version {head_version}")
+        return Checkpoint(version=head_version, hash=head_hash)
 
     # -- the command --------------------------------------------------------------------
 

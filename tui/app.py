@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from core import LifecycleSchedule
-from store import Journal, open_journal
+from store import Checkpoint, Journal, open_journal
 
 from .clock import SystemClock
 from .commands_palette import DashboardCommands
@@ -78,6 +78,7 @@ class ScheduleApp(App[None]):
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, str, int | None] | None = None
+        self._verified: Checkpoint | None = None  # how far this dashboard has checked the hash chain
         self._poll_timer: Timer | None = None
 
     # -- layout --------------------------------------------------------------------------
@@ -112,8 +113,14 @@ class ScheduleApp(App[None]):
     def _key(self, head: int) -> tuple[int, str, int | None]:
         return (head, self.clock.now().format("YYYY-MM-DDTHH:mm"), self.history_before)
 
-    def read_now(self) -> Reading:
-        return take_reading(self.journal, self.schedule, self.clock.now(), self.history_before, host=self.host)
+    def read_now(self, with_health: bool = True) -> Reading:
+        """One reading. The hash chain is checked from where the last reading left it, so a redraw
+        after one command checks one command's events, not the journal's whole history."""
+        reading = take_reading(self.journal, self.schedule, self.clock.now(), self.history_before, host=self.host,
+                               with_health=with_health, health_since=self._verified)
+        if reading.health is not None and reading.health.verified is not None:
+            self._verified = reading.health.verified
+        return reading
 
     def refresh_reading(self, force: bool = False) -> None:
         """Read again: on this thread without polling (tests), else through the poll worker."""
@@ -136,6 +143,9 @@ class ScheduleApp(App[None]):
             head = self.journal.head("discovery/schedule")
             key = self._key(head)
             if key != self._seen:
+                if self._verified is None:
+                    # First paint first: the whole chain is checked on the read right after it.
+                    self.call_from_thread(self.apply_reading, self.read_now(with_health=False))
                 reading = self.read_now()
                 self._seen = self._key(reading.head)
                 self.call_from_thread(self.apply_reading, reading)

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import pendulum
 
-from store import Journal, leases
+from store import Checkpoint, Journal, leases
 
 from .runner import field_of, parse_segment_scope, process_alive, running_segment, segment_still_running
 
@@ -61,6 +61,7 @@ class HealthReport:
     findings: tuple[Finding, ...]
     repairs: tuple[Repair, ...] = ()
     could_not_check: tuple[str, ...] = ()
+    verified: Checkpoint | None = None  # how far the hash chain was checked; pass it back as `since`
 
     @property
     def healthy(self) -> bool:
@@ -412,14 +413,20 @@ def check_health(
     grace_minutes: float = DEFAULT_GRACE_MINUTES,
     alive: Callable[[object], bool] = process_alive,
     zone: str | None = None,
+    since: Checkpoint | None = None,
 ) -> HealthReport:
-    """Every check; a check that raises is reported, not fatal, so one defect never hides the rest."""
+    """Every check; a check that raises is reported, not fatal, so one defect never hides the rest.
+
+    `since` (an earlier report's `verified`) checks only the events appended after it: the live
+    dashboard re-checks as the journal grows without re-reading a year of history each time;
+    the `health` command always checks the whole chain."""
     from core import SCHEDULE_AGGREGATE, ScheduleError
 
     findings: list[Finding] = []
     could_not: list[str] = []
+    verified = None
     try:
-        journal.verify(SCHEDULE_AGGREGATE)
+        verified = journal.verify(SCHEDULE_AGGREGATE, since=since)
     except Exception as error:
         findings.append(Finding("journal-chain-broken", "error", f"the journal's hash chain is broken: {error}"))
     view = None
@@ -446,7 +453,8 @@ def check_health(
         attempt("ledger", lambda: _check_ledger(view, now))
         if plist_path:
             attempt("launch agent", lambda: _check_plist(view, plist_path, zone or host_zone()))
-    return HealthReport(checked_at=now, host=host, findings=tuple(findings), could_not_check=tuple(could_not))
+    return HealthReport(checked_at=now, host=host, findings=tuple(findings), could_not_check=tuple(could_not),
+                        verified=verified)
 
 
 def repair_stale_leases(

@@ -14,7 +14,7 @@ from typing import Any
 from pendulum import DateTime
 
 from core import SCHEDULE_AGGREGATE, ScheduleError
-from store import Event, Journal, JournalError, leases
+from store import Checkpoint, Event, Journal, JournalError, leases
 
 from ..health import check_health
 
@@ -88,9 +88,10 @@ def read_leases(journal: Journal) -> tuple[Any, ...] | None:
         return None
 
 
-def read_health(journal: Journal, schedule: Any, now: DateTime, host: str) -> tuple[Any | None, str | None]:
+def read_health(journal: Journal, schedule: Any, now: DateTime, host: str,
+                since: Checkpoint | None = None) -> tuple[Any | None, str | None]:
     try:
-        return check_health(journal, schedule, now, host), None
+        return check_health(journal, schedule, now, host, since=since), None
     except Exception as error:  # the check is advisory; the dashboard keeps running
         return None, f"{type(error).__name__}: {error}"
 
@@ -103,6 +104,7 @@ def take_reading(
     *,
     host: str,
     with_health: bool = True,
+    health_since: Checkpoint | None = None,
 ) -> Reading:
     """Read head, state, plans, a History page, leases and health; never raises for a bad state."""
     try:
@@ -126,7 +128,7 @@ def take_reading(
         )
     health, health_problem = (None, None)
     if with_health and view is not None:
-        health, health_problem = read_health(journal, schedule, now, host)
+        health, health_problem = read_health(journal, schedule, now, host, health_since)
     return Reading(
         head=head,
         now=now,
