@@ -142,7 +142,7 @@ def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Any, wo
     stamp = instant_text(now)
     call = Call(
         k=k, segment=segment.n, runner=runner, task=task.task, work=work, bound=bound, attempt=attempt,
-        account=task.account, sign_in=sign_in, week=week, admitted_at=stamp, debit=bound,
+        account=task.account, week=week, admitted_at=stamp, debit=bound,
     )
     updated = replace(
         occurrence,
@@ -153,7 +153,7 @@ def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Any, wo
     return Change(
         event_type="call-admitted",
         event_data={"occurrence": occurrence.id, "call": k, "task": task.task, "work": work, "bound": bound,
-                    "account": task.account, "week": week, "at": stamp},
+                    "account": task.account, "signIn": sign_in, "week": week, "at": stamp},
         state=state,
         result={"occurrenceId": occurrence.id, "call": k, "week": week},
         growing=True,

@@ -150,7 +150,6 @@ class Call(Doc):
     bound: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_call_bound_tokens)]
     attempt: Positive
     account: Account
-    sign_in: Token
     week: Week
     admitted_at: Instant
     debit: Tokens
