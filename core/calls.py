@@ -141,7 +141,7 @@ def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Any, wo
     week = current_week(schedule, now)
     stamp = instant_text(now)
     call = Call(
-        k=k, segment=segment.n, runner=runner, task=task.task, work=work, bound=bound, attempt=attempt,
+        k=k, segment=segment.n, task=task.task, work=work, bound=bound, attempt=attempt,
         account=task.account, week=week, admitted_at=stamp, debit=bound,
     )
     updated = replace(
@@ -152,8 +152,8 @@ def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Any, wo
     state = _put_week(put_open(schedule.state, updated), week, schedule.commission.weekly_tokens, bound)
     return Change(
         event_type="call-admitted",
-        event_data={"occurrence": occurrence.id, "call": k, "task": task.task, "work": work, "bound": bound,
-                    "account": task.account, "signIn": sign_in, "week": week, "at": stamp},
+        event_data={"occurrence": occurrence.id, "call": k, "runner": runner, "task": task.task, "work": work,
+                    "bound": bound, "account": task.account, "signIn": sign_in, "week": week, "at": stamp},
         state=state,
         result={"occurrenceId": occurrence.id, "call": k, "week": week},
         growing=True,

@@ -144,7 +144,6 @@ class Segment(Doc):
 class Call(Doc):
     k: Positive
     segment: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
-    runner: Token
     task: Token
     work: Token
     bound: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_call_bound_tokens)]
@@ -300,6 +299,10 @@ class Occurrence(Doc):
     @property
     def running_segment(self) -> Segment | None:
         return self.segments[-1] if self.state == "running" else None
+
+    def runner_of(self, call: Call) -> str:
+        """A call belongs to the runner of the segment that admitted it."""
+        return self.segments[call.segment - 1].runner
 
     @property
     def call_in_flight(self) -> Call | None:

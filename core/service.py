@@ -334,8 +334,8 @@ class LifecycleSchedule:
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
             occurrence, pruned = self._known(schedule, occurrence_id)
             for call in occurrence.calls:
-                if (call.runner, call.task, call.work, call.bound, call.attempt) == (runner, task, work, bound,
-                                                                                     attempt):
+                if (occurrence.runner_of(call), call.task, call.work, call.bound, call.attempt) == (
+                        runner, task, work, bound, attempt):
                     return _Command(f"{occurrence.id}/call/{call.k}", payload, None,
                                     {"call": call.k, "week": call.week})
             if pruned or occurrence.state == "settled":
@@ -389,7 +389,7 @@ class LifecycleSchedule:
             if k > len(occurrence.calls):
                 raise ScheduleError("UNKNOWN_CALL", f"{occurrence_id} has no call {k}")
             recorded = occurrence.calls[k - 1]
-            if recorded.runner != runner:
+            if occurrence.runner_of(recorded) != runner:
                 raise ScheduleError("NOT_OWNER", f"call {k} belongs to another runner")
             if not recorded.in_flight:
                 raise ScheduleError("STALE", f"call {k} already ended ({recorded.outcome}) by a reconciliation")

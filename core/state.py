@@ -146,9 +146,6 @@ def _check_occurrence(occurrence: Occurrence, product: str, rhythm: str, weekly:
         raise corrupt(f"{where}: not an occurrence of lane {product}/{rhythm}") from None
     if expected != occurrence.id or occurrence.key != occurrence.id.rsplit("/", 1)[1]:
         raise corrupt(f"{where}: the ID is not its lane and date")
-    for call in occurrence.calls:
-        if call.runner != occurrence.segments[call.segment - 1].runner:
-            raise corrupt(f"{where} call {call.k}: its runner is not its segment's")
     for name, recorded in occurrence.transitions.items():
         if not _TRANSITION.match(name):
             raise corrupt(f"{where}.transitions: unknown transition {name!r}")

@@ -333,8 +333,8 @@ class CallsMachine(Clocked):
             "sign-in-performed": sign_in_report(403, tokens=3),
             "lost": lost_report(),
         }[report]
-        self.h.schedule.end_call(occurrence_id=occurrence["id"], runner=call["runner"], call=call["k"],
-                                 report=document)
+        runner = occurrence["segments"][call["segment"] - 1]["runner"]
+        self.h.schedule.end_call(occurrence_id=occurrence["id"], runner=runner, call=call["k"], report=document)
         if report == "result-over-bound":
             self.over_bound_weeks.add(call["week"])
 
