@@ -250,16 +250,19 @@ def _running_without_lease(view: Any, held: set[tuple[str, int]]) -> list[Findin
 
 def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> list[Finding]:
     """Today's and yesterday's occurrences (local dates) whose slot passed more than `grace` ago unadmitted."""
-    from core import lane_occurrence_on, lanes_of, local_date_of
+    from core import lane_occurrence_on, local_date_of, parse_commission
 
-    commission = field_of(view, "commission")
-    today = local_date_of(commission["zone"], now)
+    commission = parse_commission(field_of(view, "commission"))
+    watermarks = {lane.lane: lane.watermark.date for lane in field_of(view, "lanes") or [] if lane.watermark}
+    today = local_date_of(commission.zone, now)
     findings = []
-    for lane in lanes_of(commission):
+    for lane in commission.lanes:
         for date in (today.subtract(days=1), today):
-            occurrence = lane_occurrence_on(commission, lane.lane, date)
+            occurrence = lane_occurrence_on(commission, lane, date)
             if occurrence is None or occurrence.slot + grace > now:
                 continue
+            if watermarks.get(lane.lane, "") >= date.isoformat():
+                continue  # admitted, or coalesced into a later admission: neither due nor missed
             state = schedule.status(occurrence.id).state
             if state not in ("due", "missed"):
                 continue
