@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pendulum import DateTime
@@ -26,16 +26,6 @@ class Change:
     @property
     def events(self) -> list[NewEvent]:
         return [NewEvent(self.event_type, self.event_data)]
-
-
-@dataclass(frozen=True)
-class Command:
-    """A planned write: its ID and payload come from the request alone, never the clock."""
-
-    command_id: str
-    payload: dict[str, Any]
-    change: Change | None = None  # None: a recorded command, answered from its receipt
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def replace(model: Any, **changes: Any) -> Any:

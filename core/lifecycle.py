@@ -15,6 +15,7 @@ from pendulum import Date, DateTime
 
 from .accounts import sign_in_stopped, window_closed
 from .calendar import Night, first_slot_at_or_after, night_containing, night_on, nights_from
+from .calls import current_week, remaining
 from .change import Change, put_lane, put_open, refuse_backwards, replace
 from .errors import ScheduleError, invalid
 from .identity import is_weekly
@@ -35,7 +36,7 @@ from .model import (
     instant_text,
 )
 from .state import Schedule
-from .zones import iso_week_of, local_date_of, monday_of_week, parse_local_date
+from .zones import local_date_of, monday_of_week, parse_local_date
 
 MAX_COALESCE_DAYS = 4000
 
@@ -372,7 +373,6 @@ def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: str, 
     if (bound is not None) != (reason == "budget-exhausted"):
         raise invalid("bound: a budget-exhausted deferral names the bound that did not fit, no other does")
     refuse_backwards(occurrence, now)
-    zone = schedule.commission.zone
     lane = schedule.lane_config(occurrence.lane)
     if lane is None:
         raise ScheduleError("NOT_A_LANE", f"{occurrence.lane} is not a lane of the current commission")
@@ -392,11 +392,10 @@ def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: str, 
             raise ScheduleError("RULE", "no usage window is closed for this occurrence's accounts")
         resume_at = first_slot_at_or_after(schedule.commission, lane, max(resets)).slot
     elif reason == "budget-exhausted":
-        week = iso_week_of(local_date_of(zone, now))
-        ledger_week = schedule.state.week(week)
-        remaining = (ledger_week.ceiling - ledger_week.debited) if ledger_week else schedule.commission.weekly_tokens
-        if bound is not None and bound <= remaining:
-            raise ScheduleError("RULE", f"a bound of {bound} fits the {remaining} tokens left in {week}")
+        week = current_week(schedule, now)
+        left = remaining(schedule, week)
+        if bound is not None and bound <= left:
+            raise ScheduleError("RULE", f"a bound of {bound} fits the {left} tokens left in {week}")
         next_monday = monday_of_week(week).add(days=7)
         resume_at = next(n for n in nights_from(schedule.commission, lane, next_monday)).slot
     elif reason == "sign-in-needed":
