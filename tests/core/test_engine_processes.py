@@ -20,14 +20,12 @@ LANE = "alpha/basic"
 NIGHT1 = basic_id("alpha", "2026-12-07")
 
 
-def test_six_processes_racing_start_on_one_lane_admit_one_occurrence(tmp_path):
-    h = make_harness(tmp_path)
+def _race_starts(h, now: str) -> list[dict]:
+    """Six OS processes tick the lane at `now` together; each reports what start answered."""
     barrier = SPAWN.Barrier(RACERS)
     queue = SPAWN.Queue()
     processes = [
-        SPAWN.Process(
-            target=helpers.race_start, args=(h.url, "2026-12-07T02:00:00Z", LANE, f"r{index}", barrier, queue)
-        )
+        SPAWN.Process(target=helpers.race_start, args=(h.url, now, LANE, f"r{index}", barrier, queue))
         for index in range(RACERS)
     ]
     for process in processes:
@@ -36,9 +34,14 @@ def test_six_processes_racing_start_on_one_lane_admit_one_occurrence(tmp_path):
     for process in processes:
         process.join(timeout=60)
         assert process.exitcode == 0
-
     errors = [report["error"] for report in reports if not report["ok"]]
     assert errors == [], "\n".join(errors)
+    return reports
+
+
+def test_six_processes_racing_start_on_one_lane_admit_one_occurrence(tmp_path):
+    h = make_harness(tmp_path)
+    reports = _race_starts(h, "2026-12-07T02:00:00Z")
     assert Counter(report["kind"] for report in reports) == {"admitted": 1, "running": RACERS - 1}
     winner = next(report for report in reports if report["kind"] == "admitted")
     assert winner["replayed"] is False
@@ -98,22 +101,7 @@ def test_six_processes_racing_to_resume_a_deferred_occurrence_resume_it_once(tmp
     h.at("2026-12-07T02:05:00Z")
     h.schedule.defer(occurrence_id=NIGHT1, runner="r-first", reason="volume-unmounted")
 
-    barrier = SPAWN.Barrier(RACERS)
-    queue = SPAWN.Queue()
-    processes = [
-        SPAWN.Process(
-            target=helpers.race_start, args=(h.url, "2026-12-08T02:00:00Z", LANE, f"r{index}", barrier, queue)
-        )
-        for index in range(RACERS)
-    ]
-    for process in processes:
-        process.start()
-    reports = [queue.get(timeout=180) for _ in processes]
-    for process in processes:
-        process.join(timeout=60)
-
-    errors = [report["error"] for report in reports if not report["ok"]]
-    assert errors == [], "\n".join(errors)
+    reports = _race_starts(h, "2026-12-08T02:00:00Z")
     assert Counter(report["kind"] for report in reports) == {"resumed": 1, "running": RACERS - 1}
     assert [cid for cid in h.command_ids() if "/resume/" in cid] == [f"{NIGHT1}/resume/2"]
 
