@@ -451,12 +451,13 @@ class LifecycleSchedule:
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
             occurrence, pruned = self._known(schedule, occurrence_id)
+            # A confirmation names a runner: it maps to the segment that runner's reconciliation ended (the
+            # journal then replays an identical one and calls any other CONFLICT), unless the token runs
+            # again now, in a later segment.
+            running_now = occurrence.running_segment is not None and occurrence.running_segment.runner == runner
             earlier = [r.segment for r in occurrence.reconciliations if r.runner == runner]
-            for n in earlier:
-                if f"reconcile/{n}" in occurrence.transitions:
-                    candidate = _Command(f"{occurrence.id}/reconcile/{n}", payload, None, {})
-                    if occurrence.running_segment is None or occurrence.running_segment.runner != runner:
-                        return candidate
+            if earlier and not running_now:
+                return _Command(f"{occurrence.id}/reconcile/{earlier[-1]}", payload, None, {})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             running = occurrence.running_segment

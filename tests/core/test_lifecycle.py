@@ -845,6 +845,17 @@ def test_a_reconciliation_and_a_resumption_replay_to_their_retries(tmp_path):
     assert h.schedule.status(NIGHT1).state == "running"
 
 
+def test_another_confirmation_of_a_runner_already_reconciled_is_conflict(tmp_path):
+    h = make_harness(tmp_path)
+    h.at("2026-12-07T02:00:00Z")
+    h.admit(LANE, "r1")
+    h.at("2026-12-07T02:10:00Z")
+    h.schedule.reconcile(occurrence_id=NIGHT1, confirmation=confirmation("r1"))
+    h.at("2026-12-07T02:11:00Z")
+    refused(h, "CONFLICT",
+            lambda: h.schedule.reconcile(occurrence_id=NIGHT1, confirmation=confirmation("r1", by="someone-else")))
+
+
 def test_a_retry_of_an_earlier_owner_record_replays_after_a_later_one(tmp_path):
     h = make_harness(tmp_path)
     h.owner_record("claude", 1)
