@@ -29,11 +29,11 @@ from store import (
 from . import calls, lifecycle, records
 from .calendar import nights_from
 from .clock import Clock, as_utc
-from .commission import parse_commission
+from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
 from .identity import parse_occurrence_id
 from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
-from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence
+from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .results import (
     CallAdmission,
     CallEnd,
@@ -225,8 +225,6 @@ class LifecycleSchedule:
 
     def record_commission(self, commission: Any) -> CommandResult:
         parsed = parse_commission(commission)
-        from .commission import commission_document
-
         payload = commission_document(parsed)
         command_id = f"discovery/commission/{parsed.revision}"
 
@@ -283,7 +281,8 @@ class LifecycleSchedule:
                     if segment.runner == runner:
                         suffix = "admit" if segment.kind == "admit" else f"resume/{segment.n}"
                         kind = "admitted" if segment.kind == "admit" else "resumed"
-                        return _Command(f"{occurrence.id}/{suffix}", payload, None, {"kind": kind})
+                        return _Command(f"{occurrence.id}/{suffix}", payload, None,
+                                        {"kind": kind, "occurrence": occurrence.id})
                     return _Answer(Tick("running", lane_id, occurrence, False, None, None,
                                         f"running under runner {segment.runner}"))
                 check = lifecycle.resume_check(schedule, occurrence, now)
@@ -292,28 +291,27 @@ class LifecycleSchedule:
                 if len(occurrence.segments) >= SCHEDULE_LIMITS.max_segments:
                     return _Command(f"{occurrence.id}/settle", payload,
                                     lifecycle.settle_segment_limit(schedule, occurrence, runner, now),
-                                    {"kind": "settled"})
+                                    {"kind": "settled", "occurrence": occurrence.id})
                 n = len(occurrence.segments) + 1
                 return _Command(f"{occurrence.id}/resume/{n}", payload,
-                                lifecycle.resume(schedule, occurrence, check.night, runner, now), {"kind": "resumed"})
+                                lifecycle.resume(schedule, occurrence, check.night, runner, now),
+                                {"kind": "resumed", "occurrence": occurrence.id})
             night = lifecycle.due_night(schedule, config, lane_state, now)
             if night is None:
                 upcoming = lifecycle.next_due(schedule, config, lane_state, now)
                 return _Answer(Tick("waiting", lane_id, None, False, None, upcoming.slot if upcoming else None,
                                     "nothing is due now"))
             return _Command(f"{night.id}/admit", payload,
-                            lifecycle.admit(schedule, config, lane_state, night, runner, now), {"kind": "admitted"})
+                            lifecycle.admit(schedule, config, lane_state, night, runner, now),
+                            {"kind": "admitted", "occurrence": night.id})
 
         ran = self._run(plan)
         if isinstance(ran, _Answer):
             return ran.value
         planned, outcome, after = ran
-        occurrence_id = planned.command_id.split("/", 4)
-        occurrence = self._occurrence_in(after, "/".join(occurrence_id[:4]))
+        occurrence = self._occurrence_in(after, planned.meta["occurrence"])
         until = None
         if occurrence is not None and occurrence.state == "running":
-            from .model import at
-
             until = at(occurrence.segments[-1].deadline)
         return Tick(planned.meta["kind"], lane_id, occurrence, outcome.replayed, planned.command_id, until)
 
