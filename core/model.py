@@ -367,6 +367,10 @@ class AccountState(Doc):
     overage_observed_at: Instant | None = None
 
 
+def lane_order_problem(lane_ids: list[str]) -> str | None:
+    return None if lane_ids == sorted(set(lane_ids)) else "lanes: one per lane ID, sorted"
+
+
 class ScheduleState(Doc):
     protocol: Literal["sf-lifecycle-schedule/1"]
     commission: dict
@@ -378,9 +382,9 @@ class ScheduleState(Doc):
 
     @model_validator(mode="after")
     def _consistent(self) -> ScheduleState:
-        names = [lane.lane for lane in self.lanes]
-        if names != sorted(set(names)):
-            raise ValueError("lanes: one per lane ID, sorted")
+        problem = lane_order_problem([lane.lane for lane in self.lanes])
+        if problem:
+            raise ValueError(problem)
         weeks = [week.week for week in self.ledger]
         if weeks != sorted(set(weeks)):
             raise ValueError("ledger: one entry per week, sorted")

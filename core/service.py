@@ -44,7 +44,8 @@ from .results import (
     ScheduleView,
     Tick,
 )
-from .state import Schedule, dump_state, parse_state
+from .state import Schedule
+from .stored import StateCodec
 from .views import lane_plans, occurrence_status
 from .zones import monday_of_week
 
@@ -92,9 +93,10 @@ class LifecycleSchedule:
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds
-        # The last state parsed, by version and document: an unchanged document parses to the same
-        # answer, so it is re-validated only when its bytes change (a tampered row always is).
-        self._parsed: tuple[int, Any, Schedule] | None = None
+        # The last state read or written, by version and stored text: an unchanged text parses to the
+        # same answer, so it is checked whole only when its bytes change (a tampered row always is),
+        # and a decision checks only the lanes it changed (`stored`).
+        self._codec = StateCodec()
 
     # -- reading -------------------------------------------------------------------------
 
@@ -102,15 +104,8 @@ class LifecycleSchedule:
         return as_utc(self.clock.now())
 
     def _load(self) -> tuple[int, Schedule | None]:
-        snapshot = self.journal.load(SCHEDULE_AGGREGATE)
-        if snapshot.state is None:
-            return snapshot.version, None
-        known = self._parsed
-        if known is not None and known[0] == snapshot.version and known[1] == snapshot.state:
-            return snapshot.version, known[2]
-        schedule = parse_state(snapshot.state, snapshot.version)
-        self._parsed = (snapshot.version, snapshot.state, schedule)
-        return snapshot.version, schedule
+        version, text = self.journal.load_text(SCHEDULE_AGGREGATE)
+        return version, self._codec.read(version, text)
 
     def _pruned(self, occurrence_id: str, up_to: int) -> Occurrence | None:
         """A settled occurrence that left the state: its record is its settlement event."""
@@ -158,7 +153,7 @@ class LifecycleSchedule:
             decide = self._decision(plan, planned, version, schedule, decided)
             try:
                 outcome = self.journal.execute(SCHEDULE_AGGREGATE, planned.command_id, planned.payload, version,
-                                               decide)
+                                               decide, as_text=True)
             except (VersionConflictError, _Replan):
                 continue
             except CommandConflictError:
@@ -166,8 +161,8 @@ class LifecycleSchedule:
                     "CONFLICT", f"{planned.command_id} was recorded with a different request"
                 ) from None
             if decided:
-                new_document, after = decided[0]
-                self._parsed = (outcome.version, new_document, after)
+                new_text, after = decided[-1]  # a retried attempt decided again
+                self._codec.remember(outcome.version, new_text, after)
                 return planned, outcome, after
             return planned, outcome, schedule
         raise ScheduleError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
@@ -177,29 +172,25 @@ class LifecycleSchedule:
         """The decision the journal runs in its transaction: the clock read again, the same command
         planned again from the state it holds, and the new state re-read before it is stored."""
 
-        def decide(document: Any, at_version: int) -> Decision:
+        def decide(text: Any, at_version: int) -> Decision:
             if planned.change is None:
                 raise corrupt(
                     f"{planned.command_id} is recorded in the schedule but the journal holds no receipt for it"
                 )
             inner_now = self._now()
-            if at_version == version:
-                current = schedule
-            else:
-                current = parse_state(document, at_version) if document is not None else None
+            current = schedule if at_version == version else self._codec.read(at_version, text)
             again = plan(current, inner_now)
             if (not isinstance(again, _Command) or again.change is None
                     or again.command_id != planned.command_id or again.payload != planned.payload):
                 raise _Replan()
             change = again.change
-            new_document = dump_state(change.state)
-            after = parse_state(new_document, at_version + 1)
+            after, new_text = self._codec.write(change.state, at_version + 1)
             if change.growing:
-                size = len(canonical_json(new_document).encode("utf-8"))
+                size = len(new_text.encode("utf-8"))
                 if size > SCHEDULE_LIMITS.max_state_bytes:
                     raise ScheduleError("LIMIT", f"the schedule would grow to {size} bytes, above the limit")
-            decided.append((new_document, after))
-            return Decision(events=change.events, state=new_document, result=change.result)
+            decided.append((new_text, after))
+            return Decision(events=change.events, state=new_text, result=change.result)
 
         return decide
 

@@ -19,7 +19,7 @@ from store import canonical_json
 from .commission import Commission, commission_digest, parse_commission
 from .errors import ScheduleError, corrupt
 from .identity import is_weekly, occurrence_id
-from .model import LaneState, Occurrence, ScheduleState, at
+from .model import LaneState, Occurrence, ScheduleState, at, lane_order_problem
 from .zones import iso_week_of, local_date_of
 
 _TRANSITION = re.compile(r"^(admit|settle|resume/[1-8]|defer/[1-8]|reconcile/[1-8]|call/\d+|call/\d+/end)$")
@@ -45,13 +45,23 @@ def _validation_message(error: ValidationError) -> str:
 
 def parse_state(document: Any, version: int) -> Schedule:
     """Parse and check a stored state document; any defect raises CORRUPT."""
+    return parse_state_and_facts(document, version)[0]
+
+
+def parse_state_and_facts(document: Any, version: int) -> tuple[Schedule, list[LaneFacts]]:
+    """`parse_state`, with what each lane's check found (in the state's lane order)."""
     try:
         state = ScheduleState.model_validate(document)
     except ValidationError as error:
         raise corrupt(f"stored schedule: {_validation_message(error)}") from None
     commission = _checked_commission(state.commission, state.commission_digest)
-    _check_schedule(state, commission, version)
-    return Schedule(state=state, commission=commission, version=version)
+    facts = [check_lane(lane_state, commission, version) for lane_state in state.lanes]
+    check_across_lanes(state, [lane.lane for lane in state.lanes], commission, facts)
+    return Schedule(state=state, commission=commission, version=version), facts
+
+
+def checked_commission(document: dict[str, Any], digest: str) -> Commission:
+    return _checked_commission(document, digest)
 
 
 _commission_memo: list[tuple[dict[str, Any], str, Commission]] = []
@@ -81,27 +91,49 @@ def state_bytes(state: ScheduleState) -> int:
     return len(canonical_json(dump_state(state)).encode("utf-8"))
 
 
-def _check_schedule(state: ScheduleState, commission: Commission, version: int) -> None:
-    lanes = {lane.lane: lane for lane in commission.lanes}
-    for lane_id in lanes:
-        if state.lane(lane_id) is None:
-            raise corrupt(f"lanes: the commission's lane {lane_id} is missing")
+@dataclass(frozen=True)
+class LaneFacts:
+    """What the checks across lanes need from one checked lane."""
+
+    debits: dict[str, int]  # tokens its recorded calls debit, by week
+    in_flight_weeks: frozenset[str]  # weeks of its calls in flight
+
+
+def check_lane(lane_state: LaneState, commission: Commission, version: int) -> LaneFacts:
+    """The rules one lane's record must hold against the commission and the version; CORRUPT if not."""
+    lane_ids = {lane.lane for lane in commission.lanes}
+    _check_lane(lane_state, lane_id_in_commission=lane_state.lane in lane_ids, version=version,
+                zone=commission.zone)
     debits: dict[str, int] = {}
-    for lane_state in state.lanes:
-        _check_lane(lane_state, lane_id_in_commission=lane_state.lane in lanes, version=version,
-                    zone=commission.zone)
-        for occurrence in _admitted(lane_state):
-            for call in occurrence.calls:
-                debits[call.week] = debits.get(call.week, 0) + call.debit
+    for occurrence in _admitted(lane_state):
+        for call in occurrence.calls:
+            debits[call.week] = debits.get(call.week, 0) + call.debit
+    open_calls = lane_state.open.calls if lane_state.open is not None else []
+    return LaneFacts(debits=debits, in_flight_weeks=frozenset(call.week for call in open_calls if call.in_flight))
+
+
+def check_across_lanes(state: ScheduleState, lane_ids: list[str], commission: Commission,
+                       facts: list[LaneFacts]) -> None:
+    """The rules that span lanes: one lane per ID in order, every commission lane present, and a
+    ledger that debits at least what the lanes' calls do and keeps every week a call in flight debits."""
+    problem = lane_order_problem(lane_ids)
+    if problem:
+        raise corrupt(f"stored schedule: lanes: {problem}")
+    present = set(lane_ids)
+    for lane in commission.lanes:
+        if lane.lane not in present:
+            raise corrupt(f"lanes: the commission's lane {lane.lane} is missing")
+    debits: dict[str, int] = {}
+    for lane_facts in facts:
+        for week, debit in lane_facts.debits.items():
+            debits[week] = debits.get(week, 0) + debit
     for week in state.ledger:
         if week.debited < debits.get(week.week, 0):
             raise corrupt(f"ledger {week.week}: debits less than its recorded calls")
     kept = {week.week for week in state.ledger}
-    for lane_state in state.lanes:
-        if lane_state.open is not None:
-            for call in lane_state.open.calls:
-                if call.in_flight and call.week not in kept:
-                    raise corrupt(f"ledger: the week {call.week} a call in flight debits is missing")
+    for lane_facts in facts:
+        for week_of_call in sorted(lane_facts.in_flight_weeks - kept):
+            raise corrupt(f"ledger: the week {week_of_call} a call in flight debits is missing")
 
 
 def _admitted(lane_state: LaneState) -> list[Occurrence]:

@@ -4,7 +4,7 @@ Knows nothing about schedules; `core` records its decisions here.
 """
 
 from . import leases as leases  # the leases table and its API: store.leases.acquire, ...
-from .canonical import CanonicalJsonError, canonical_digest, canonical_json
+from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_text
 from .errors import (
     CommandConflictError,
     JournalCorruptError,
@@ -18,6 +18,7 @@ from .opening import open_journal
 __all__ = [
     "HISTORY_PAGE",
     "CanonicalJsonError",
+    "CanonicalText",
     "Checkpoint",
     "CommandConflictError",
     "Decision",
@@ -33,5 +34,6 @@ __all__ = [
     "VersionConflictError",
     "canonical_digest",
     "canonical_json",
+    "canonical_text",
     "open_journal",
 ]

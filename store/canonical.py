@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 
@@ -71,3 +72,42 @@ _NOT_ECHOED = object()
 def canonical_digest(obj: Any) -> str:
     """SHA-256 (hex) of the canonical JSON's UTF-8 bytes."""
     return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+
+
+class CanonicalText(str):
+    """Text known to be canonical JSON: made by `canonical_text` or joined from such texts.
+
+    The journal stores it as it is. A writer that changes one part of a large document
+    keeps the other parts' texts and joins them, instead of encoding and checking the
+    whole document again on every command.
+    """
+
+    __slots__ = ()
+
+
+def canonical_text(obj: Any) -> CanonicalText:
+    """`canonical_json`, marked as canonical so that it can be stored or joined as it is."""
+    return CanonicalText(canonical_json(obj))
+
+
+def _canonical_part(part: str, where: str) -> str:
+    if not isinstance(part, CanonicalText):
+        raise TypeError(f"{where}: only canonical texts can be joined, got a plain {type(part).__name__}")
+    return part
+
+
+def join_object(members: Mapping[str, str]) -> CanonicalText:
+    """The canonical text of an object whose members' canonical texts are known.
+
+    Canonical form composes: sorted keys and no whitespace mean the whole is its
+    members' texts in key order, so nothing is encoded twice.
+    """
+    body = ",".join(
+        f"{json.dumps(key, ensure_ascii=False)}:{_canonical_part(members[key], key)}" for key in sorted(members)
+    )
+    return CanonicalText("{" + body + "}")
+
+
+def join_array(items: Iterable[str]) -> CanonicalText:
+    """The canonical text of an array whose items' canonical texts are known."""
+    return CanonicalText("[" + ",".join(_canonical_part(item, f"[{i}]") for i, item in enumerate(items)) + "]")

@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from .canonical import CanonicalJsonError, canonical_digest, canonical_json
+from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json
 from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
 
 GENESIS_HASH = "0" * 64
@@ -48,10 +48,14 @@ class NewEvent:
 
 @dataclass(frozen=True)
 class Decision:
-    """What a decision wants recorded: at least one event, the new state, and the caller's result."""
+    """What a decision wants recorded: at least one event, the new state, and the caller's result.
+
+    The state is a JSON object, or its `CanonicalText` when the decision already has it (a writer
+    that keeps its own parse of a large state joins the texts of the parts it did not change).
+    """
 
     events: Sequence[NewEvent]
-    state: dict[str, Any]
+    state: dict[str, Any] | CanonicalText
     result: dict[str, Any] = field(default_factory=dict)
 
 
@@ -91,7 +95,17 @@ class Snapshot:
     state: dict[str, Any] | None
 
 
-Decide = Callable[[dict[str, Any] | None, int], Decision]
+Decide = Callable[[Any, int], Decision]
+
+
+def _state_text(state: Any, command_id: str) -> str:
+    if isinstance(state, CanonicalText):
+        return state
+    if not isinstance(state, dict):
+        raise CanonicalJsonError(
+            f"command {command_id!r}: a state is a JSON object or its canonical text, got {type(state).__name__}"
+        )
+    return canonical_json(state)
 
 
 def chain_hash(prev_hash: str, aggregate: str, version: int, command_id: str, type_: str, data_json: str) -> str:
@@ -223,6 +237,20 @@ class Journal:
 
         return self._retrying(read)
 
+    def load_text(self, aggregate: str) -> tuple[int, CanonicalText | None]:
+        """The aggregate's version and its state's stored canonical text, read together.
+
+        For a reader that keeps its own parse: when the text is the one it parsed last,
+        it need not decode or check it again.
+        """
+
+        def read() -> tuple[int, CanonicalText | None]:
+            with self._read() as conn:
+                row = conn.exec_driver_sql(self._sql["snapshot"], {"aggregate": aggregate}).first()
+            return (0, None) if row is None else (int(row.version), CanonicalText(row.state))
+
+        return self._retrying(read)
+
     def receipt(self, command_id: str) -> Receipt | None:
         def read() -> Receipt | None:
             with self._read() as conn:
@@ -324,6 +352,8 @@ class Journal:
         payload: dict[str, Any],
         expected_version: int,
         decide: Decide,
+        *,
+        as_text: bool = False,
     ) -> Outcome:
         """Run one command in one transaction.
 
@@ -333,6 +363,8 @@ class Journal:
         VersionConflictError when it is stale (the caller re-reads and sees who took the ID).
         Otherwise a head other than `expected_version` raises
         VersionConflictError, and anything `decide` raises leaves the journal as it was.
+        `decide` gets the state's parsed document, or with `as_text` its stored text (as
+        `load_text` gives it).
         """
         if not command_id:
             raise ValueError("a command needs an ID")
@@ -343,7 +375,7 @@ class Journal:
 
         def attempt() -> Outcome:
             with self.write_transaction() as conn:
-                return self._execute_in(conn, aggregate, command_id, digest, expected_version, decide)
+                return self._execute_in(conn, aggregate, command_id, digest, expected_version, decide, as_text)
 
         try:
             return self._retrying(attempt)
@@ -360,6 +392,7 @@ class Journal:
         digest: str,
         expected_version: int,
         decide: Decide,
+        as_text: bool,
     ) -> Outcome:
         sql = self._sql
         self.lock_aggregate(conn, aggregate)
@@ -386,7 +419,10 @@ class Journal:
         version = int(head[0]) if head is not None else 0
         if version != expected_version:
             raise VersionConflictError(aggregate, expected_version, version)
-        state = self._parse(head[2], f"{aggregate} state") if head is not None else None
+        if head is None:
+            state = None
+        else:
+            state = CanonicalText(head[2]) if as_text else self._parse(head[2], f"{aggregate} state")
         decision = decide(state, version)
         if not decision.events:
             raise JournalError(f"command {command_id!r}: a decision must record at least one event")
@@ -408,7 +444,7 @@ class Journal:
             )
             prev = sealed
         last = version + len(rows)
-        state_json = canonical_json(decision.state)
+        state_json = _state_text(decision.state, command_id)
         result_json = canonical_json(decision.result)
         conn.exec_driver_sql(sql["insert_event"], rows[0] if len(rows) == 1 else rows)
         head_values = {"aggregate": aggregate, "version": version, "last": last, "state": state_json, "hash": prev}

@@ -186,6 +186,16 @@ class Harness:
     def events(self) -> list:
         return list(open_journal(self.url).iter_history(SCHEDULE_AGGREGATE))
 
+    def assert_what_the_engine_remembers_is_what_is_stored(self) -> None:
+        """A command checks and encodes only the lanes it changed (`core.stored`): the state it keeps in
+        memory must be exactly what a fresh process parses whole from the stored text, and that text
+        must be the canonical encoding of it."""
+        version, text = open_journal(self.url).load_text(SCHEDULE_AGGREGATE)
+        if text is None:
+            return
+        assert text == canonical_json(json.loads(text))
+        assert self.schedule.read() == self.again().read()
+
     def command_ids(self) -> list[str]:
         return [event.command_id for event in self.events()]
 

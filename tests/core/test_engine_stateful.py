@@ -180,6 +180,10 @@ class LifecycleMachine(Clocked):
         admissions = {cid.removesuffix("/admit") for cid in self.h.command_ids() if cid.endswith("/admit")}
         assert admissions == set(self.admitted)
 
+    @invariant()
+    def the_state_a_command_remembers_is_the_one_a_fresh_reader_parses(self) -> None:
+        self.h.assert_what_the_engine_remembers_is_what_is_stored()
+
     def teardown(self) -> None:
         try:
             self._every_missed_occurrence_ends_coalesced_into_exactly_one_admitted_one()
@@ -402,6 +406,10 @@ class CallsMachine(Clocked):
             self.ceilings[name] = week["ceiling"]
             if week["debited"] > week["ceiling"]:
                 assert name in self.over_bound_weeks or name in self.lowered_weeks, week
+
+    @invariant()
+    def the_state_a_command_remembers_is_the_one_a_fresh_reader_parses(self) -> None:
+        self.h.assert_what_the_engine_remembers_is_what_is_stored()
 
     @invariant()
     def account_stops_never_move_backwards(self) -> None:

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import CanonicalJsonError, canonical_digest, canonical_json
+from store import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_text
+from store.canonical import join_array, join_object
 
 
 def test_keys_are_sorted_at_every_depth_whatever_the_insertion_order():
@@ -102,3 +103,38 @@ def test_canonical_json_is_a_fixed_point_of_parsing_it_back(value):
 def test_equal_objects_built_in_any_order_serialise_identically(value):
     reordered = dict(reversed(list(value.items())))
     assert canonical_json(reordered) == canonical_json(value)
+
+
+# -- composing canonical text from parts already encoded ----------------------------------------------
+
+
+@given(st.dictionaries(st.text(alphabet=st.characters(exclude_categories=["Cs"])), json_values, max_size=6))
+def test_an_object_joined_from_its_members_texts_is_its_canonical_text(value):
+    try:
+        members = {key: canonical_text(item) for key, item in value.items()}
+    except CanonicalJsonError:
+        return  # a generated string held a lone surrogate
+    assert join_object(members) == canonical_json(value)
+
+
+@given(st.lists(json_values, max_size=6))
+def test_an_array_joined_from_its_items_texts_is_its_canonical_text(value):
+    try:
+        items = [canonical_text(item) for item in value]
+    except CanonicalJsonError:
+        return
+    assert join_array(items) == canonical_json(value)
+
+
+def test_joining_refuses_a_part_that_was_not_made_canonical():
+    with pytest.raises(TypeError, match="canonical"):
+        join_object({"a": '{"b": 1}'})
+    with pytest.raises(TypeError, match="canonical"):
+        join_array(["1.5"])
+
+
+def test_canonical_text_is_the_same_text_as_canonical_json_and_marked_as_such():
+    text = canonical_text({"b": [1, 2], "a": None})
+    assert text == canonical_json({"b": [1, 2], "a": None})
+    assert isinstance(text, CanonicalText)
+    assert not isinstance(canonical_json({"a": 1}), CanonicalText)

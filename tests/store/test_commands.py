@@ -7,11 +7,14 @@ from typing import Any
 import pytest
 
 from store import (
+    CanonicalText,
     CommandConflictError,
     Decision,
     JournalError,
     NewEvent,
     VersionConflictError,
+    canonical_json,
+    canonical_text,
     open_journal,
 )
 from tests.store.support import AGGREGATE, bump
@@ -216,3 +219,39 @@ def test_a_journal_reopened_from_its_url_holds_what_was_committed(journal_url):
     assert again.execute(AGGREGATE, "c1", {"n": 1}, 0, _fail_if_called).replayed is True
     again.verify(AGGREGATE)
     again.close()
+
+
+# -- the stored text: for a writer that keeps its own parse of a large state ------------------------
+
+
+def test_load_text_returns_the_stored_canonical_text_and_version_read_together(journal):
+    assert journal.load_text(AGGREGATE) == (0, None)
+    journal.execute(AGGREGATE, "c1", {"n": 1}, 0, bump("c1"))
+
+    version, text = journal.load_text(AGGREGATE)
+
+    assert (version, text) == (1, canonical_json({"count": 1, "last": "c1"}))
+    assert isinstance(text, CanonicalText)
+
+
+def test_a_text_decision_sees_the_stored_text_and_its_canonical_text_is_stored_as_it_is(journal):
+    journal.execute(AGGREGATE, "c1", {"n": 1}, 0, bump("c1"))
+    seen: list[Any] = []
+
+    def decide(text: Any, version: int) -> Decision:
+        seen.append((text, version))
+        return Decision(events=[NewEvent("set", {})], state=canonical_text({"count": 7}), result={})
+
+    journal.execute(AGGREGATE, "c2", {}, 1, decide, as_text=True)
+
+    assert seen == [(canonical_json({"count": 1, "last": "c1"}), 1)]
+    assert journal.load(AGGREGATE).state == {"count": 7}
+
+
+def test_a_decision_returning_plain_text_as_state_is_refused_and_writes_nothing(journal):
+    def decide(text: Any, version: int) -> Decision:
+        return Decision(events=[NewEvent("set", {})], state='{"count": 1.5}', result={})  # type: ignore[arg-type]
+
+    with pytest.raises(ValueError, match="canonical"):
+        journal.execute(AGGREGATE, "c1", {}, 0, decide)
+    assert journal.head(AGGREGATE) == 0 and journal.receipt("c1") is None

@@ -1,0 +1,79 @@
+"""The stored text a command writes: only the lanes it changed are checked and encoded again (`core.stored`).
+
+The engine keeps the state it last read or wrote; these tests hold that this memory never
+stands in for a check a reader of the stored bytes would make.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core import SCHEDULE_AGGREGATE
+from core.model import Watermark
+from core.state import dump_state, parse_state
+from core.stored import StateCodec
+from store import canonical_json, open_journal
+from tests.core.engine_helpers import basic_id, basic_lane, make_harness, refused, result_report, weekly_lane
+
+LANES = [basic_lane("alpha"), basic_lane("bravo", time="02:10"), weekly_lane(weekday=1)]
+
+
+def _night(tmp_path: Path):
+    h = make_harness(tmp_path, lanes=LANES)
+    h.owner_record("claude", 1)
+    h.at("2026-12-07T02:00:00Z")
+    occurrence_id = h.admit("alpha/basic", "r1").occurrence.id
+    admission = h.call(occurrence_id, runner="r1", work="w1")
+    h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=admission.call, report=result_report(900))
+    return h, occurrence_id
+
+
+def test_the_text_a_command_stores_is_the_canonical_encoding_of_the_whole_state_it_decided(tmp_path):
+    h, _ = _night(tmp_path)
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+
+    whole = parse_state(json.loads(text), version)
+
+    assert text == canonical_json(dump_state(whole.state))
+    h.assert_what_the_engine_remembers_is_what_is_stored()
+
+
+def test_a_row_changed_behind_a_running_engine_is_read_whole_and_refused_when_corrupt(tmp_path):
+    h, occurrence_id = _night(tmp_path)
+    h.schedule.read()  # the engine now remembers this text
+
+    h.tamper_state(lambda document: document["lanes"][0]["open"]["calls"][0].update(debit=-5))
+
+    refused(h, "CORRUPT", lambda: h.schedule.read())
+    refused(h, "CORRUPT", lambda: h.schedule.settle(occurrence_id=occurrence_id, settled_by="r1",
+                                                    status="completed", reason="done"))
+
+
+def test_a_changed_lane_that_breaks_a_rule_is_refused_before_anything_is_stored(tmp_path):
+    h, occurrence_id = _night(tmp_path)
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    codec = StateCodec()
+    schedule = codec.read(version, text)
+    lane = schedule.state.lane("alpha/basic")
+    wrong = lane.model_copy(update={"watermark": Watermark(occurrence=basic_id("alpha", "2026-12-06"),
+                                                           date="2026-12-06")})
+    broken = schedule.state.model_copy(update={"lanes": [wrong if x is lane else x for x in schedule.state.lanes]})
+
+    try:
+        codec.write(broken, version + 1)
+    except Exception as error:  # noqa: BLE001 - the code is what matters
+        assert getattr(error, "code", None) == "CORRUPT", error
+    else:
+        raise AssertionError("a lane whose watermark is not its latest admission was accepted")
+
+
+def test_a_lane_left_unchanged_keeps_its_text_and_is_not_checked_again(tmp_path):
+    h, _ = _night(tmp_path)
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    codec = StateCodec()
+    schedule = codec.read(version, text)
+    same, again = codec.write(schedule.state, version + 1)
+
+    assert again == text
+    assert [a is b for a, b in zip(same.state.lanes, schedule.state.lanes, strict=True)] == [True] * len(LANES)
