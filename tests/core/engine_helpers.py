@@ -190,7 +190,7 @@ class Harness:
         """A command checks and encodes only the lanes it changed (`core.stored`): the state it keeps in
         memory must be exactly what a fresh process parses whole from the stored text, and that text
         must be the canonical encoding of it."""
-        version, text = open_journal(self.url).load_text(SCHEDULE_AGGREGATE)
+        _version, text = open_journal(self.url).load_text(SCHEDULE_AGGREGATE)
         if text is None:
             return
         assert text == canonical_json(json.loads(text))
