@@ -55,6 +55,7 @@ class StateCodec:
     def __init__(self) -> None:
         self._last: tuple[int, str, Schedule] | None = None
         self._lanes: dict[int, _CheckedLane] = {}
+        self._commission_text: tuple[dict, CanonicalText] | None = None  # the commission rarely changes
 
     def read(self, version: int, text: str | None) -> Schedule | None:
         """The state a stored text holds: from memory when it is the text last read or written at this
@@ -91,10 +92,18 @@ class StateCodec:
         lanes = [self._checked(lane, commission, head.commission_digest, version) for lane in state.lanes]
         check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
         after = head.model_copy(update={"lanes": [lane.model for lane in lanes]})
-        members = {key: canonical_text(value) for key, value in head_document.items()}
+        members = {key: canonical_text(value) for key, value in head_document.items() if key != "commission"}
+        members["commission"] = self._text_of_commission(state.commission, head_document["commission"])
         members["lanes"] = join_array(lane.canonical() for lane in lanes)
         self._lanes = {id(lane.model): lane for lane in lanes}
         return Schedule(state=after, commission=commission, version=version), join_object(members)
+
+    def _text_of_commission(self, kept: dict, dumped: dict) -> CanonicalText:
+        known = self._commission_text
+        if known is None or known[0] is not kept:
+            known = (kept, canonical_text(dumped))
+            self._commission_text = known
+        return known[1]
 
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
         self._last = (version, text, schedule)
