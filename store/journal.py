@@ -110,8 +110,10 @@ def _state_text(state: Any, command_id: str) -> str:
 
 def chain_hash(prev_hash: str, aggregate: str, version: int, command_id: str, type_: str, data_json: str) -> str:
     """The event's seal: SHA-256 over the previous hash and the event's canonical content."""
-    body = canonical_json(
-        {"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version}
+    # Strings and an integer only, so the encoder's own text is canonical without canonical_json's check.
+    body = json.dumps(
+        {"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version},
+        sort_keys=True, separators=(",", ":"), ensure_ascii=False,
     )
     digest = hashlib.sha256()
     digest.update(prev_hash.encode("ascii"))
@@ -182,7 +184,30 @@ class Journal:
         self.engine = engine
         self.url = url
         self._write_options = write_options
-        self._sql = _driver_statements(engine.dialect.dbapi.paramstyle if engine.dialect.dbapi else "named")
+        dbapi = engine.dialect.dbapi
+        self._sql = _driver_statements(dbapi.paramstyle if dbapi else "named")
+        self._driver_error: type[Exception] = dbapi.Error if dbapi else Exception
+
+    # -- statements ---------------------------------------------------------------------
+
+    def _statement(self, conn: Connection, key: str, values: dict[str, Any] | list[dict[str, Any]]) -> Any:
+        """Run one of the journal's statements on the driver's own cursor and return the cursor.
+
+        Every statement the journal sends goes through here. SQLAlchemy keeps the pool and the
+        transaction (begin, commit, rollback and their events), but each statement run through it
+        cost about 0.15 ms of Python, as much as the commit it belonged to. A driver error is
+        raised as SQLAlchemy's wrapper for it, as `exec_driver_sql` would.
+        """
+        statement = self._sql[key]
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            if isinstance(values, list):
+                cursor.executemany(statement, values)
+            else:
+                cursor.execute(statement, values)
+        except self._driver_error as error:
+            raise DBAPIError.instance(statement, values, error, self._driver_error) from error
+        return cursor
 
     # -- transactions -----------------------------------------------------------------
 
@@ -223,7 +248,7 @@ class Journal:
 
         def read() -> int:
             with self._read() as conn:
-                row = conn.exec_driver_sql(self._sql["version"], {"aggregate": aggregate}).first()
+                row = self._statement(conn, "version", {"aggregate": aggregate}).fetchone()
                 return int(row[0]) if row else 0
 
         return self._retrying(read)
@@ -246,8 +271,8 @@ class Journal:
 
         def read() -> tuple[int, CanonicalText | None]:
             with self._read() as conn:
-                row = conn.exec_driver_sql(self._sql["snapshot"], {"aggregate": aggregate}).first()
-            return (0, None) if row is None else (int(row.version), CanonicalText(row.state))
+                row = self._statement(conn, "snapshot", {"aggregate": aggregate}).fetchone()
+            return (0, None) if row is None else (int(row[0]), CanonicalText(row[1]))
 
         return self._retrying(read)
 
@@ -266,9 +291,9 @@ class Journal:
 
         def read() -> list[Event]:
             with self._read() as conn:
-                rows = conn.exec_driver_sql(
-                    self._sql["history"], {"aggregate": aggregate, "after": after, "limit": limit}
-                ).all()
+                rows = self._statement(
+                    conn, "history", {"aggregate": aggregate, "after": after, "limit": limit}
+                ).fetchall()
             return [self._event(row) for row in rows]
 
         return self._retrying(read)
@@ -279,12 +304,11 @@ class Journal:
 
         def read() -> list[Event]:
             if before is None:
-                statement, values = self._sql["history_desc"], {"aggregate": aggregate, "limit": limit}
+                key, values = "history_desc", {"aggregate": aggregate, "limit": limit}
             else:
-                statement = self._sql["history_desc_before"]
-                values = {"aggregate": aggregate, "before": before, "limit": limit}
+                key, values = "history_desc_before", {"aggregate": aggregate, "before": before, "limit": limit}
             with self._read() as conn:
-                rows = conn.exec_driver_sql(statement, values).all()
+                rows = self._statement(conn, key, values).fetchall()
             return [self._event(row) for row in rows]
 
         return self._retrying(read)
@@ -313,11 +337,11 @@ class Journal:
 
         def read_head() -> Any:
             with self._read() as conn:
-                return conn.exec_driver_sql(self._sql["chain_head"], {"aggregate": aggregate}).first()
+                return self._statement(conn, "chain_head", {"aggregate": aggregate}).fetchone()
 
         row = self._retrying(read_head)
-        head_version = int(row.version) if row else 0
-        head_hash = row.hash if row else GENESIS_HASH
+        head_version = int(row[0]) if row else 0
+        head_hash = row[1] if row else GENESIS_HASH
         prev = since.hash if since is not None else GENESIS_HASH
         expected_version = since.version if since is not None else 0
         if head_version < expected_version:
@@ -394,15 +418,14 @@ class Journal:
         decide: Decide,
         as_text: bool,
     ) -> Outcome:
-        sql = self._sql
         self.lock_aggregate(conn, aggregate)
-        found = conn.exec_driver_sql(sql["receipt"], {"command_id": command_id}).first()
+        found = self._statement(conn, "receipt", {"command_id": command_id}).fetchone()
         if found is not None:
             recorded = self._receipt_of(found)
             if recorded.digest != digest or recorded.aggregate != aggregate:
                 # A caller whose view is stale has not seen the command that took this ID: it must
                 # read again (and will then see it), not be told its request conflicts.
-                head = conn.exec_driver_sql(sql["head"], {"aggregate": aggregate}).first()
+                head = self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
                 version = int(head[0]) if head is not None else 0
                 if version != expected_version:
                     raise VersionConflictError(aggregate, expected_version, version)
@@ -415,7 +438,7 @@ class Journal:
                 result=recorded.result,
                 replayed=True,
             )
-        head = conn.exec_driver_sql(sql["head"], {"aggregate": aggregate}).first()
+        head = self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
         version = int(head[0]) if head is not None else 0
         if version != expected_version:
             raise VersionConflictError(aggregate, expected_version, version)
@@ -446,16 +469,17 @@ class Journal:
         last = version + len(rows)
         state_json = _state_text(decision.state, command_id)
         result_json = canonical_json(decision.result)
-        conn.exec_driver_sql(sql["insert_event"], rows[0] if len(rows) == 1 else rows)
+        self._statement(conn, "insert_event", rows[0] if len(rows) == 1 else rows)
         head_values = {"aggregate": aggregate, "version": version, "last": last, "state": state_json, "hash": prev}
         if head is not None:
-            updated = conn.exec_driver_sql(sql["update_head"], head_values)
+            updated = self._statement(conn, "update_head", head_values)
             if updated.rowcount != 1:
                 raise VersionConflictError(aggregate, expected_version, -1)
         else:
-            conn.exec_driver_sql(sql["insert_head"], head_values)
-        conn.exec_driver_sql(
-            sql["insert_receipt"],
+            self._statement(conn, "insert_head", head_values)
+        self._statement(
+            conn,
+            "insert_receipt",
             {
                 "command_id": command_id,
                 "aggregate": aggregate,
@@ -488,13 +512,13 @@ class Journal:
             raise JournalCorruptError(f"{what} is not JSON") from None
 
     def _snapshot(self, conn: Connection, aggregate: str) -> Snapshot:
-        row = conn.exec_driver_sql(self._sql["snapshot"], {"aggregate": aggregate}).first()
+        row = self._statement(conn, "snapshot", {"aggregate": aggregate}).fetchone()
         if row is None:
             return Snapshot(version=0, state=None)
-        return Snapshot(version=int(row.version), state=self._parse(row.state, f"{aggregate} state"))
+        return Snapshot(version=int(row[0]), state=self._parse(row[1], f"{aggregate} state"))
 
     def _receipt(self, conn: Connection, command_id: str) -> Receipt | None:
-        row = conn.exec_driver_sql(self._sql["receipt"], {"command_id": command_id}).first()
+        row = self._statement(conn, "receipt", {"command_id": command_id}).fetchone()
         return None if row is None else self._receipt_of(row)
 
     def _receipt_of(self, row: Any) -> Receipt:
@@ -509,14 +533,15 @@ class Journal:
         )
 
     def _event(self, row: Any) -> Event:
+        aggregate, version, command_id, type_, data, prev_hash, hash_ = row
         return Event(
-            aggregate=row.aggregate,
-            version=int(row.version),
-            command_id=row.command_id,
-            type=row.type,
-            data=self._parse(row.data, f"event {row.aggregate}@{row.version}"),
-            prev_hash=row.prev_hash,
-            hash=row.hash,
+            aggregate=aggregate,
+            version=int(version),
+            command_id=command_id,
+            type=type_,
+            data=self._parse(data, f"event {aggregate}@{version}"),
+            prev_hash=prev_hash,
+            hash=hash_,
         )
 
     def close(self) -> None:

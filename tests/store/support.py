@@ -85,27 +85,31 @@ def race_distinct_commands(url: str, worker: int, commands: int, barrier: Any, q
 def block_inside_transaction(url: str, marker: str, pause_before: str) -> None:
     """Execute a command but stop for good just before `pause_before` (a statement prefix, or "COMMIT").
 
-    The journal is the real one; an engine hook only pauses this process mid-transaction,
-    after some of the command's rows are written and while the write lock is held, so
-    the parent can kill it there.
+    The journal is the real one; a hook only pauses this process mid-transaction, after some
+    of the command's rows are written and while the write lock is held, so the parent can kill
+    it there. Statements are caught where the journal sends every one of them to the driver
+    (`Journal._statement`), the commit at SQLAlchemy's commit event.
     """
     from sqlalchemy import event
 
     journal = open_journal(url)
     wrote_receipt = False
+    send = journal._statement
 
     def pause() -> None:
         with open(marker, "w") as handle:
             handle.write(str(os.getpid()))
         time.sleep(3600)
 
-    @event.listens_for(journal.engine, "before_cursor_execute")
-    def _before_statement(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+    def paused_statement(conn: Any, key: str, values: Any) -> Any:
         nonlocal wrote_receipt
-        text = statement.lstrip().upper()
+        text = journal._sql[key].lstrip().upper()
         if text.startswith(pause_before.upper()):
             pause()
         wrote_receipt = wrote_receipt or text.startswith("INSERT INTO RECEIPTS")
+        return send(conn, key, values)
+
+    journal._statement = paused_statement  # type: ignore[method-assign]
 
     @event.listens_for(journal.engine, "commit")
     def _before_commit(conn: Any) -> None:
