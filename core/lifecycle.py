@@ -247,7 +247,8 @@ def resume(schedule: Schedule, occurrence: Occurrence, night: Night, runner: str
 
 def close_occurrence(schedule: Schedule, occurrence: Occurrence, settlement: Settlement, end_segment: bool,
                      event_extra: dict[str, Any], result: dict[str, Any]) -> Change:
-    """Settle: the record leaves `open` for `recent` (two kept), and the event carries it whole."""
+    """Settle: the record leaves `open` for `recent` (two kept, without their calls), and the event
+    carries it whole."""
     segments = occurrence.segments
     if end_segment:
         segments = [*segments[:-1], replace(segments[-1], ended=SegmentEnd(how="settled", at=settlement.at))]
@@ -261,7 +262,8 @@ def close_occurrence(schedule: Schedule, occurrence: Occurrence, settlement: Set
     lane_state = schedule.state.lane(occurrence.lane)
     assert lane_state is not None
     in_commission = schedule.lane_config(occurrence.lane) is not None
-    recent = [settled, *lane_state.recent][: SCHEDULE_LIMITS.recent_per_lane] if in_commission else []
+    kept = settled.without_calls()
+    recent = [kept, *lane_state.recent][: SCHEDULE_LIMITS.recent_per_lane] if in_commission else []
     state = put_lane(schedule.state, replace(lane_state, open=None, recent=recent))
     state = prune_ledger(state)
     return Change(

@@ -234,6 +234,16 @@ class Settlement(Doc):
     at: Instant
 
 
+class Elided(Doc):
+    """What a settled record in `recent` keeps of its calls: the whole calls are in its settlement event.
+
+    Settled records are kept for the dashboard and for replies to late retries; their calls were
+    most of the state's bytes, and nothing decides on them any more."""
+
+    calls: Annotated[StrictInt, Field(ge=1, le=64)]
+    debits: Annotated[dict[Week, Tokens], Field(min_length=1)]
+
+
 class Occurrence(Doc):
     id: Token
     lane: Token
@@ -248,6 +258,7 @@ class Occurrence(Doc):
     deferrals: list[Deferral] = []
     reconciliations: list[Reconciliation] = []
     settlement: Settlement | None = None
+    elided: Elided | None = None
     transitions: dict[str, StrictInt]
 
     @model_validator(mode="after")
@@ -276,6 +287,8 @@ class Occurrence(Doc):
                 raise ValueError("calls: a call in flight needs a running segment")
         if (self.state == "settled") != (self.settlement is not None):
             raise ValueError("settlement: recorded exactly when the occurrence is settled")
+        if self.elided is not None and (self.state != "settled" or self.calls):
+            raise ValueError("elided: only a settled record's calls are elided, and then none are kept")
         if in_flight and in_flight[0].segment != last.n:
             raise ValueError("calls: the call in flight belongs to the running segment")
         previous = 0
@@ -299,6 +312,26 @@ class Occurrence(Doc):
     @property
     def running_segment(self) -> Segment | None:
         return self.segments[-1] if self.state == "running" else None
+
+    @property
+    def call_count(self) -> int:
+        return self.elided.calls if self.elided is not None else len(self.calls)
+
+    @property
+    def debited(self) -> int:
+        """Tokens its calls debit, kept or elided."""
+        if self.elided is not None:
+            return sum(self.elided.debits.values())
+        return sum(call.debit for call in self.calls)
+
+    def without_calls(self) -> Occurrence:
+        """The record `recent` keeps of a settled occurrence: its calls reduced to their count and debits."""
+        if self.state != "settled" or not self.calls:
+            return self
+        debits: dict[str, int] = {}
+        for call in self.calls:
+            debits[call.week] = debits.get(call.week, 0) + call.debit
+        return self.model_copy(update={"calls": [], "elided": Elided(calls=len(self.calls), debits=debits)})
 
     def runner_of(self, call: Call) -> str:
         """A call belongs to the runner of the segment that admitted it."""

@@ -97,6 +97,9 @@ class LifecycleSchedule:
         # same answer, so it is checked whole only when its bytes change (a tampered row always is),
         # and a decision checks only the lanes it changed (`stored`).
         self._codec = StateCodec()
+        # Whole records of settled occurrences `recent` keeps without their calls, read from their settlement
+        # events (a settled record never changes again) and checked against what the state keeps.
+        self._whole_records: dict[str, Occurrence] = {}
 
     # -- reading -------------------------------------------------------------------------
 
@@ -129,9 +132,23 @@ class LifecycleSchedule:
         if lane_state is not None:
             for occurrence in (lane_state.open, *lane_state.recent):
                 if occurrence is not None and occurrence.id == ref.id:
-                    return occurrence, False
+                    return self._whole(occurrence, schedule.version), False
         pruned = self._pruned(ref.id, schedule.version)
         return pruned, pruned is not None
+
+    def _whole(self, kept: Occurrence, version: int) -> Occurrence:
+        """The whole record of an occurrence the state keeps, its calls included."""
+        if kept.elided is None:
+            return kept
+        known = self._whole_records.get(kept.id)
+        if known is None or known.without_calls() != kept:
+            known = self._pruned(kept.id, version)
+            if known is None or known.without_calls() != kept:
+                raise corrupt(f"{kept.id}: its settlement event does not hold the record the state keeps")
+            if len(self._whole_records) >= 4 * SCHEDULE_LIMITS.max_lanes:
+                self._whole_records.clear()
+            self._whole_records[kept.id] = known
+        return known
 
     def _known(self, schedule: Schedule | None, occurrence_id: str) -> tuple[Occurrence, bool]:
         """An occurrence a transition may name: in the state, or settled and pruned; else UNKNOWN_OCCURRENCE."""
@@ -194,8 +211,8 @@ class LifecycleSchedule:
 
         return decide
 
-    @staticmethod
-    def _occurrence_in(schedule: Schedule | None, occurrence_id: str) -> Occurrence | None:
+    def _occurrence_in(self, schedule: Schedule | None, occurrence_id: str) -> Occurrence | None:
+        """The whole record of an occurrence the state keeps, else None."""
         if schedule is None:
             return None
         lane_state = schedule.state.lane(parse_occurrence_id(occurrence_id).lane)
@@ -203,7 +220,7 @@ class LifecycleSchedule:
             return None
         for occurrence in (lane_state.open, *lane_state.recent):
             if occurrence is not None and occurrence.id == occurrence_id:
-                return occurrence
+                return self._whole(occurrence, schedule.version)
         return None
 
     def _result(self, ran: Any, occurrence_id: str | None = None) -> CommandResult:
@@ -486,6 +503,15 @@ class LifecycleSchedule:
         return ScheduleView(version=version, commission=state.commission, lanes=list(state.lanes),
                             occurrences=occurrences, ledger=list(state.ledger), accounts=list(state.accounts),
                             revision_recorded_at=state.revision_recorded_at)
+
+    def record(self, occurrence_id: Any) -> Occurrence | None:
+        """The whole record of an occurrence, calls included: from the state, or from the settlement event of
+        one settled (`read()` lists settled ones as the state keeps them, with their calls counted, not listed)."""
+        ref = parse_occurrence_id(occurrence_id)
+        _version, schedule = self._load()
+        if schedule is None:
+            return None
+        return self._find(schedule, ref.id)[0]
 
     def plan(self) -> list[LanePlan]:
         _version, schedule = self._load()

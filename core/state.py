@@ -108,6 +108,9 @@ def check_lane(lane_state: LaneState, commission: Commission, version: int) -> L
     for occurrence in _admitted(lane_state):
         for call in occurrence.calls:
             debits[call.week] = debits.get(call.week, 0) + call.debit
+        if occurrence.elided is not None:
+            for week, debit in occurrence.elided.debits.items():
+                debits[week] = debits.get(week, 0) + debit
     open_calls = lane_state.open.calls if lane_state.open is not None else []
     return LaneFacts(debits=debits, in_flight_weeks=frozenset(call.week for call in open_calls if call.in_flight))
 
@@ -186,6 +189,10 @@ def _check_occurrence(occurrence: Occurrence, product: str, rhythm: str, weekly:
     expected_names = {"admit"}
     expected_names |= {f"resume/{s.n}" for s in occurrence.segments[1:]}
     expected_names |= {f"call/{c.k}" for c in occurrence.calls}
+    elided_ends: set[str] = set()
+    if occurrence.elided is not None:  # its calls are in its settlement event; their transitions stay
+        expected_names |= {f"call/{k}" for k in range(1, occurrence.elided.calls + 1)}
+        elided_ends = {f"call/{k}/end" for k in range(1, occurrence.elided.calls + 1)}
     reconciled = {r.segment for r in occurrence.reconciliations}
     for call in occurrence.calls:
         ended_by_reconcile = call.outcome == "lost" and call.segment in reconciled
@@ -199,7 +206,7 @@ def _check_occurrence(occurrence: Occurrence, product: str, rhythm: str, weekly:
         f"call/{c.k}/end" for c in occurrence.calls if c.outcome == "lost" and c.segment in reconciled
     }
     actual = set(occurrence.transitions)
-    if not expected_names <= actual or not actual - expected_names <= lost_by_reconcile:
+    if not expected_names <= actual or not actual - expected_names <= lost_by_reconcile | elided_ends:
         raise corrupt(f"{where}.transitions: do not match the recorded segments, calls and settlement")
     for deferral in occurrence.deferrals:
         if occurrence.segments[deferral.segment - 1].ended.how != "deferred":  # type: ignore[union-attr]

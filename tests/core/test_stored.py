@@ -76,3 +76,66 @@ def test_a_lane_left_unchanged_keeps_its_text_and_is_not_checked_again(tmp_path)
 
     assert again == text
     assert [a is b for a, b in zip(same.state.lanes, schedule.state.lanes, strict=True)] == [True] * len(LANES)
+
+
+# -- settled records kept without their calls ------------------------------------------------------------------
+
+
+def _settled(tmp_path: Path):
+    h, occurrence_id = _night(tmp_path)
+    second = h.call(occurrence_id, runner="r1", work="w2")
+    h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=second.call, report=result_report(400))
+    h.schedule.settle(occurrence_id=occurrence_id, settled_by="r1", status="completed", reason="done")
+    return h, occurrence_id
+
+
+def test_a_settled_record_in_recent_keeps_its_calls_count_and_debits_and_its_event_keeps_the_calls(tmp_path):
+    h, occurrence_id = _settled(tmp_path)
+    [kept] = next(lane for lane in h.state()["lanes"] if lane["lane"] == "alpha/basic")["recent"]
+    settlement = h.events()[-1]
+
+    assert "calls" not in kept
+    assert kept["elided"] == {"calls": 2, "debits": {"2026-W50": 1_300}}
+    assert [call["debit"] for call in settlement.data["occurrence"]["calls"]] == [900, 400]
+    whole = h.schedule.record(occurrence_id)
+    assert [call.debit for call in whole.calls] == [900, 400] and whole.elided is None
+    listed = next(o for o in h.schedule.read().occurrences if o.id == occurrence_id)
+    assert (listed.call_count, listed.debited, listed.calls) == (2, 1_300, [])
+
+
+def test_a_late_retry_of_a_settled_records_call_still_replays_from_its_whole_record(tmp_path):
+    h, occurrence_id = _settled(tmp_path)
+
+    again = h.again()
+    replay = again.admit_call(occurrence_id=occurrence_id, runner="r1", task="scan", work="w2", bound=150_000,
+                              sign_in="owner@example.com")
+
+    assert (replay.call, replay.replayed, replay.dispatch) == (2, True, False)
+    refused(h, "SETTLED", lambda: h.call(occurrence_id, runner="r1", work="w9"))
+
+
+def test_a_kept_record_that_is_not_its_settlement_events_record_is_corrupt(tmp_path):
+    h, occurrence_id = _settled(tmp_path)
+
+    def lie(document: dict) -> None:
+        lane = next(lane for lane in document["lanes"] if lane["lane"] == "alpha/basic")
+        lane["recent"][0]["elided"]["debits"]["2026-W50"] = 1_000  # the ledger still covers it
+
+    h.tamper_state(lie)
+
+    refused(h, "CORRUPT", lambda: h.again().record(occurrence_id))
+    refused(h, "CORRUPT", lambda: h.again().settle(occurrence_id=occurrence_id, settled_by="r1",
+                                                   status="completed", reason="done"))
+
+
+def test_calls_elided_from_a_record_that_is_not_settled_is_corrupt(tmp_path):
+    h, _occurrence_id = _night(tmp_path)
+
+    def elide(document: dict) -> None:
+        lane = next(lane for lane in document["lanes"] if lane["lane"] == "alpha/basic")
+        lane["open"]["elided"] = {"calls": 1, "debits": {"2026-W50": 900}}
+        lane["open"]["calls"] = []
+
+    h.tamper_state(elide)
+
+    refused(h, "CORRUPT", lambda: h.again().read())

@@ -55,6 +55,7 @@ class Reading:
     leases: tuple[Any, ...] | None = None  # None: leases are not available in this build
     health: Any | None = None  # None: the health check is not available or failed
     health_problem: str | None = None
+    records: dict[str, Any] = field(default_factory=dict)  # whole records of the settled ones, calls included
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -118,6 +119,8 @@ def take_reading(
     try:
         view = schedule.read()
         plans = tuple(schedule.plan()) if view is not None else ()
+        # A settled record is kept without its calls; the detail pane shows them from its settlement event.
+        records = {o.id: schedule.record(o.id) for o in view.occurrences if o.elided is not None} if view else {}
     except ScheduleError as error:
         return Reading(head=head, now=now, problem=Problem(error.code, error.message), history=history)
     except JournalError as error:
@@ -138,4 +141,5 @@ def take_reading(
         leases=read_leases(journal),
         health=health,
         health_problem=health_problem,
+        records=records,
     )

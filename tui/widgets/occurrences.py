@@ -51,8 +51,8 @@ def occurrence_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
             occurrence.id.removeprefix("discovery/"),
             state,
             Text(str(len(occurrence.segments)), justify="right"),
-            Text(str(len(occurrence.calls)), justify="right"),
-            Text(tokens(sum(call.debit for call in occurrence.calls)), justify="right"),
+            Text(str(occurrence.call_count), justify="right"),
+            Text(tokens(occurrence.debited), justify="right"),
         )
     return rows
 
@@ -93,9 +93,10 @@ def occurrence_detail(reading: Reading, occurrence: Any) -> Group:
     parts.append(Text("\nSegments", style="bold underline"))
     parts.append(segments)
     parts.append(Text("\nCalls", style="bold underline"))
-    if occurrence.calls:
+    whole = reading.records.get(occurrence.id, occurrence)  # a settled record's calls are in its settlement event
+    if whole.calls:
         calls = _grid("#", "task", "work", "account", "bound", "debit", "outcome")
-        for call in occurrence.calls:
+        for call in whole.calls:
             outcome = "in flight" if call.in_flight else (call.outcome or "")
             if call.unknown:
                 outcome += " (unknown effect)"
