@@ -513,6 +513,14 @@ class LifecycleSchedule:
             return None
         return self._find(schedule, ref.id)[0]
 
+    def settled_records(self) -> dict[str, Occurrence]:
+        """The whole records of the settled occurrences the state keeps without their calls, by ID."""
+        _version, schedule = self._load()
+        if schedule is None:
+            return {}
+        kept = [o for lane in schedule.state.lanes for o in lane.recent if o.elided is not None]
+        return {o.id: self._whole(o, schedule.version) for o in kept}
+
     def plan(self) -> list[LanePlan]:
         _version, schedule = self._load()
         if schedule is None:

@@ -9,6 +9,7 @@ renders in place. No repaint happens while a form is open.
 from __future__ import annotations
 
 import socket
+import threading
 from typing import Any, ClassVar
 
 from textual import work
@@ -113,11 +114,11 @@ class ScheduleApp(App[None]):
     def _key(self, head: int) -> tuple[int, str, int | None]:
         return (head, self.clock.now().format("YYYY-MM-DDTHH:mm"), self.history_before)
 
-    def read_now(self, with_health: bool = True) -> Reading:
+    def read_now(self, complete: bool = True) -> Reading:
         """One reading. The hash chain is checked from where the last reading left it, so a redraw
         after one command checks one command's events, not the journal's whole history."""
         reading = take_reading(self.journal, self.schedule, self.clock.now(), self.history_before, host=self.host,
-                               with_health=with_health, health_since=self._verified)
+                               complete=complete, health_since=self._verified)
         if reading.health is not None and reading.health.verified is not None:
             self._verified = reading.health.verified
         return reading
@@ -144,8 +145,12 @@ class ScheduleApp(App[None]):
             key = self._key(head)
             if key != self._seen:
                 if self._verified is None:
-                    # First paint first: the whole chain is checked on the read right after it.
-                    self.call_from_thread(self.apply_reading, self.read_now(with_health=False))
+                    # First paint first: the whole chain is checked on the read right after it, once the
+                    # screen has drawn the first reading (the check would otherwise take the CPU from it).
+                    self.call_from_thread(self.apply_reading, self.read_now(complete=False))
+                    painted = threading.Event()
+                    self.call_from_thread(self.call_after_refresh, painted.set)
+                    painted.wait(timeout=5)
                 reading = self.read_now()
                 self._seen = self._key(reading.head)
                 self.call_from_thread(self.apply_reading, reading)

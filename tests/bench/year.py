@@ -26,7 +26,8 @@ committed command takes on average, the largest state seen (canonical JSON bytes
 `journal.load("discovery/schedule").state`, sampled after every tick that wrote), the journal's size, a raw sqlite3
 loop (WAL, synchronous=FULL, one small row per transaction) beside the journal file, sampled after every 30 days
 and at the end of the same run (the disk's speed drifts with the machine's other work), and the
-dashboard's first paint and re-render after one new command, measured headless with `App.run_test`.
+dashboard's first paint, its health check of the whole chain, and its re-render after one new command,
+measured headless with `App.run_test` (see `dashboard_times`).
 The last lines are a Markdown table.
 """
 
@@ -477,8 +478,16 @@ def raw_commits_per_second(path: Path, commits: int) -> float:
 # -- the dashboard --------------------------------------------------------------------------------------------------
 
 
-def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -> tuple[float, float] | None:
-    """(first paint, re-render after one command) in seconds, or None when the dashboard is not in the tree."""
+def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -> tuple[float, float, float] | None:
+    """(first paint, the whole hash chain checked, re-render after one command) in seconds, or None when the
+    dashboard is not in the tree.
+
+    The dashboard runs as the owner runs it, polling: its first reading skips the health check (whose hash-chain
+    check reads every event once) and is painted at once; the next reading checks the chain and health. A paint is
+    timed to the screen's first refresh after the reading was applied (`call_after_refresh`, which the dashboard
+    also uses to start its chain check only once the first reading is on screen), not with `pilot.pause()`, which
+    also waits for a 20 ms window of idle CPU.
+    """
     try:
         from tui.app import build_app
         from tui.widgets.accounts import AccountsView
@@ -487,28 +496,39 @@ def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -
     from textual.widgets import DataTable
 
     journal = open_journal(url)
-    app = build_app(url, clock, None, ZONE, journal=journal, host="bench-host", journal_label="bench")
+    app = build_app(url, clock, 3600.0, ZONE, journal=journal, host="bench-host", journal_label="bench")
 
     def shows(text: str) -> bool:
         table = app.query_one(AccountsView).query(DataTable).first()
         return any(text in str(cell) for key in table.rows for cell in table.get_row(key))
 
-    async def measure() -> tuple[float, float]:
+    async def painted() -> None:
+        drawn = asyncio.Event()
+        app.call_after_refresh(drawn.set)  # how the dashboard itself knows its first reading is on screen
+        await drawn.wait()
+
+    async def measure() -> tuple[float, float, float]:
         started = time.perf_counter()
-        async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.pause()
+        async with app.run_test(size=(160, 50)):
+            while app.reading is None:
+                await asyncio.sleep(0.001)
+            await painted()
             first_paint = time.perf_counter() - started
+            while app.reading.health is None:
+                await asyncio.sleep(0.001)
+            await painted()
+            checked = time.perf_counter() - started
             schedule = LifecycleSchedule(journal, clock)
             schedule.record_account(account=account, sequence=sequence, sign_in=SIGN_IN, overage=False,
                                     recorded_by=OWNER)
             started = time.perf_counter()
-            app.refresh_reading(force=True)  # what the poll worker does when it sees a new head
-            await pilot.pause()
+            app.apply_reading(app.read_now())  # what the poll worker does when it sees a new head
+            await painted()
             rerender = time.perf_counter() - started
             if app.reading is None or app.reading.head != journal.head(SCHEDULE_AGGREGATE) or not shows(
                     f"#{sequence}"):
                 raise AssertionError("the dashboard does not show the new account record")
-        return first_paint, rerender
+        return first_paint, checked, rerender
 
     return asyncio.run(measure())
 
@@ -579,7 +599,7 @@ def main() -> int:
 
 
 def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: float, size: int | None,
-                 dash: tuple[float, float] | None, year: Year) -> None:
+                 dash: tuple[float, float, float] | None, year: Year) -> None:
     overall = figures.commands / figures.seconds
     span = min(PERIOD_DAYS, figures.days)
     first, last = figures.span(first=True), figures.span(first=False)
@@ -607,12 +627,13 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
         print(f"refusals the runners absorbed: {dict(sorted(figures.errors.items()))}")
     if dash is None:
         print("dashboard: not available")
-        paint = rerender = "not available"
+        paint = checked = rerender = "not available"
     else:
-        paint, rerender = f"{dash[0] * 1000:.0f} ms", f"{dash[1] * 1000:.0f} ms"
+        paint, checked, rerender = (f"{seconds * 1000:.0f} ms" for seconds in dash)
         print(f"dashboard first paint: {paint} (target < 1 s): {verdict(dash[0] < FIRST_PAINT_TARGET)}")
+        print(f"  then the whole hash chain checked and health shown: {checked} after start")
         print(f"dashboard re-render after one command: {rerender} (target < 150 ms): "
-              f"{verdict(dash[1] < RERENDER_TARGET)}")
+              f"{verdict(dash[2] < RERENDER_TARGET)}")
     command = "tests/bench/year.py" + (f" --days {args.days}" if args.days != 365 else "") + (
         (" --url postgresql+psycopg://…" if args.url.startswith("postgresql") else f" --url {args.url}")
         if args.url else "")
@@ -629,6 +650,7 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print(f"| largest state | {kib(figures.largest_state)} | under 96 KiB |")
     print(f"| journal size | {kib(size)} | |")
     print(f"| dashboard first paint | {paint} | under 1 s |")
+    print(f"| dashboard health shown (whole hash chain checked), after start | {checked} | |")
     print(f"| dashboard re-render after one command | {rerender} | under 150 ms |")
 
 

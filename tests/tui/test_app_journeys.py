@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from textual.widgets import DataTable, Static
 
 from core import SCHEDULE_AGGREGATE, ManualClock
@@ -315,3 +316,34 @@ async def test_nothing_repaints_while_a_form_is_open(demo_url: str) -> None:
         await pilot.pause()
         assert app.reading.head > shown
         assert app.query_one("#accounts-table", DataTable).get_cell("chatgpt", "sequence") == "#2"
+
+
+@synchronously
+async def test_the_polling_dashboard_paints_a_quick_reading_first_then_health_and_the_settled_calls(
+        demo_url: str) -> None:
+    app = make_app(demo_url, poll=30)
+    applied: list[Any] = []
+    apply = app.apply_reading
+
+    def recording(reading: Any) -> None:
+        applied.append(reading)
+        apply(reading)
+
+    app.apply_reading = recording  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        started = time.monotonic()
+        while (not applied or applied[-1].health is None) and time.monotonic() - started < 20:
+            await pilot.pause(0.05)
+        first, last = applied[0], applied[-1]
+        assert (first.health, first.records) == (None, {}), "the first paint waits for neither"
+        assert last.health is not None and last.health.verified is not None
+        settled = "discovery/alpha/basic/2026-12-16"
+        assert [call.k for call in last.records[settled].calls] == [1, 2, 3]
+        await pilot.press("o")
+        table = app.query_one("#occurrences-table", DataTable)
+        table.move_cursor(row=table.get_row_index(settled))
+        await pilot.pause()
+        console = Console(width=120, record=True)
+        console.print(app.query_one("#occurrence-detail", Static).content)
+        detail = console.export_text()
+        assert "scan-1" in detail and "reading them" not in detail

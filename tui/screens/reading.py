@@ -104,10 +104,14 @@ def take_reading(
     history_before: int | None,
     *,
     host: str,
-    with_health: bool = True,
+    complete: bool = True,
     health_since: Checkpoint | None = None,
 ) -> Reading:
-    """Read head, state, plans, a History page, leases and health; never raises for a bad state."""
+    """Read head, state, plans, a History page, leases and health; never raises for a bad state.
+
+    A reading that is not `complete` (the polling dashboard's first, painted at once) skips the health
+    check, which reads every event once, and the calls of the settled records.
+    """
     try:
         head = journal.head(SCHEDULE_AGGREGATE)
     except Exception as error:
@@ -120,7 +124,7 @@ def take_reading(
         view = schedule.read()
         plans = tuple(schedule.plan()) if view is not None else ()
         # A settled record is kept without its calls; the detail pane shows them from its settlement event.
-        records = {o.id: schedule.record(o.id) for o in view.occurrences if o.elided is not None} if view else {}
+        records = schedule.settled_records() if view is not None and complete else {}
     except ScheduleError as error:
         return Reading(head=head, now=now, problem=Problem(error.code, error.message), history=history)
     except JournalError as error:
@@ -130,7 +134,7 @@ def take_reading(
             head=head, now=now, problem=Problem("UNREADABLE", f"{type(error).__name__}: {error}"), history=history
         )
     health, health_problem = (None, None)
-    if with_health and view is not None:
+    if complete and view is not None:
         health, health_problem = read_health(journal, schedule, now, host, health_since)
     return Reading(
         head=head,

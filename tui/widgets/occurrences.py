@@ -94,7 +94,9 @@ def occurrence_detail(reading: Reading, occurrence: Any) -> Group:
     parts.append(segments)
     parts.append(Text("\nCalls", style="bold underline"))
     whole = reading.records.get(occurrence.id, occurrence)  # a settled record's calls are in its settlement event
-    if whole.calls:
+    if whole.elided is not None:
+        parts.append(Text(f"{whole.elided.calls} calls, {tokens(whole.debited)} debited; reading them…", style="dim"))
+    elif whole.calls:
         calls = _grid("#", "task", "work", "account", "bound", "debit", "outcome")
         for call in whole.calls:
             outcome = "in flight" if call.in_flight else (call.outcome or "")
