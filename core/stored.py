@@ -26,6 +26,11 @@ from .errors import corrupt
 from .model import LaneState, ScheduleState
 from .state import LaneFacts, Schedule, check_across_lanes, check_lane, checked_commission, parse_state_and_facts
 
+# The state's members besides its lanes: field name -> key in the stored document.
+_HEAD_MEMBERS = {
+    name: field.alias or name for name, field in ScheduleState.model_fields.items() if name != "lanes"
+}
+
 
 @dataclass
 class _CheckedLane:
@@ -55,7 +60,10 @@ class StateCodec:
     def __init__(self) -> None:
         self._last: tuple[int, str, Schedule] | None = None
         self._lanes: dict[int, _CheckedLane] = {}
-        self._commission_text: tuple[dict, CanonicalText] | None = None  # the commission rarely changes
+        # The text of each member besides the lanes, by the object the state held: the commission, the
+        # accounts and most often the ledger are the same (frozen, never changed in place) from one state to
+        # the next.
+        self._member_texts: dict[str, tuple[object, CanonicalText]] = {}
 
     def read(self, version: int, text: str | None) -> Schedule | None:
         """The state a stored text holds: from memory when it is the text last read or written at this
@@ -92,17 +100,19 @@ class StateCodec:
         lanes = [self._checked(lane, commission, head.commission_digest, version) for lane in state.lanes]
         check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
         after = head.model_copy(update={"lanes": [lane.model for lane in lanes]})
-        members = {key: canonical_text(value) for key, value in head_document.items() if key != "commission"}
-        members["commission"] = self._text_of_commission(state.commission, head_document["commission"])
+        members = {
+            key: self._text_of(key, getattr(state, field), head_document[key])
+            for field, key in _HEAD_MEMBERS.items()
+        }
         members["lanes"] = join_array(lane.canonical() for lane in lanes)
         self._lanes = {id(lane.model): lane for lane in lanes}
         return Schedule(state=after, commission=commission, version=version), join_object(members)
 
-    def _text_of_commission(self, kept: dict, dumped: dict) -> CanonicalText:
-        known = self._commission_text
+    def _text_of(self, key: str, kept: object, dumped: object) -> CanonicalText:
+        known = self._member_texts.get(key)
         if known is None or known[0] is not kept:
             known = (kept, canonical_text(dumped))
-            self._commission_text = known
+            self._member_texts[key] = known
         return known[1]
 
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
