@@ -100,20 +100,17 @@ class StateCodec:
         lanes = [self._checked(lane, commission, head.commission_digest, version) for lane in state.lanes]
         check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
         after = head.model_copy(update={"lanes": [lane.model for lane in lanes]})
-        members = {
-            key: self._text_of(key, getattr(state, field), head_document[key])
-            for field, key in _HEAD_MEMBERS.items()
-        }
+        members = {key: self._text_of(key, getattr(state, field), head_document[key])
+                   for field, key in _HEAD_MEMBERS.items()}
+        # The next decision builds on `after`: its members, not the ones just checked, are what it keeps.
+        self._member_texts = {key: (getattr(after, field), members[key]) for field, key in _HEAD_MEMBERS.items()}
         members["lanes"] = join_array(lane.canonical() for lane in lanes)
         self._lanes = {id(lane.model): lane for lane in lanes}
         return Schedule(state=after, commission=commission, version=version), join_object(members)
 
     def _text_of(self, key: str, kept: object, dumped: object) -> CanonicalText:
         known = self._member_texts.get(key)
-        if known is None or known[0] is not kept:
-            known = (kept, canonical_text(dumped))
-            self._member_texts[key] = known
-        return known[1]
+        return known[1] if known is not None and known[0] is kept else canonical_text(dumped)
 
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
         self._last = (version, text, schedule)
