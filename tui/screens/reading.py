@@ -9,11 +9,13 @@ a `Problem` with its code, and the History page is still read.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pendulum import DateTime
 
 from core import SCHEDULE_AGGREGATE, ScheduleError
+from core.commission import lanes_of, parse_commission
 from store import Checkpoint, Event, Journal, JournalError, leases
 
 from ..health import check_health
@@ -61,6 +63,15 @@ class Reading:
     @property
     def commission(self) -> dict | None:
         return None if self.view is None else self.view.commission
+
+    @cached_property
+    def lanes(self) -> tuple[Any, ...]:
+        """The commission's lanes, parsed once per reading (every view row asks for them)."""
+        return () if self.commission is None else tuple(lanes_of(self.commission))
+
+    @cached_property
+    def parsed_commission(self) -> Any | None:
+        return None if self.commission is None else parse_commission(self.commission)
 
     @property
     def zone(self) -> str | None:

@@ -15,7 +15,7 @@ from pendulum import Date, DateTime
 from rich.text import Text
 from textual.widget import Widget
 
-from core.commission import lane_occurrence_on, lanes_of
+from core.commission import lane_occurrence_on
 
 from ..screens.reading import Reading
 from ..words import instant
@@ -53,11 +53,11 @@ def _segment_kind(occurrence: Any, segment: Any) -> str:
 
 def night_rows(reading: Reading) -> tuple[Date, list[Row]]:
     """One row per lane of the commission: its window tonight and the segments that ran in it."""
-    commission = reading.commission
+    commission = reading.parsed_commission
     zone = reading.zone or "UTC"
     night = night_of(reading.now, zone)
     rows: list[Row] = []
-    for lane in lanes_of(commission):
+    for lane in reading.lanes:
         occurrence_tonight = lane_occurrence_on(commission, lane.lane, night)
         bars: list[Bar] = []
         deadlines: list[DateTime] = []
@@ -132,7 +132,7 @@ class Timeline(Widget):
     def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
         if self.reading is None or self.reading.commission is None:
             return 1
-        return len(lanes_of(self.reading.commission)) + 3
+        return len(self.reading.lanes) + 3
 
     def render(self) -> Text:
         reading = self.reading

@@ -9,8 +9,6 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from core.commission import lanes_of
-
 from ..screens.reading import Reading
 from ..words import clock_time, plan_words, state_words
 from .freshness import freshness_words
@@ -59,7 +57,7 @@ def _state_with_lease(reading: Reading, occurrence: Any | None, zone: str) -> st
 def lane_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
     zone = reading.zone or "UTC"
     rows: dict[str, tuple[Any, ...]] = {}
-    for lane in lanes_of(reading.commission):
+    for lane in reading.lanes:
         state = reading.lane_state(lane.lane)
         occurrence = None if state is None else state.open
         plan = reading.plan_for(lane.lane)
