@@ -241,7 +241,7 @@ class Elided(Doc):
     most of the state's bytes, and nothing decides on them any more."""
 
     calls: Annotated[StrictInt, Field(ge=1, le=64)]
-    debits: Annotated[dict[Week, Tokens], Field(min_length=1)]
+    debits: Annotated[dict[Week, Annotated[StrictInt, Field(ge=0)]], Field(min_length=1)]  # sums, as the ledger's
 
 
 class Occurrence(Doc):

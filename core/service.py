@@ -100,6 +100,7 @@ class LifecycleSchedule:
         # Whole records of settled occurrences `recent` keeps without their calls, read from their settlement
         # events (a settled record never changes again) and checked against what the state keeps.
         self._whole_records: dict[str, Occurrence] = {}
+        self._kept_checked: Schedule | None = None  # the last state whose kept records were checked
 
     # -- reading -------------------------------------------------------------------------
 
@@ -108,7 +109,15 @@ class LifecycleSchedule:
 
     def _load(self) -> tuple[int, Schedule | None]:
         version, text = self.journal.load_text(SCHEDULE_AGGREGATE)
-        return version, self._codec.read(version, text)
+        schedule = self._codec.read(version, text)
+        if schedule is not None and schedule is not self._kept_checked:
+            # A settled record kept without its calls must be exactly its settlement event's record, less
+            # the calls: checked whenever the state is new to this engine (known records are not read again).
+            for lane_state in schedule.state.lanes:
+                for kept in lane_state.recent:
+                    self._whole(kept, version)
+            self._kept_checked = schedule
+        return version, schedule
 
     def _pruned(self, occurrence_id: str, up_to: int) -> Occurrence | None:
         """A settled occurrence that left the state: its record is its settlement event."""
@@ -119,9 +128,12 @@ class LifecycleSchedule:
         if not events or events[0].type != SETTLED_EVENT:
             raise corrupt(f"{occurrence_id}/settle has a receipt but no settlement event")
         try:
-            return Occurrence.model_validate(events[0].data["occurrence"])
+            record = Occurrence.model_validate(events[0].data["occurrence"])
         except Exception:
             raise corrupt(f"{occurrence_id}: its settlement event does not hold a valid record") from None
+        if record.elided is not None:
+            raise corrupt(f"{occurrence_id}: its settlement event holds the record without its calls")
+        return record
 
     def _find(self, schedule: Schedule | None, occurrence_id: Any) -> tuple[Occurrence | None, bool]:
         """(the occurrence, whether it left the state) or (None, False) when nothing knows it."""
