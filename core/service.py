@@ -112,28 +112,42 @@ class LifecycleSchedule:
         schedule = self._codec.read(version, text)
         if schedule is not None and schedule is not self._kept_checked:
             # A settled record kept without its calls must be exactly its settlement event's record, less
-            # the calls: checked whenever the state is new to this engine (known records are not read again).
-            for lane_state in schedule.state.lanes:
-                for kept in lane_state.recent:
-                    self._whole(kept, version)
+            # the calls: checked whenever the state is new to this engine, reading in one go the events of
+            # the records it does not know yet.
+            kept = [o for lane_state in schedule.state.lanes for o in lane_state.recent if o.elided is not None]
+            unknown = [o.id for o in kept if not self._knows_whole(o)]
+            for occurrence_id, record in self._settled_records(unknown, version).items():
+                if record is not None:
+                    self._remember_whole(occurrence_id, record)
+            for occurrence in kept:
+                self._whole(occurrence, version)
             self._kept_checked = schedule
         return version, schedule
 
+    def _settled_records(self, occurrence_ids: list[str], up_to: int) -> dict[str, Occurrence | None]:
+        """Records of settled occurrences, from their settlement events (None: not settled by `up_to`)."""
+        commands = [f"{occurrence_id}/settle" for occurrence_id in occurrence_ids]
+        found = self.journal.events_of(SCHEDULE_AGGREGATE, commands)
+        records: dict[str, Occurrence | None] = {}
+        for occurrence_id in occurrence_ids:
+            events = found[f"{occurrence_id}/settle"]
+            if not events or events[0].version > up_to:
+                records[occurrence_id] = None
+                continue
+            if events[0].type != SETTLED_EVENT:
+                raise corrupt(f"{occurrence_id}/settle recorded no settlement event")
+            try:
+                record = Occurrence.model_validate(events[0].data["occurrence"])
+            except Exception:
+                raise corrupt(f"{occurrence_id}: its settlement event does not hold a valid record") from None
+            if record.elided is not None:
+                raise corrupt(f"{occurrence_id}: its settlement event holds the record without its calls")
+            records[occurrence_id] = record
+        return records
+
     def _pruned(self, occurrence_id: str, up_to: int) -> Occurrence | None:
         """A settled occurrence that left the state: its record is its settlement event."""
-        receipt = self.journal.receipt(f"{occurrence_id}/settle")
-        if receipt is None or receipt.last_version > up_to:
-            return None
-        events = self.journal.history(SCHEDULE_AGGREGATE, after=receipt.first_version - 1, limit=1)
-        if not events or events[0].type != SETTLED_EVENT:
-            raise corrupt(f"{occurrence_id}/settle has a receipt but no settlement event")
-        try:
-            record = Occurrence.model_validate(events[0].data["occurrence"])
-        except Exception:
-            raise corrupt(f"{occurrence_id}: its settlement event does not hold a valid record") from None
-        if record.elided is not None:
-            raise corrupt(f"{occurrence_id}: its settlement event holds the record without its calls")
-        return record
+        return self._settled_records([occurrence_id], up_to)[occurrence_id]
 
     def _find(self, schedule: Schedule | None, occurrence_id: Any) -> tuple[Occurrence | None, bool]:
         """(the occurrence, whether it left the state) or (None, False) when nothing knows it."""
@@ -148,19 +162,25 @@ class LifecycleSchedule:
         pruned = self._pruned(ref.id, schedule.version)
         return pruned, pruned is not None
 
+    def _knows_whole(self, kept: Occurrence) -> bool:
+        known = self._whole_records.get(kept.id)
+        return known is not None and known.without_calls() == kept
+
+    def _remember_whole(self, occurrence_id: str, record: Occurrence) -> None:
+        if len(self._whole_records) >= 4 * SCHEDULE_LIMITS.max_lanes:
+            self._whole_records.clear()
+        self._whole_records[occurrence_id] = record
+
     def _whole(self, kept: Occurrence, version: int) -> Occurrence:
         """The whole record of an occurrence the state keeps, its calls included."""
         if kept.elided is None:
             return kept
-        known = self._whole_records.get(kept.id)
-        if known is None or known.without_calls() != kept:
-            known = self._pruned(kept.id, version)
-            if known is None or known.without_calls() != kept:
+        if not self._knows_whole(kept):
+            record = self._pruned(kept.id, version)
+            if record is None or record.without_calls() != kept:
                 raise corrupt(f"{kept.id}: its settlement event does not hold the record the state keeps")
-            if len(self._whole_records) >= 4 * SCHEDULE_LIMITS.max_lanes:
-                self._whole_records.clear()
-            self._whole_records[kept.id] = known
-        return known
+            self._remember_whole(kept.id, record)
+        return self._whole_records[kept.id]
 
     def _known(self, schedule: Schedule | None, occurrence_id: str) -> tuple[Occurrence, bool]:
         """An occurrence a transition may name: in the state, or settled and pruned; else UNKNOWN_OCCURRENCE."""

@@ -141,3 +141,39 @@ def test_every_journal_query_is_an_index_search_so_its_cost_does_not_grow_with_h
         for statement, parameters in statements:
             plan = [row[-1].upper() for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)]
             assert plan and all(step.startswith("SEARCH") for step in plan), f"{statement!r} scans: {plan}"
+
+
+def test_events_of_reads_each_commands_events_in_one_index_search(journal_url):
+    journal = open_journal(journal_url)
+    journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    journal.execute(AGGREGATE, "c2", {}, 1, burst("c2", 3))
+    journal.execute("test/other", "c3", {}, 0, bump("c3"))
+
+    found = journal.events_of(AGGREGATE, ["c2", "c1", "c3", "never", "c1"])
+
+    assert {command: [event.version for event in events] for command, events in found.items()} == {
+        "c2": [2, 3, 4], "c1": [1], "c3": [], "never": []}
+    assert journal.events_of(AGGREGATE, []) == {}
+    with pytest.raises(ValueError, match="at most"):
+        journal.events_of(AGGREGATE, [f"c{n}" for n in range(HISTORY_PAGE + 1)])
+
+
+def test_events_of_is_an_index_search(sqlite_url):
+    journal = open_journal(sqlite_url)
+    journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    sent: list[tuple[str, Any]] = []
+    send = journal._send
+
+    def capture(conn: Any, statement: str, values: Any) -> Any:
+        sent.append((statement, values))
+        return send(conn, statement, values)
+
+    journal._send = capture  # type: ignore[method-assign]
+    journal.events_of(AGGREGATE, ["c1", "c2"])
+    del journal._send
+
+    [(statement, values)] = [(s, v) for s, v in sent if "command_id IN" in s]
+    with journal.engine.connect() as conn:
+        plan = [row[-1].upper() for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, values)]
+    searches = [step for step in plan if step.startswith("SEARCH")]
+    assert searches and all("(COMMAND_ID=?)" in step for step in searches), plan
