@@ -99,7 +99,7 @@ class LifecycleSchedule:
         self._codec = StateCodec()
         # Whole records of settled occurrences `recent` keeps without their calls, read from their settlement
         # events (a settled record never changes again) and checked against what the state keeps.
-        self._whole_records: dict[str, Occurrence] = {}
+        self._whole_records: dict[str, tuple[Occurrence | None, Occurrence]] = {}  # id: (kept, whole)
         self._kept_checked: Schedule | None = None  # the last state whose kept records were checked
 
     # -- reading -------------------------------------------------------------------------
@@ -163,13 +163,22 @@ class LifecycleSchedule:
         return pruned, pruned is not None
 
     def _knows_whole(self, kept: Occurrence) -> bool:
+        """Whether the whole record of this kept one is known and reduces to it. A kept record is frozen and
+        carried from state to state as the same object, so once compared it is recognised by identity."""
         known = self._whole_records.get(kept.id)
-        return known is not None and known.without_calls() == kept
+        if known is None:
+            return False
+        if known[0] is kept:
+            return True
+        if known[1].without_calls() != kept:
+            return False
+        self._whole_records[kept.id] = (kept, known[1])
+        return True
 
     def _remember_whole(self, occurrence_id: str, record: Occurrence) -> None:
         if len(self._whole_records) >= 4 * SCHEDULE_LIMITS.max_lanes:
             self._whole_records.clear()
-        self._whole_records[occurrence_id] = record
+        self._whole_records[occurrence_id] = (None, record)
 
     def _whole(self, kept: Occurrence, version: int) -> Occurrence:
         """The whole record of an occurrence the state keeps, its calls included."""
@@ -180,7 +189,8 @@ class LifecycleSchedule:
             if record is None or record.without_calls() != kept:
                 raise corrupt(f"{kept.id}: its settlement event does not hold the record the state keeps")
             self._remember_whole(kept.id, record)
-        return self._whole_records[kept.id]
+            self._knows_whole(kept)
+        return self._whole_records[kept.id][1]
 
     def _known(self, schedule: Schedule | None, occurrence_id: str) -> tuple[Occurrence, bool]:
         """An occurrence a transition may name: in the state, or settled and pruned; else UNKNOWN_OCCURRENCE."""
