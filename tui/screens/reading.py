@@ -15,7 +15,7 @@ from typing import Any
 from pendulum import DateTime
 
 from core import SCHEDULE_AGGREGATE, ScheduleError
-from core.commission import lanes_of, parse_commission
+from core.commission import parse_commission
 from store import Checkpoint, Event, Journal, JournalError, leases
 
 from ..health import check_health
@@ -67,7 +67,8 @@ class Reading:
     @cached_property
     def lanes(self) -> tuple[Any, ...]:
         """The commission's lanes, parsed once per reading (every view row asks for them)."""
-        return () if self.commission is None else tuple(lanes_of(self.commission))
+        commission = self.parsed_commission
+        return () if commission is None else tuple(commission.lanes)
 
     @cached_property
     def parsed_commission(self) -> Any | None:
