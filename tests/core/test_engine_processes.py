@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 from core import SCHEDULE_LIMITS, LifecycleSchedule, ManualClock, ScheduleError
 from store import open_journal
@@ -106,25 +107,31 @@ def test_six_processes_racing_to_resume_a_deferred_occurrence_resume_it_once(tmp
     assert [cid for cid in h.command_ids() if "/resume/" in cid] == [f"{NIGHT1}/resume/2"]
 
 
-def _planned_together(h, now: str, runners: list[str]) -> list[object]:
-    """Each runner ticks the lane in its own thread, over its own journal handle, all planned at one version."""
-    barrier = threading.Barrier(len(runners))
-    answers: list[object] = [None] * len(runners)
+def _together(h, now: str, actions: list[Callable[[LifecycleSchedule], object]]) -> list[object]:
+    """Each action runs in its own thread, on its own schedule over its own journal handle, all planned at one
+    version; its answer, or the exception it raised."""
+    barrier = threading.Barrier(len(actions))
+    answers: list[object] = [None] * len(actions)
 
-    def tick(index: int) -> None:
-        journal = helpers.PlannedTogether(open_journal(h.url), barrier)
-        schedule = LifecycleSchedule(journal, ManualClock(now))
+    def run(index: int) -> None:
+        schedule = LifecycleSchedule(helpers.PlannedTogether(open_journal(h.url), barrier), ManualClock(now))
         try:
-            answers[index] = schedule.start(lane=LANE, runner=runners[index])
+            answers[index] = actions[index](schedule)
         except Exception as error:
             answers[index] = error
 
-    threads = [threading.Thread(target=tick, args=(index,)) for index in range(len(runners))]
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(len(actions))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
     return answers
+
+
+def _planned_together(h, now: str, runners: list[str]) -> list[object]:
+    """Each runner ticks the lane, all planned at one version."""
+    return _together(h, now, [lambda schedule, runner=runner: schedule.start(lane=LANE, runner=runner)
+                              for runner in runners])
 
 
 def test_runners_that_planned_an_admission_at_one_version_admit_once_and_the_others_find_it_running(tmp_path):
@@ -164,23 +171,13 @@ def test_a_command_overtaken_sixteen_times_is_contended_and_writes_nothing_of_it
 
 
 def _calls_planned_together(h, now: str, requests: list[dict]) -> list[object]:
-    barrier = threading.Barrier(len(requests))
-    answers: list[object] = [None] * len(requests)
-
-    def ask(index: int) -> None:
-        schedule = LifecycleSchedule(helpers.PlannedTogether(open_journal(h.url), barrier), ManualClock(now))
-        try:
-            answers[index] = schedule.admit_call(occurrence_id=NIGHT1, task="scan", sign_in=helpers.SIGN_IN,
-                                                 bound=helpers.CALL_BOUND, **requests[index])
-        except Exception as error:
-            answers[index] = error
-
-    threads = [threading.Thread(target=ask, args=(index,)) for index in range(len(requests))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return answers
+    """Each request asks to admit a call, all planned at one version."""
+    return _together(h, now, [
+        lambda schedule, request=request: schedule.admit_call(occurrence_id=NIGHT1, task="scan",
+                                                              sign_in=helpers.SIGN_IN, bound=helpers.CALL_BOUND,
+                                                              **request)
+        for request in requests
+    ])
 
 
 def test_identical_call_requests_planned_at_one_version_license_one_contact(tmp_path):
