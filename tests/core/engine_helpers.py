@@ -23,6 +23,7 @@ from typing import Any
 
 import pendulum
 import pytest
+from hypothesis import event
 from pendulum import DateTime
 
 from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
@@ -304,6 +305,19 @@ def coalesced_of(occurrence: Any) -> tuple[int, str, str] | None:
     if isinstance(coalesced, dict):
         return coalesced["count"], coalesced["first"], coalesced["last"]
     return coalesced.count, coalesced.first, coalesced.last
+
+
+def expect_refusal(action: Callable[[], Any], allowed: set[str]) -> Any:
+    """For random command sequences: the answer, or None when refused with one of the `allowed` codes (any
+    other refusal fails the test); each outcome is a hypothesis `event`, so the statistics show what ran."""
+    try:
+        answer = action()
+    except ScheduleError as error:
+        assert error.code in allowed, f"unexpected {error.code}: {error}"
+        event(f"refused {error.code}")
+        return None
+    event(f"answered {type(answer).__name__} {getattr(answer, 'kind', '')}".rstrip())
+    return answer
 
 
 @contextmanager

@@ -17,6 +17,7 @@ the run. Shrinking is off (a journal-backed shrink takes minutes): a failure pri
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 from pathlib import Path
@@ -27,7 +28,7 @@ from hypothesis import HealthCheck, Phase, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from core import ScheduleError, lane_occurrence_on
+from core import lane_occurrence_on
 from tests.core.engine_helpers import (
     EFFECTIVE,
     RECORDED,
@@ -43,6 +44,7 @@ from tests.core.engine_helpers import (
     usage_limit_report,
     weekly_lane,
 )
+from tests.core.engine_helpers import expect_refusal as helpers_expect_refusal
 
 RUNNERS = ["r1", "r2", "r3"]
 MACHINE_SETTINGS = settings(
@@ -58,15 +60,7 @@ TRANSITION_REFUSALS = {
 }
 
 
-def expect_refusal(action: Any, allowed: set[str] = TRANSITION_REFUSALS) -> Any:
-    try:
-        answer = action()
-    except ScheduleError as error:
-        assert error.code in allowed, f"unexpected {error.code}: {error}"
-        event(f"refused {error.code}")
-        return None
-    event(f"answered {type(answer).__name__}")
-    return answer
+expect_refusal = functools.partial(helpers_expect_refusal, allowed=TRANSITION_REFUSALS)
 
 
 def _open_states(view: Any) -> dict[str, list[str]]:
@@ -270,6 +264,13 @@ class CallsMachine(Clocked):
     def _open(self) -> list[dict]:
         return [o for o in self._occurrences() if o["state"] != "settled"]
 
+    def _draw_open(self, data: st.DataObject) -> dict | None:
+        """An open occurrence drawn at random, or None when there is none."""
+        candidates = self._open()
+        if not candidates:
+            return None
+        return data.draw(st.sampled_from(sorted(candidates, key=lambda o: o["id"])))
+
     # -- rules -----------------------------------------------------------------------------------------------------
 
     @initialize(runner=st.sampled_from(RUNNERS))
@@ -298,10 +299,9 @@ class CallsMachine(Clocked):
     @rule(data=st.data(), runner=st.sampled_from(RUNNERS), work=st.sampled_from(["w1", "w2", "w3"]),
           bound=st.sampled_from([50_000, 150_000]), attempt=st.sampled_from([1, 1, 2]))
     def admit_call(self, data: st.DataObject, runner: str, work: str, bound: int, attempt: int) -> None:
-        candidates = self._open()
-        if not candidates:
+        occurrence = self._draw_open(data)
+        if occurrence is None:
             return
-        occurrence = data.draw(st.sampled_from(sorted(candidates, key=lambda o: o["id"])))
         if data.draw(st.booleans()):
             runner = occurrence["segments"][-1]["runner"]
         answer = expect_refusal(lambda: self.h.call(occurrence["id"], runner=runner, work=work, bound=bound,
@@ -346,10 +346,9 @@ class CallsMachine(Clocked):
           reason=st.sampled_from(["usage-limit", "budget-exhausted", "sign-in-needed", "volume-unmounted",
                                   "logged-out"]))
     def defer(self, data: st.DataObject, runner: str, reason: str) -> None:
-        candidates = self._open()
-        if not candidates:
+        occurrence = self._draw_open(data)
+        if occurrence is None:
             return
-        occurrence = data.draw(st.sampled_from(sorted(candidates, key=lambda o: o["id"])))
         if data.draw(st.booleans()):
             runner = occurrence["segments"][-1]["runner"]
         bound = 150_000 if reason == "budget-exhausted" else None
@@ -367,10 +366,9 @@ class CallsMachine(Clocked):
 
     @rule(data=st.data(), status=st.sampled_from(["completed", "partial", "deferred", "unavailable"]))
     def settle(self, data: st.DataObject, status: str) -> None:
-        candidates = self._open()
-        if not candidates:
+        occurrence = self._draw_open(data)
+        if occurrence is None:
             return
-        occurrence = data.draw(st.sampled_from(sorted(candidates, key=lambda o: o["id"])))
         runner = occurrence["segments"][-1]["runner"]
         expect_refusal(lambda: self.h.schedule.settle(occurrence_id=occurrence["id"], settled_by=runner,
                                                       status=status, reason="random"))

@@ -40,6 +40,7 @@ from tests.core.engine_helpers import (
     basic_lane,
     commission,
     confirmation,
+    expect_refusal,
     make_harness,
     refused,
     result_report,
@@ -721,17 +722,6 @@ REVISIONS = {
     "no-weekly": [basic_lane("alpha"), basic_lane("bravo", time="02:10")],
     "only-bravo": [basic_lane("bravo", time="02:10")],
 }
-
-
-def expect_refusal(action: Callable[[], Any], allowed: set[str]) -> Any:
-    try:
-        answer = action()
-    except ScheduleError as error:
-        assert error.code in allowed, f"unexpected {error.code}: {error}"
-        event(f"refused {error.code}")
-        return None
-    event(f"answered {type(answer).__name__} {getattr(answer, 'kind', '')}")
-    return answer
 
 
 class TwoEnginesMachine(RuleBasedStateMachine):
