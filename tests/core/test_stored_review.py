@@ -595,13 +595,19 @@ def test_late_retries_on_a_record_kept_without_its_calls_replay_as_they_do_from_
     assert {n: _comparable(a) for n, a in pruned.items()} == {n: _comparable(a) for n, a in first.items()}
 
 
-def test_a_settlement_answers_with_the_whole_record_and_keeps_it_without_its_calls(tmp_path):
+def _one_call(tmp_path: Path) -> tuple[Harness, str]:
+    """alpha's night, admitted under r1, with one call (w1, 900 tokens) performed and ended."""
     h = make_harness(tmp_path, lanes=LANES)
     h.owner_record("claude", 1)
     h.at("2026-12-07T02:00:00Z")
     occurrence_id = h.admit(ALPHA, "r1").occurrence.id
     admission = h.call(occurrence_id, runner="r1", work="w1")
     h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=admission.call, report=result_report(900))
+    return h, occurrence_id
+
+
+def test_a_settlement_answers_with_the_whole_record_and_keeps_it_without_its_calls(tmp_path):
+    h, occurrence_id = _one_call(tmp_path)
 
     result = h.schedule.settle(occurrence_id=occurrence_id, settled_by="r1", status="completed", reason="done")
 
@@ -611,12 +617,7 @@ def test_a_settlement_answers_with_the_whole_record_and_keeps_it_without_its_cal
 
 
 def test_a_settlement_at_the_segment_limit_answers_with_the_whole_record_and_keeps_it_without_its_calls(tmp_path):
-    h = make_harness(tmp_path, lanes=LANES)
-    h.owner_record("claude", 1)
-    h.at("2026-12-07T02:00:00Z")
-    occurrence_id = h.admit(ALPHA, "r1").occurrence.id
-    admission = h.call(occurrence_id, runner="r1", work="w1")
-    h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=admission.call, report=result_report(900))
+    h, occurrence_id = _one_call(tmp_path)
     for n in range(1, 9):
         h.clock.advance(minutes=1)
         h.schedule.reconcile(occurrence_id=occurrence_id, confirmation=confirmation(f"r{n}"))
