@@ -231,14 +231,15 @@ class LifecycleSchedule:
         """The decision the journal runs in its transaction: the clock read again, the same command
         planned again from the state it holds, and the new state re-read before it is stored."""
 
-        def decide(text: Any, at_version: int) -> Decision:
+        def decide(_text: Any, at_version: int) -> Decision:
             if planned.change is None:
                 raise corrupt(
                     f"{planned.command_id} is recorded in the schedule but the journal holds no receipt for it"
                 )
-            inner_now = self._now()
-            current = schedule if at_version == version else self._codec.read(at_version, text)
-            again = plan(current, inner_now)
+            if at_version != version:  # the journal decides only at the version planned from; never here
+                raise _Replan()
+            # The stored text is the one planned from (same version, under the write lock): no need to read it.
+            again = plan(schedule, self._now())
             if (not isinstance(again, _Command) or again.change is None
                     or again.command_id != planned.command_id or again.payload != planned.payload):
                 raise _Replan()

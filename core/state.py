@@ -14,8 +14,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from store import canonical_json
-
 from .commission import Commission, commission_digest, parse_commission
 from .errors import ScheduleError, corrupt
 from .identity import is_weekly, occurrence_id
@@ -54,20 +52,16 @@ def parse_state_and_facts(document: Any, version: int) -> tuple[Schedule, list[L
         state = ScheduleState.model_validate(document)
     except ValidationError as error:
         raise corrupt(f"stored schedule: {_validation_message(error)}") from None
-    commission = _checked_commission(state.commission, state.commission_digest)
+    commission = checked_commission(state.commission, state.commission_digest)
     facts = [check_lane(lane_state, commission, version) for lane_state in state.lanes]
     check_across_lanes(state, [lane.lane for lane in state.lanes], commission, facts)
     return Schedule(state=state, commission=commission, version=version), facts
 
 
-def checked_commission(document: dict[str, Any], digest: str) -> Commission:
-    return _checked_commission(document, digest)
-
-
 _commission_memo: list[tuple[dict[str, Any], str, Commission]] = []
 
 
-def _checked_commission(document: dict[str, Any], digest: str) -> Commission:
+def checked_commission(document: dict[str, Any], digest: str) -> Commission:
     """Parse the stored commission and check its digest. The last answer is remembered: the same
     document and digest always get the same answer, and re-deriving it dominated every command."""
     for known_document, known_digest, known in _commission_memo:
@@ -85,10 +79,6 @@ def _checked_commission(document: dict[str, Any], digest: str) -> Commission:
 
 def dump_state(state: ScheduleState) -> dict[str, Any]:
     return state.doc()
-
-
-def state_bytes(state: ScheduleState) -> int:
-    return len(canonical_json(dump_state(state)).encode("utf-8"))
 
 
 @dataclass(frozen=True)
