@@ -69,6 +69,7 @@ from core import (
     zoned_instant,
 )
 from store import canonical_json, open_journal
+from tests.bench.journal import raw_loop  # the same raw sqlite3 loop as the journal's bench
 
 PRODUCTS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 CHATGPT_PRODUCTS = frozenset(PRODUCTS[1::2])  # their basic scans run on chatgpt
@@ -415,7 +416,7 @@ class Year:
     def raw_sample(self, commits: int) -> None:
         """Raw commits beside the journal, now: the disk's speed drifts with what else the machine does."""
         if self.raw_path is not None:
-            rate = raw_commits_per_second(self.raw_path, commits)
+            rate = raw_loop(self.raw_path, commits)
             self.raw.commands += commits
             self.raw.seconds += commits / rate
 
@@ -454,25 +455,6 @@ def _commission(first_day: Date, weekly_tokens: int) -> dict[str, Any]:
             for task in lane["tasks"]:
                 task["account"] = "chatgpt"
     return commission
-
-
-# -- the raw comparison ---------------------------------------------------------------------------------------------
-
-
-def raw_commits_per_second(path: Path, commits: int) -> float:
-    """Raw sqlite3: one small row per transaction, WAL, synchronous=FULL (the journal's durability)."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
-    started = time.perf_counter()
-    for index in range(commits):
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO rows (body) VALUES (?)", (f'{{"n":{index}}}',))
-        conn.execute("COMMIT")
-    elapsed = time.perf_counter() - started
-    conn.close()
-    return commits / elapsed
 
 
 # -- the dashboard --------------------------------------------------------------------------------------------------
