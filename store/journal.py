@@ -239,7 +239,7 @@ class Journal:
         while True:
             try:
                 return work()
-            except (OperationalError, DBAPIError) as error:
+            except (OperationalError, DBAPIError, self._driver_error) as error:  # the driver's own, from raw work
                 if not _is_lock_error(error) or time.monotonic() > deadline:
                     raise
                 time.sleep(delay)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
 import time
 from collections import Counter
 from queue import Empty
@@ -94,3 +95,28 @@ def test_six_processes_opening_a_new_journal_at_once_all_succeed(journal_url):
 
     _assert_no_errors(reports)
     assert {report["head"] for report in reports} == {0}
+
+
+def test_lock_contention_the_driver_raises_itself_is_waited_out_like_sqlalchemys(sqlite_url, tmp_path):
+    """Work the journal runs on a raw driver connection (the WAL switch at open) can meet "database is
+    locked" as the driver's own exception; it is retried like any lock error, not surfaced."""
+    journal = open_journal(sqlite_url)
+    path = tmp_path / "contended.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    attempts: list[int] = []
+
+    def write_without_waiting() -> int:
+        attempts.append(1)
+        if len(attempts) == 2:
+            holder.execute("ROLLBACK")  # the other writer lets go after the first refusal
+        conn = sqlite3.connect(path, timeout=0, isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return len(attempts)
+
+    assert journal._retrying(write_without_waiting) == 2
+    holder.close()
