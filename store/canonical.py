@@ -46,6 +46,12 @@ def _refuse_float(text: str) -> Any:
     raise CanonicalJsonError(f"floats are refused (integers only), got {text}")
 
 
+# One encoder and one decoder for every call: `json.dumps` and `json.loads` with options build a new one each
+# time, which cost as much as encoding a small document.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_ECHO = json.JSONDecoder(parse_float=_refuse_float)
+
+
 def canonical_json(obj: Any) -> str:
     """Sorted keys, no insignificant whitespace, UTF-8 text, integers only.
 
@@ -54,9 +60,9 @@ def canonical_json(obj: Any) -> str:
     that no longer equals the input. Only then does the slow walk name the culprit.
     """
     try:
-        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = _ENCODER.encode(obj)
         text.encode("utf-8")
-        echoed = json.loads(text, parse_float=_refuse_float)
+        echoed = _ECHO.decode(text)
     except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
         echoed = _NOT_ECHOED
     if echoed is _NOT_ECHOED or echoed != obj:

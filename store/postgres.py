@@ -28,6 +28,7 @@ from .journal import Journal
 WRITE_LOCK_KEY = int.from_bytes(b"fsjournl", "big")
 LOCK_TIMEOUT_MS = 30_000
 CONNECT_TIMEOUT_S = 10
+_TAKE_WRITE_LOCK = "SELECT pg_advisory_xact_lock(%(key)s)"
 
 
 class PostgresJournal(Journal):
@@ -36,8 +37,13 @@ class PostgresJournal(Journal):
     @contextmanager
     def write_transaction(self) -> Iterator[Connection]:
         with super().write_transaction() as conn:
-            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": WRITE_LOCK_KEY})
+            conn.exec_driver_sql(_TAKE_WRITE_LOCK, {"key": WRITE_LOCK_KEY})
             yield conn
+
+    def _begin(self, driver: Any, write: bool) -> None:
+        # psycopg opens the transaction at the first statement (the connection is not in autocommit).
+        if write:
+            driver.execute(_TAKE_WRITE_LOCK, {"key": WRITE_LOCK_KEY})
 
 
 def open_postgres(url: str, parsed: Any, ensure_schema: Callable[[Journal, str], None]) -> Journal:

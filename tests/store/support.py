@@ -88,10 +88,8 @@ def block_inside_transaction(url: str, marker: str, pause_before: str) -> None:
     The journal is the real one; a hook only pauses this process mid-transaction, after some
     of the command's rows are written and while the write lock is held, so the parent can kill
     it there. Statements are caught where the journal sends every one of them to the driver
-    (`Journal._statement`), the commit at SQLAlchemy's commit event.
+    (`Journal._statement`), the commit where it commits (`Journal._commit`).
     """
-    from sqlalchemy import event
-
     journal = open_journal(url)
     wrote_receipt = False
     send = journal._statement
@@ -111,10 +109,14 @@ def block_inside_transaction(url: str, marker: str, pause_before: str) -> None:
 
     journal._statement = paused_statement  # type: ignore[method-assign]
 
-    @event.listens_for(journal.engine, "commit")
-    def _before_commit(conn: Any) -> None:
+    commit = journal._commit
+
+    def paused_commit(driver: Any) -> None:
         if pause_before == "COMMIT" and wrote_receipt:
             pause()
+        commit(driver)
+
+    journal._commit = paused_commit  # type: ignore[method-assign]
 
     head = journal.head(AGGREGATE)
     journal.execute(AGGREGATE, "doomed", {"n": 1}, head, bump("doomed"))

@@ -17,7 +17,7 @@ SPAWN = multiprocessing.get_context("spawn")
 
 
 def _run(target: Any, args_for: Any, count: int = RACERS, meanwhile: Any = None) -> list[dict[str, Any]]:
-    """Start `count` racers behind one barrier; call `meanwhile()` repeatedly until they all report."""
+    """Start `count` racers behind one barrier; call `meanwhile()` over and over until they all report."""
     barrier = SPAWN.Barrier(count)
     queue = SPAWN.Queue()
     processes = [
@@ -30,7 +30,7 @@ def _run(target: Any, args_for: Any, count: int = RACERS, meanwhile: Any = None)
     while len(reports) < count:
         assert time.monotonic() < deadline, "the racers did not all report"
         try:
-            reports.append(queue.get(timeout=0.05))
+            reports.append(queue.get(timeout=0.05 if meanwhile is None else 0.001))
         except Empty:
             if meanwhile is not None:
                 meanwhile()
@@ -62,7 +62,7 @@ def test_six_processes_racing_one_command_record_it_once_and_all_get_the_same_an
 
 
 def test_six_processes_racing_distinct_commands_get_one_winner_per_version_and_lose_no_update(journal_url):
-    commands = 8
+    commands = 25  # enough that the racers are still writing while the parent verifies
     reader = open_journal(journal_url)
     verified = []
 
