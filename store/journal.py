@@ -14,7 +14,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,10 +141,11 @@ _STATEMENTS = {
     "ORDER BY version DESC LIMIT :limit",
     "insert_event": "INSERT INTO events (aggregate, version, command_id, type, data, prev_hash, hash) "
     "VALUES (:aggregate, :version, :command_id, :type, :data, :prev_hash, :hash)",
+    # RETURNING, so that whether the head moved is read from a row: a pipelined cursor has no row count yet.
     "update_head": "UPDATE aggregates SET version = :last, state = :state, hash = :hash "
-    "WHERE aggregate = :aggregate AND version = :version",
+    "WHERE aggregate = :aggregate AND version = :version RETURNING version",
     "insert_head": "INSERT INTO aggregates (aggregate, version, state, hash) "
-    "VALUES (:aggregate, :last, :state, :hash)",
+    "VALUES (:aggregate, :last, :state, :hash) RETURNING version",
     "insert_receipt": "INSERT INTO receipts (command_id, aggregate, digest, first_version, last_version, result) "
     "VALUES (:command_id, :aggregate, :digest, :first_version, :last_version, :result)",
 }
@@ -229,16 +230,24 @@ class Journal:
         pooled = self.engine.raw_connection()
         try:
             driver = pooled.driver_connection
-            self._driver_call("BEGIN", lambda: self._begin(driver, write))
-            try:
-                yield driver
-                self._commit(driver)
-            except BaseException:
-                with suppress(Exception):
-                    driver.rollback()
-                raise
+            with self._batched(driver, write):
+                self._driver_call("BEGIN", lambda: self._begin(driver, write))
+                try:
+                    yield driver
+                    self._commit(driver)
+                except BaseException:
+                    with suppress(Exception):
+                        driver.rollback()
+                    raise
+        except self._driver_error as error:  # raised where a batch's results arrive, not at its statement
+            raise DBAPIError.instance("(a journal transaction)", None, error, self._driver_error) from error
         finally:
             pooled.close()
+
+    def _batched(self, driver: Any, write: bool) -> AbstractContextManager[Any]:
+        """Where statements may be sent without waiting for each answer (a server's round trips);
+        nowhere on SQLite, whose statements run in this process."""
+        return nullcontext()
 
     def _begin(self, driver: Any, write: bool) -> None:
         """Open the transaction. SQLite's connections run in autocommit mode (`opening`), so the journal
@@ -488,13 +497,15 @@ class Journal:
         decide: Decide,
         as_text: bool,
     ) -> Outcome:
-        found = self._statement(conn, "receipt", {"command_id": command_id}).fetchone()
+        # Both reads are sent before either answer is awaited: one round trip to a server, not two.
+        receipt_rows = self._statement(conn, "receipt", {"command_id": command_id})
+        head_rows = self._statement(conn, "head", {"aggregate": aggregate})
+        found, head = receipt_rows.fetchone(), head_rows.fetchone()
         if found is not None:
             recorded = self._receipt_of(found)
             if recorded.digest != digest or recorded.aggregate != aggregate:
                 # A caller whose view is stale has not seen the command that took this ID: it must
                 # read again (and will then see it), not be told its request conflicts.
-                head = self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
                 version = int(head[0]) if head is not None else 0
                 if version != expected_version:
                     raise VersionConflictError(aggregate, expected_version, version)
@@ -507,7 +518,6 @@ class Journal:
                 result=recorded.result,
                 replayed=True,
             )
-        head = self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
         version = int(head[0]) if head is not None else 0
         if version != expected_version:
             raise VersionConflictError(aggregate, expected_version, version)
@@ -540,12 +550,7 @@ class Journal:
         result_json = canonical_json(decision.result)
         self._statement(conn, "insert_event", rows[0] if len(rows) == 1 else rows)
         head_values = {"aggregate": aggregate, "version": version, "last": last, "state": state_json, "hash": prev}
-        if head is not None:
-            updated = self._statement(conn, "update_head", head_values)
-            if updated.rowcount != 1:
-                raise VersionConflictError(aggregate, expected_version, -1)
-        else:
-            self._statement(conn, "insert_head", head_values)
+        updated = self._statement(conn, "update_head" if head is not None else "insert_head", head_values)
         self._statement(
             conn,
             "insert_receipt",
@@ -558,6 +563,9 @@ class Journal:
                 "result": result_json,
             },
         )
+        # Asked last, so that the three writes go to a server together; a miss rolls all of them back.
+        if not updated.fetchall():  # read whole, so that the statement is done before COMMIT
+            raise VersionConflictError(aggregate, expected_version, -1)
         return Outcome(
             command_id=command_id,
             aggregate=aggregate,

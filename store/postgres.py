@@ -16,7 +16,7 @@ two minutes in all before the error surfaces.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import Connection, create_engine
@@ -39,6 +39,11 @@ class PostgresJournal(Journal):
         with super().write_transaction() as conn:
             conn.exec_driver_sql(_TAKE_WRITE_LOCK, {"key": WRITE_LOCK_KEY})
             yield conn
+
+    def _batched(self, driver: Any, write: bool) -> AbstractContextManager[Any]:
+        # A command is three round trips in psycopg's pipeline mode: the write lock with the receipt and
+        # head reads, the three writes, the commit. Sent one by one they were seven.
+        return driver.pipeline() if write else nullcontext()
 
     def _begin(self, driver: Any, write: bool) -> None:
         # psycopg opens the transaction at the first statement (the connection is not in autocommit).
