@@ -413,12 +413,14 @@ class Year:
         state = self.journal.load(SCHEDULE_AGGREGATE).state
         return len(canonical_json(state).encode("utf-8")) if state is not None else 0
 
-    def raw_sample(self, commits: int) -> None:
+    def raw_sample(self, commits: int) -> float | None:
         """Raw commits beside the journal, now: the disk's speed drifts with what else the machine does."""
-        if self.raw_path is not None:
-            rate = raw_loop(self.raw_path, commits)
-            self.raw.commands += commits
-            self.raw.seconds += commits / rate
+        if self.raw_path is None:
+            return None
+        rate = raw_loop(self.raw_path, commits)
+        self.raw.commands += commits
+        self.raw.seconds += commits / rate
+        return rate
 
     def run(self, days: int, progress: bool = True) -> Figures:
         figures = self.figures
@@ -428,11 +430,12 @@ class Year:
         for offset in range(days):
             if offset % PERIOD_DAYS == 0 and offset:
                 figures.periods.append(period)
-                self.raw_sample(RAW_SAMPLE)
-                if progress:
+                raw = self.raw_sample(RAW_SAMPLE)
+                if progress:  # the disk's raw commit just after the period, to tell its drift from the journal's
+                    disk = f"; a raw commit now {1000 / raw:.2f} ms" if raw else ""
                     print(f"  days {offset - PERIOD_DAYS + 1}-{offset}: {period.commands} commands in "
                           f"{period.seconds:.0f} s = {period.rate:.1f}/s; head {self.journal.commits}, "
-                          f"largest state so far {figures.largest_state} bytes", file=sys.stderr, flush=True)
+                          f"largest state so far {figures.largest_state} bytes{disk}", file=sys.stderr, flush=True)
                 period = Period()
             commits, sampling = self.journal.commits, self.sampling_seconds
             tick_started = time.perf_counter()
