@@ -8,6 +8,7 @@ stylesheet maps to theme variables.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any, ClassVar
 
 import pendulum
@@ -148,6 +149,7 @@ class Timeline(Widget):
             return int((moment - first).total_seconds() / total * (width - 1))
 
         style = self.get_component_rich_style
+        styles: dict[str, Any] = {"": ""} | {name.removeprefix("."): style(name) for name in self.COMPONENT_CLASSES}
         out = Text(no_wrap=True)
         out.append(f"{'night of ' + night.format('ddd D MMM'):<{LABEL_WIDTH}}", style=style("timeline--label"))
         axis = [" "] * width
@@ -179,8 +181,10 @@ class Timeline(Widget):
             if not row.bars:
                 note = "no slot tonight"
                 cells[: len(note)] = [(ch, "timeline--axis") for ch in note]
-            for glyph, cls in cells:
-                out.append(glyph, style=style(cls) if cls else "")
+            # One span per run of cells of one class, not one per cell: a wide night is thousands of cells,
+            # and every span is styled and measured again on each paint.
+            for cls, run in groupby(cells, key=lambda cell: cell[1]):
+                out.append("".join(glyph for glyph, _ in run), style=styles[cls])
             out.append("\n")
         out.append(" " * LABEL_WIDTH)
         legend = (
