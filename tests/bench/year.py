@@ -3,6 +3,7 @@
     .venv/bin/python tests/bench/year.py                 # a year on a temporary SQLite file (~6 minutes here)
     .venv/bin/python tests/bench/year.py --days 60       # shorter
     .venv/bin/python tests/bench/year.py --url postgresql+psycopg://user@host/db   # an empty PostgreSQL database
+    .venv/bin/python tests/bench/year.py --statements   # also each statement's mean time, every 30 days
 
 Every lane of `proposed_commission(products=[nine names])` (nine basic lanes, nine full lanes, the three portfolio
 lanes; the even Products' basic scans run on chatgpt so that both accounts are exercised) runs from Monday 5 January
@@ -21,7 +22,8 @@ with `{runner, confirmedBy, evidence}`), budget exhaustion (a weekly ceiling bel
 refused `budget-exhausted` and the runner defers naming its call bound), and lost calls (`end_call` kind `lost`).
 
 What it prints: commands executed (the journal's head), wall time, commands per second over the year and for its
-first and last 30 days (a "month") with their ratio (and each 30 days' on stderr as it goes), the time a
+first and last 30 days (a "month") with their ratio (and each 30 days' on stderr as it goes, beside a raw commit
+timed just then), the time a
 committed command takes on average, the largest state seen (canonical JSON bytes of
 `journal.load("discovery/schedule").state`, sampled after every tick that wrote), the journal's size, a raw sqlite3
 loop (WAL, synchronous=FULL, one small row per transaction) beside the journal file, sampled after every 30 days
@@ -126,6 +128,38 @@ class CountingJournal:
         return getattr(self._journal, name)
 
 
+class StatementTimes:
+    """Mean milliseconds of each statement the journal sends (and of its commits), per period: whether any one
+    of them grows with history. Installed on the journal's own seams, `_statement` and `_commit`."""
+
+    def __init__(self, journal: Any) -> None:
+        self.seconds: Counter = Counter()
+        self.counts: Counter = Counter()
+        for name, key_of in (("_statement", lambda args: args[1]), ("_commit", lambda args: "COMMIT")):
+            self._wrap(journal, name, key_of)
+
+    def _wrap(self, journal: Any, name: str, key_of: Callable[[tuple[Any, ...]], str]) -> None:
+        send = getattr(journal, name)
+
+        def timed(*args: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return send(*args)
+            finally:
+                key = key_of(args)
+                self.seconds[key] += time.perf_counter() - started
+                self.counts[key] += 1
+
+        setattr(journal, name, timed)
+
+    def line(self) -> str:
+        """This period's means, then a fresh period."""
+        means = "  ".join(f"{key} {1000 * self.seconds[key] / self.counts[key]:.3f}" for key in sorted(self.counts))
+        self.seconds.clear()
+        self.counts.clear()
+        return f"    ms per statement: {means}"
+
+
 # -- the simulation ------------------------------------------------------------------------------------------------
 
 
@@ -194,6 +228,7 @@ class Year:
         self.sampling_seconds = 0.0
         self.raw_path: Path | None = None  # where to interleave raw sqlite3 commits, when set
         self.raw = Period()  # raw commits and their seconds, interleaved with the simulation
+        self.statements: StatementTimes | None = None  # per-statement means each period, when asked for
 
     # -- timing ---------------------------------------------------------------------------------
 
@@ -436,6 +471,8 @@ class Year:
                     print(f"  days {offset - PERIOD_DAYS + 1}-{offset}: {period.commands} commands in "
                           f"{period.seconds:.0f} s = {period.rate:.1f}/s; head {self.journal.commits}, "
                           f"largest state so far {figures.largest_state} bytes{disk}", file=sys.stderr, flush=True)
+                    if self.statements is not None:
+                        print(self.statements.line(), file=sys.stderr, flush=True)
                 period = Period()
             commits, sampling = self.journal.commits, self.sampling_seconds
             tick_started = time.perf_counter()
@@ -554,6 +591,8 @@ def main() -> int:
     parser.add_argument("--raw-commits", type=int, default=3000, help="commits in the raw sqlite3 loop")
     parser.add_argument("--profile", default=None, help="write a cProfile of the simulation to this file")
     parser.add_argument("--no-dashboard", action="store_true", help="skip the dashboard timings")
+    parser.add_argument("--statements", action="store_true",
+                        help="print each statement's mean time after every 30 days (does any grow with history?)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-year-", dir=os.getcwd()) as folder:
@@ -565,6 +604,8 @@ def main() -> int:
         beside = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") else Path(folder)
         raw_folder = Path(tempfile.mkdtemp(prefix="bench-raw-", dir=beside))
         year.raw_path = raw_folder / "raw.db"
+        if args.statements:
+            year.statements = StatementTimes(year.journal._journal)
         profiler = cProfile.Profile() if args.profile else None
         if profiler:
             profiler.enable()

@@ -97,3 +97,14 @@ def test_the_script_prints_every_figure_and_the_table(tmp_path):
     table = [line for line in printed.splitlines() if line.startswith("| ")]
     assert len(table) == 12, printed  # header, rule, ten figures
     assert not list(tmp_path.iterdir()), "the script left files behind"
+
+
+def test_statement_times_cover_every_statement_a_command_sends_and_start_afresh_each_period(year, tmp_path):
+    simulation = year.Year(f"sqlite:///{tmp_path / 'journal.db'}", seed=1, weekly_tokens=900_000_000)
+    times = year.StatementTimes(simulation.journal._journal)
+    simulation.setup()  # the commission and two account records: three commands
+
+    line = times.line()
+    for statement in ("receipt", "head", "insert_event", "insert_head", "update_head", "insert_receipt", "COMMIT"):
+        assert f" {statement} " in line, line
+    assert times.counts["insert_receipt"] == 0 and times.line() == "    ms per statement: "

@@ -1,0 +1,429 @@
+"""Review of the journal's own transactions (driver connection, PostgreSQL pipeline): adversarial cases.
+
+Each test names the promise it holds. Real SQLite files, real PostgreSQL databases (when
+FACTORY_TEST_POSTGRES_URL is set), real processes and real signals where it matters. The
+database is made to refuse a statement or a COMMIT with ordinary triggers, not by mocking
+the journal.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import threading
+import time
+import traceback
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+
+from store import Decision, NewEvent, VersionConflictError, open_journal
+from tests.conftest import POSTGRES_ENV, _admin_connect
+from tests.store.support import AGGREGATE, bump
+
+SPAWN = multiprocessing.get_context("spawn")
+WRITE_LOCK_KEY = int.from_bytes(b"fsjournl", "big")  # store/postgres.py's key, written out on purpose
+
+
+# -- helpers -------------------------------------------------------------------------------------------------------
+
+
+def _is_postgres(url: str) -> bool:
+    return make_url(url).get_backend_name() == "postgresql"
+
+
+def _sqlite_path(url: str) -> str:
+    path = make_url(url).database
+    assert path
+    return path
+
+
+def _pg(url: str, *, autocommit: bool = True) -> Any:
+    import psycopg
+
+    parsed = make_url(url)
+    return psycopg.connect(
+        host=parsed.host, port=parsed.port, user=parsed.username, password=parsed.password,
+        dbname=parsed.database, autocommit=autocommit,
+    )
+
+
+def _run_sql(url: str, sqlite_script: str, postgres_script: str) -> None:
+    if _is_postgres(url):
+        with _pg(url) as conn:
+            conn.execute(postgres_script)
+    else:
+        conn = sqlite3.connect(_sqlite_path(url), isolation_level=None)
+        try:
+            conn.executescript(sqlite_script)
+        finally:
+            conn.close()
+
+
+def _assert_write_lock_free(url: str) -> None:
+    """Another connection can take the journal's write lock at once: nothing of ours still holds it."""
+    if _is_postgres(url):
+        with _pg(url) as conn:
+            assert conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,)).fetchone()[0] is True
+            left_open = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name = 'factory-schedule' AND state LIKE 'idle in transaction%'"
+            ).fetchone()[0]
+            assert left_open == 0, "a journal connection sits idle inside a transaction"
+    else:
+        conn = sqlite3.connect(_sqlite_path(url), timeout=0, isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # "database is locked" at once if anyone still holds it
+            conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+
+
+def _wait_for(path: Path, process: Any, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert process.is_alive(), f"the child died early with exit code {process.exitcode}"
+        assert time.monotonic() < deadline, f"the child never reached {path.name}"
+        time.sleep(0.01)
+
+
+def _assert_only(journal: Any, command_ids: list[str]) -> None:
+    events = list(journal.iter_history(AGGREGATE))
+    assert [event.command_id for event in events] == command_ids
+    assert journal.head(AGGREGATE) == len(events)
+    for command_id in set(command_ids):
+        assert journal.receipt(command_id) is not None
+    journal.verify(AGGREGATE)
+
+
+# -- a command that fails anywhere leaves nothing behind and holds nothing -----------------------------------------
+
+_REFUSE_SQLITE = {
+    "events": "CREATE TRIGGER review_refuse BEFORE INSERT ON events WHEN NEW.command_id LIKE 'poison%' "
+    "BEGIN SELECT RAISE(ABORT, 'refused by the review trigger'); END;",
+    "aggregates": "CREATE TRIGGER review_refuse BEFORE UPDATE ON aggregates WHEN NEW.state LIKE '%poison%' "
+    "BEGIN SELECT RAISE(ABORT, 'refused by the review trigger'); END;",
+    "receipts": "CREATE TRIGGER review_refuse BEFORE INSERT ON receipts WHEN NEW.command_id LIKE 'poison%' "
+    "BEGIN SELECT RAISE(ABORT, 'refused by the review trigger'); END;",
+    # A deferred foreign key fails at COMMIT (and SQLite leaves the transaction open when it does).
+    "commit": "CREATE TABLE review_parent (id INTEGER PRIMARY KEY);"
+    "CREATE TABLE review_child (parent INTEGER REFERENCES review_parent(id) DEFERRABLE INITIALLY DEFERRED);"
+    "CREATE TRIGGER review_refuse AFTER INSERT ON receipts WHEN NEW.command_id LIKE 'poison%' "
+    "BEGIN INSERT INTO review_child VALUES (42); END;",
+}
+_REFUSE_FUNCTION = (
+    "CREATE FUNCTION review_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$ BEGIN RAISE EXCEPTION 'refused by the review trigger'; END $$;"
+)
+_REFUSE_POSTGRES = {
+    "events": "CREATE TRIGGER review_refuse BEFORE INSERT ON events FOR EACH ROW "
+    "WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION review_refuse();",
+    "aggregates": "CREATE TRIGGER review_refuse BEFORE UPDATE ON aggregates FOR EACH ROW "
+    "WHEN (NEW.state LIKE '%poison%') EXECUTE FUNCTION review_refuse();",
+    "receipts": "CREATE TRIGGER review_refuse BEFORE INSERT ON receipts FOR EACH ROW "
+    "WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION review_refuse();",
+    # A deferred constraint trigger fails at COMMIT, after the pipeline's statements all succeeded.
+    "commit": "CREATE CONSTRAINT TRIGGER review_refuse AFTER INSERT ON receipts DEFERRABLE INITIALLY DEFERRED "
+    "FOR EACH ROW WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION review_refuse();",
+}
+
+
+def _poisoned(by: str) -> Any:
+    """Three events (several rows in one statement) and a state the aggregates trigger recognises."""
+
+    def decide(state: Any, version: int) -> Decision:
+        return Decision(
+            events=[NewEvent("tick", {"by": by, "n": n}) for n in range(3)],
+            state={"count": version + 3, "note": "poison"},
+            result={"by": by},
+        )
+
+    return decide
+
+
+@pytest.mark.parametrize("refused_at", ["events", "aggregates", "receipts", "commit"])
+def test_a_refused_statement_or_commit_leaves_the_journal_as_it_was_frees_the_lock_and_raises_sqlalchemys_error(
+    journal_url, refused_at
+):
+    journal = open_journal(journal_url)
+    journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
+    _run_sql(journal_url, _REFUSE_SQLITE[refused_at], _REFUSE_FUNCTION + _REFUSE_POSTGRES[refused_at])
+
+    for attempt in range(3):  # the same pooled connection again and again: each time it must start clean
+        with pytest.raises(DBAPIError) as raised:  # a raw sqlite3/psycopg error would escape this and fail
+            journal.execute(AGGREGATE, f"poison-{attempt}", {"n": attempt}, 1, _poisoned(f"poison-{attempt}"))
+        assert "refused by the review trigger" in str(raised.value) or "FOREIGN KEY" in str(raised.value)
+        assert journal.receipt(f"poison-{attempt}") is None
+        _assert_only(journal, ["before"])
+        _assert_write_lock_free(journal_url)
+
+    outcome = journal.execute(AGGREGATE, "after", {"n": 9}, 1, bump("after"))
+    assert (outcome.version, outcome.replayed) == (2, False)
+    _assert_only(journal, ["before", "after"])
+    _assert_write_lock_free(journal_url)
+
+
+class _Raised(Exception):
+    pass
+
+
+@pytest.mark.parametrize("raised", [_Raised, KeyboardInterrupt, GeneratorExit, SystemExit])
+def test_anything_a_decision_raises_leaves_the_journal_as_it_was_and_holds_no_lock(journal_url, raised):
+    journal = open_journal(journal_url)
+    journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
+
+    def decide(state: Any, version: int) -> Decision:
+        raise raised()
+
+    with pytest.raises(raised):
+        journal.execute(AGGREGATE, "doomed", {"n": 1}, 1, decide)
+
+    assert journal.receipt("doomed") is None
+    _assert_only(journal, ["before"])
+    _assert_write_lock_free(journal_url)
+    assert journal.execute(AGGREGATE, "after", {"n": 2}, 1, bump("after")).version == 2
+    _assert_only(journal, ["before", "after"])
+
+
+def test_an_exception_in_a_callers_with_body_rolls_the_journals_transaction_back(journal_url):
+    """`_transaction` is the journal's one way into the database; a body that fails after writing leaves nothing."""
+    journal = open_journal(journal_url)
+    journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
+
+    ghost = {"command_id": "ghost", "aggregate": AGGREGATE, "digest": "0", "first_version": 2, "last_version": 2,
+             "result": "{}"}
+    with pytest.raises(_Raised), journal._transaction(write=True) as conn:
+        journal._statement(conn, "insert_receipt", ghost)
+        raise _Raised()
+
+    assert journal.receipt("ghost") is None
+    _assert_write_lock_free(journal_url)
+    _assert_only(journal, ["before"])
+
+
+# -- errors reach callers as SQLAlchemy's types --------------------------------------------------------------------
+
+
+def test_a_journal_that_cannot_reach_its_database_raises_sqlalchemys_error_not_the_drivers(journal_url, tmp_path):
+    """Callers catch SQLAlchemy's OperationalError/DBAPIError; before this change a failed connect came as one
+    (SQLAlchemy's `Connection` wraps the pool's checkout); a raw sqlite3/psycopg error must not escape."""
+    if _is_postgres(journal_url):
+        url = journal_url
+        journal = open_journal(url)
+        journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
+        name = make_url(url).database
+        with _admin_connect(os.environ[POSTGRES_ENV]) as admin:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # the server is there, the database gone
+    else:
+        volume = tmp_path / "volume"
+        volume.mkdir()
+        url = f"sqlite:///{volume / 'journal.db'}"
+        journal = open_journal(url)
+        journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
+        journal.engine.dispose()  # the next use connects afresh, as a new pool or an overflow connection does
+        volume.rename(tmp_path / "volume-unmounted")  # the volume went away
+
+    with pytest.raises(DBAPIError):
+        journal.head(AGGREGATE)
+    with pytest.raises(DBAPIError):
+        journal.load(AGGREGATE)
+    with pytest.raises(DBAPIError):
+        journal.execute(AGGREGATE, "after", {"n": 1}, 1, bump("after"))
+
+
+# -- the write lock is held before anything is read ----------------------------------------------------------------
+
+
+def _commit_when_told(url: str, ready: str, go: str) -> None:
+    """Run one command ("contested", expected version 1) and stop just before its COMMIT until `go` exists."""
+    journal = open_journal(url)
+    commit = journal._commit
+
+    def commit_when_told(driver: Any) -> None:
+        Path(ready).write_text(str(os.getpid()))
+        deadline = time.monotonic() + 120
+        while not os.path.exists(go):
+            if time.monotonic() > deadline:
+                raise SystemExit("never told to commit")
+            time.sleep(0.01)
+        commit(driver)
+
+    journal._commit = commit_when_told  # type: ignore[method-assign]
+    journal.execute(AGGREGATE, "contested", {"n": 1}, 1, bump("contested"))
+
+
+def test_writers_waiting_for_the_lock_see_what_its_holder_committed_a_retry_replays_a_rival_conflicts(
+    journal_url, tmp_path, spawn
+):
+    journal = open_journal(journal_url)
+    journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    child = spawn(_commit_when_told, journal_url, str(ready), str(go))
+    _wait_for(ready, child)  # the child holds the write lock, its rows written, its COMMIT not yet sent
+
+    results: dict[str, Any] = {}
+
+    def run(name: str, command_id: str, payload: dict[str, Any]) -> None:
+        try:
+            results[name] = journal.execute(AGGREGATE, command_id, payload, 1, bump(command_id))
+        except BaseException as error:
+            results[name] = error
+
+    waiters = [
+        threading.Thread(target=run, args=("retry", "contested", {"n": 1}), daemon=True),
+        threading.Thread(target=run, args=("rival", "rival", {"n": 2}), daemon=True),
+    ]
+    for waiter in waiters:
+        waiter.start()
+    time.sleep(1.5)
+    assert all(waiter.is_alive() for waiter in waiters), f"the writers did not wait for the lock: {results}"
+    go.write_text("go")
+    for waiter in waiters:
+        waiter.join(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+
+    retry, rival = results["retry"], results["rival"]
+    assert not isinstance(retry, BaseException), "".join(traceback.format_exception(retry))
+    assert (retry.replayed, retry.version) == (True, 2), "a retry never acts twice"
+    assert isinstance(rival, VersionConflictError), f"no lost update: got {rival!r}"
+    _assert_only(journal, ["before", "contested"])
+
+
+# -- Ctrl-C while waiting for the lock -----------------------------------------------------------------------------
+
+
+def _interrupted_while_waiting(url: str, ready: str, queue: Any) -> None:
+    journal = open_journal(url)
+    Path(ready).write_text(str(os.getpid()))
+    try:
+        journal.execute(AGGREGATE, "interrupted", {"n": 1}, 1, bump("interrupted"))
+        queue.put(("first", "completed"))
+    except KeyboardInterrupt:
+        queue.put(("first", "interrupted"))
+    except BaseException:
+        queue.put(("first", traceback.format_exc()))
+    try:
+        head = journal.head(AGGREGATE)
+        outcome = journal.execute(AGGREGATE, "next", {"n": 2}, head, bump("next"))
+        queue.put(("second", outcome.version))
+    except BaseException:
+        queue.put(("second", traceback.format_exc()))
+
+
+def test_a_writer_interrupted_while_it_waits_for_the_lock_leaves_nothing_and_its_next_command_runs(
+    journal_url, tmp_path, spawn
+):
+    journal = open_journal(journal_url)
+    journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
+    # Someone else holds the write lock: SQLite's file lock, or PostgreSQL's advisory lock.
+    if _is_postgres(journal_url):
+        holder = _pg(journal_url, autocommit=False)
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+    else:
+        holder = sqlite3.connect(_sqlite_path(journal_url), isolation_level=None, check_same_thread=False)
+        holder.execute("BEGIN IMMEDIATE")
+    ready = tmp_path / "ready"
+    queue = SPAWN.Queue()
+    child = spawn(_interrupted_while_waiting, journal_url, str(ready), queue)
+    _wait_for(ready, child)
+    time.sleep(1.0)  # the child is now waiting for the lock
+    os.kill(child.pid, signal.SIGINT)
+    time.sleep(0.5)
+    holder.rollback()
+    holder.close()
+
+    reports: dict[str, Any] = {}
+    deadline = time.monotonic() + 90
+    while len(reports) < 2 and time.monotonic() < deadline:
+        try:
+            key, value = queue.get(timeout=0.1)
+            reports[key] = value
+        except Empty:
+            pass
+    child.join(timeout=30)
+    assert reports.get("first") == "interrupted", reports
+    assert reports.get("second") == 2, reports
+    _assert_only(journal, ["before", "next"])
+    _assert_write_lock_free(journal_url)
+
+
+# -- a decision that reads the journal it writes -------------------------------------------------------------------
+
+
+def _reads_while_deciding(journal: Any, command_id: str) -> Any:
+    def decide(state: Any, version: int) -> Decision:
+        # core's decisions plan again inside the transaction, and a plan asks the journal for receipts.
+        assert journal.receipt(f"{command_id}-not-yet") is None
+        assert journal.head(AGGREGATE) == version
+        return bump(command_id)(state, version)
+
+    return decide
+
+
+def test_a_decision_may_read_the_journal_it_is_writing(journal_url):
+    journal = open_journal(journal_url)
+    journal.execute(AGGREGATE, "c1", {"n": 1}, 0, _reads_while_deciding(journal, "c1"))
+    journal.execute(AGGREGATE, "c2", {"n": 2}, 1, _reads_while_deciding(journal, "c2"))
+    _assert_only(journal, ["c1", "c2"])
+
+
+def test_a_decision_may_read_the_in_memory_journal_it_is_writing():
+    journal = open_journal("sqlite://")
+    journal.execute(AGGREGATE, "c1", {"n": 1}, 0, _reads_while_deciding(journal, "c1"))
+    journal.execute(AGGREGATE, "c2", {"n": 2}, 1, _reads_while_deciding(journal, "c2"))
+    _assert_only(journal, ["c1", "c2"])
+
+
+# -- the in-memory journal (one shared connection, StaticPool) from two threads ------------------------------------
+
+
+def test_the_in_memory_journal_used_from_two_threads_keeps_every_command_whole_and_raises_nothing():
+    journal = open_journal("sqlite://")
+    commands = 150
+    errors: list[str] = []
+    done = threading.Event()
+    recorded: list[str] = []
+
+    def writer() -> None:
+        try:
+            for index in range(commands):
+                command_id = f"w{index}"
+                for _ in range(50):
+                    try:
+                        journal.execute(AGGREGATE, command_id, {"i": index}, journal.head(AGGREGATE), bump(command_id))
+                        recorded.append(command_id)
+                        break
+                    except VersionConflictError:
+                        continue
+                    except Exception as error:
+                        errors.append(f"writer: {error!r}"[:300])
+        finally:
+            done.set()
+
+    def reader() -> None:
+        while not done.is_set():
+            try:
+                journal.load(AGGREGATE)
+                journal.history_desc(AGGREGATE, limit=3)
+            except Exception as error:
+                errors.append(f"reader: {error!r}"[:300])
+
+    threads = [threading.Thread(target=writer, daemon=True), threading.Thread(target=reader, daemon=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    # Integrity first: every command the writer was told it recorded is whole, and the chain holds.
+    events = list(journal.iter_history(AGGREGATE))
+    assert journal.head(AGGREGATE) == len(events), "the head and the events disagree: a torn command"
+    journal.verify(AGGREGATE)
+    assert [event.command_id for event in events] == recorded
+    assert errors == [], f"{len(errors)} errors, first: {errors[:3]}"
