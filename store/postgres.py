@@ -6,7 +6,10 @@ database) takes one transaction-scoped advisory lock, `pg_advisory_xact_lock(WRI
 as its first statement, so writers queue one at a time exactly as SQLite's
 `BEGIN IMMEDIATE` makes them do; because the lock is taken before anything is read,
 every statement after it sees every earlier writer's commit, so the receipt lookup and
-the head check cannot act on a stale read. The lock is released by COMMIT or ROLLBACK,
+the head check cannot act on a stale read. A command's statements go out in psycopg's
+pipeline mode (the reads are sent with the lock, the writes together), but the server
+runs a pipeline's statements in order, so the reads still run once the lock is held.
+The lock is released by COMMIT or ROLLBACK,
 and by the server when the client's connection dies (a killed runner leaves nothing
 held). Readers take no lock and never wait. A writer that waits longer than the
 `lock_timeout` (30 s) retries, like a SQLite writer after its busy timeout, for up to
