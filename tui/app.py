@@ -8,6 +8,7 @@ renders in place. No repaint happens while a form is open.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from typing import Any, ClassVar
@@ -17,6 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -44,6 +46,13 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("history", "History", "h"),
     ("health", "Health", "e"),
 )
+HIDDEN_VIEWS: dict[str, type[Widget]] = {
+    "occurrences": OccurrencesView,
+    "ledger": LedgerView,
+    "accounts": AccountsView,
+    "history": HistoryView,
+    "health": HealthView,
+}
 
 
 class ScheduleApp(App[None]):
@@ -81,6 +90,7 @@ class ScheduleApp(App[None]):
         self._seen: tuple[int, str, int | None] | None = None
         self._verified: Checkpoint | None = None  # how far this dashboard has checked the hash chain
         self._poll_timer: Timer | None = None
+        self._hidden_views: asyncio.Task[None] | None = None  # mounting the views behind the other tabs
 
     # -- layout --------------------------------------------------------------------------
 
@@ -91,16 +101,8 @@ class ScheduleApp(App[None]):
         with TabbedContent(initial="tonight", id="views"):
             with TabPane("Tonight", id="tonight"):
                 yield TonightView(id="tonight-view")
-            with TabPane("Occurrences", id="occurrences"):
-                yield OccurrencesView(id="occurrences-view")
-            with TabPane("Ledger", id="ledger"):
-                yield LedgerView(id="ledger-view")
-            with TabPane("Accounts", id="accounts"):
-                yield AccountsView(id="accounts-view")
-            with TabPane("History", id="history"):
-                yield HistoryView(id="history-view")
-            with TabPane("Health", id="health"):
-                yield HealthView(id="health-view")
+            for view, label, _key in VIEWS[1:]:
+                yield TabPane(label, id=view)  # its view is mounted once the first reading is on screen
         yield Footer()
 
     def on_mount(self) -> None:
@@ -181,13 +183,38 @@ class ScheduleApp(App[None]):
             self.query_one(ProblemBanner).show(reading.problem)
             empty = reading.problem is None and reading.view is None
             self.query_one(FirstSteps).display = empty
-            self.query_one(HistoryView).show(reading.history)
             if reading.problem is None:
                 self.query_one(TonightView).show(reading)
-                self.query_one(OccurrencesView).show(reading)
-                self.query_one(LedgerView).show(reading)
-                self.query_one(AccountsView).show(reading)
-                self.query_one(HealthView).show(reading)
+            self._show_hidden_views(reading)
+        if self._hidden_views is None:
+            self.call_after_refresh(self._ensure_hidden_views)
+
+    async def _ensure_hidden_views(self) -> None:
+        """Mount the views behind the other tabs (once): after the first reading is on screen, or
+        sooner when the owner asks for one of them.
+
+        Composing and styling five views with their tables took about a third of the first
+        paint, for views nobody sees until they press a key.
+        """
+        if self._hidden_views is None:
+            self._hidden_views = asyncio.create_task(self._mount_hidden_views())
+        await asyncio.shield(self._hidden_views)
+
+    async def _mount_hidden_views(self) -> None:
+        for view, make in ((view, HIDDEN_VIEWS[view]) for view, _label, _key in VIEWS[1:]):
+            await self.query_one(f"#{view}", TabPane).mount(make(id=f"{view}-view"))
+        if self.reading is not None and not isinstance(self.screen, ModalScreen):
+            with self.batch_update():
+                self._show_hidden_views(self.reading)
+
+    def _show_hidden_views(self, reading: Reading) -> None:
+        """Show a reading in the views behind the other tabs that are mounted (none before the first paint)."""
+        for history in self.query(HistoryView):
+            history.show(reading.history)
+        if reading.problem is None:
+            for kind in (OccurrencesView, LedgerView, AccountsView, HealthView):
+                for view in self.query(kind):
+                    view.show(reading)
 
     def on_history_view_page_wanted(self, message: HistoryView.PageWanted) -> None:
         self.history_before = message.before
@@ -195,8 +222,12 @@ class ScheduleApp(App[None]):
 
     # -- views ---------------------------------------------------------------------------
 
-    def action_show_view(self, view: str) -> None:
+    async def action_show_view(self, view: str) -> None:
+        await self._ensure_hidden_views()
         self.query_one(TabbedContent).active = view
+        self._focus_table_of(view)
+
+    def _focus_table_of(self, view: str) -> None:
         tables = self.query_one(f"#{view}", TabPane).query(DataTable)
         if tables:
             tables.first().focus()
@@ -224,7 +255,8 @@ class ScheduleApp(App[None]):
         if not running:
             self.notify("No occurrence is running: there is no runner to confirm.", severity="warning")
             return
-        chosen = occurrence_id or self.query_one(OccurrencesView).selected_running() or running[0].id
+        listed = next(iter(self.query(OccurrencesView)), None)  # None until the first reading is on screen
+        chosen = occurrence_id or (listed.selected_running() if listed else None) or running[0].id
         self.push_screen(ReconcileForm(self.schedule, reading, chosen), self._after_form)
 
     def action_record_commission(self) -> None:
