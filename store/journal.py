@@ -227,7 +227,7 @@ class Journal:
         (`_begin`). Anything raised inside rolls the transaction back; the connection goes back to
         the pool, which rolls back whatever is still open.
         """
-        pooled = self.engine.raw_connection()
+        pooled = self._driver_call("(connecting)", self.engine.raw_connection)
         try:
             driver = pooled.driver_connection
             with self._batched(driver, write):
@@ -549,8 +549,6 @@ class Journal:
         state_json = _state_text(decision.state, command_id)
         result_json = canonical_json(decision.result)
         self._statement(conn, "insert_event", rows[0] if len(rows) == 1 else rows)
-        head_values = {"aggregate": aggregate, "version": version, "last": last, "state": state_json, "hash": prev}
-        updated = self._statement(conn, "update_head" if head is not None else "insert_head", head_values)
         self._statement(
             conn,
             "insert_receipt",
@@ -563,8 +561,11 @@ class Journal:
                 "result": result_json,
             },
         )
-        # Asked last, so that the three writes go to a server together; a miss rolls all of them back.
-        if not updated.fetchall():  # read whole, so that the statement is done before COMMIT
+        # The head last, read at once: the three writes go to a server together, and on SQLite no statement is
+        # left unfinished (one would keep every later COMMIT on this pooled connection from succeeding).
+        head_values = {"aggregate": aggregate, "version": version, "last": last, "state": state_json, "hash": prev}
+        moved = self._statement(conn, "update_head" if head is not None else "insert_head", head_values).fetchall()
+        if not moved:  # a miss rolls all three writes back
             raise VersionConflictError(aggregate, expected_version, -1)
         return Outcome(
             command_id=command_id,

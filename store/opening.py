@@ -10,7 +10,6 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, inspect, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-from sqlalchemy.pool import StaticPool
 from sqlmodel import SQLModel
 
 from . import tables
@@ -20,16 +19,11 @@ from .journal import Journal
 BUSY_TIMEOUT_MS = 30_000
 
 
-def _sqlite_engine(path: str | None) -> Engine:
-    if path is None:
-        engine = create_engine(
-            "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
-        )
-    else:
-        engine = create_engine(
-            f"sqlite:///{path}",
-            connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
-        )
+def _sqlite_engine(path: str) -> Engine:
+    engine = create_engine(
+        f"sqlite:///{path}",
+        connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+    )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -140,14 +134,16 @@ def open_journal(url: str) -> Journal:
     try:
         if backend == "sqlite":
             path = parsed.database or None
-            if path == ":memory:":
-                path = None
-            if path is not None:
-                _check_sqlite_file(path)
+            if path is None or path == ":memory:":
+                # An in-memory database is one connection that every thread and every nested read would share:
+                # one transaction's rollback undoes another's writes, and a decision cannot read its own journal.
+                raise JournalOpenError(
+                    f"{url!r} names no journal file; a journal is a file: sqlite:///path/to/journal.db"
+                )
+            _check_sqlite_file(path)
             journal = Journal(_sqlite_engine(path), url, write_options={"factory_write": True})
-            _ensure_schema(journal, path or "the in-memory journal")
-            if path is not None:
-                _enable_wal(journal, path)
+            _ensure_schema(journal, path)
+            _enable_wal(journal, path)
             return journal
         if backend == "postgresql":
             from .postgres import open_postgres

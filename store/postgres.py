@@ -44,8 +44,8 @@ class PostgresJournal(Journal):
             yield conn
 
     def _batched(self, driver: Any, write: bool) -> AbstractContextManager[Any]:
-        # A command is three round trips in psycopg's pipeline mode: the write lock with the receipt and
-        # head reads, the three writes, the commit. Sent one by one they were seven.
+        # In psycopg's pipeline mode the write lock goes out with the receipt and head reads, and the three
+        # writes together, instead of each statement waiting for the last one's answer.
         return driver.pipeline() if write else nullcontext()
 
     def _begin(self, driver: Any, write: bool) -> None:

@@ -121,6 +121,13 @@ def test_a_journal_of_another_format_is_refused(journal_url):
     assert "factory-schedule-journal/99" in _refusal(journal_url)
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_an_in_memory_journal_is_refused_naming_the_file_form(url):
+    """One in-memory connection would be shared by every thread and every nested read: refused, not torn."""
+    message = _refusal(url)
+    assert "names no journal file" in message and "sqlite:///path/to/journal.db" in message
+
+
 def test_a_folder_is_refused(tmp_path):
     assert "folder" in _refusal(f"sqlite:///{tmp_path}")
 
