@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 from store import Decision, NewEvent, VersionConflictError, open_journal
@@ -40,6 +41,16 @@ def burst(by: str, events: int) -> Any:
         )
 
     return decide
+
+
+def wait_for_marker(path: Path, process: Any, seconds: float = 60) -> None:
+    """Wait until a child process writes its marker file (it reached the point the test wants), failing at once
+    if the child dies first."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert process.is_alive(), f"the child died early with exit code {process.exitcode}"
+        assert time.monotonic() < deadline, f"the child never reached {path.name}"
+        time.sleep(0.01)
 
 
 def _report(queue: Any, record: dict[str, Any]) -> None:

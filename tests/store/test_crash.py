@@ -6,21 +6,12 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from store import Journal, open_journal
 from tests.store import support
-
-
-def _wait_for(path: Path, process: Any, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert process.is_alive(), f"the child died early with exit code {process.exitcode}"
-        assert time.monotonic() < deadline, f"the child never reached {path.name}"
-        time.sleep(0.01)
 
 
 def _kill(process: Any) -> None:
@@ -49,7 +40,7 @@ def test_a_writer_killed_inside_its_transaction_leaves_no_partial_command(journa
     journal.execute(support.AGGREGATE, "before", {"n": 0}, 0, support.bump("before"))
     marker = tmp_path / "inside-transaction"
     child = spawn(support.block_inside_transaction, journal_url, str(marker), paused_before)
-    _wait_for(marker, child)
+    support.wait_for_marker(marker, child)
     assert journal.head(support.AGGREGATE) == 1, "a reader is not blocked by the stalled writer"
 
     _kill(child)
@@ -70,7 +61,7 @@ def test_writers_killed_at_arbitrary_moments_leave_only_whole_commands(journal_u
     for round_ in range(3):
         started = tmp_path / f"started-{round_}"
         children = [spawn(support.execute_forever, journal_url, round_ * 10 + n, str(started)) for n in range(2)]
-        _wait_for(started, children[0])
+        support.wait_for_marker(started, children[0])
         time.sleep(0.05 * (round_ + 1))
         for child in children:
             _kill(child)
@@ -84,7 +75,7 @@ def test_a_second_writer_waits_for_a_stalled_writer_then_proceeds_without_a_lock
     marker = tmp_path / "inside-transaction"
     # Paused before its first write, the child holds nothing but the write lock itself.
     child = spawn(support.block_inside_transaction, journal_url, str(marker), "INSERT INTO events")
-    _wait_for(marker, child)
+    support.wait_for_marker(marker, child)
     outcome: list[Any] = []
     waiter = threading.Thread(
         target=lambda: outcome.append(

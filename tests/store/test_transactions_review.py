@@ -25,7 +25,7 @@ from sqlalchemy.exc import DBAPIError
 
 from store import Decision, NewEvent, VersionConflictError, open_journal
 from tests.conftest import POSTGRES_ENV, _admin_connect
-from tests.store.support import AGGREGATE, bump
+from tests.store.support import AGGREGATE, bump, wait_for_marker
 
 SPAWN = multiprocessing.get_context("spawn")
 WRITE_LOCK_KEY = int.from_bytes(b"fsjournl", "big")  # store/postgres.py's key, written out on purpose
@@ -83,14 +83,6 @@ def _assert_write_lock_free(url: str) -> None:
             conn.execute("ROLLBACK")
         finally:
             conn.close()
-
-
-def _wait_for(path: Path, process: Any, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert process.is_alive(), f"the child died early with exit code {process.exitcode}"
-        assert time.monotonic() < deadline, f"the child never reached {path.name}"
-        time.sleep(0.01)
 
 
 def _assert_only(journal: Any, command_ids: list[str]) -> None:
@@ -265,7 +257,7 @@ def test_writers_waiting_for_the_lock_see_what_its_holder_committed_a_retry_repl
     journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
     ready, go = tmp_path / "ready", tmp_path / "go"
     child = spawn(_commit_when_told, journal_url, str(ready), str(go))
-    _wait_for(ready, child)  # the child holds the write lock, its rows written, its COMMIT not yet sent
+    wait_for_marker(ready, child)  # the child holds the write lock, its rows written, its COMMIT not yet sent
 
     results: dict[str, Any] = {}
 
@@ -329,7 +321,7 @@ def test_a_writer_interrupted_while_it_waits_for_the_lock_leaves_nothing_and_its
     opened, go, ready = tmp_path / "opened", tmp_path / "go", tmp_path / "ready"
     queue = SPAWN.Queue()
     child = spawn(_interrupted_while_waiting, journal_url, str(opened), str(go), str(ready), queue)
-    _wait_for(opened, child)
+    wait_for_marker(opened, child)
     # Someone else holds the write lock: SQLite's file lock, or PostgreSQL's advisory lock.
     if _is_postgres(journal_url):
         holder = _pg(journal_url, autocommit=False)
@@ -338,7 +330,7 @@ def test_a_writer_interrupted_while_it_waits_for_the_lock_leaves_nothing_and_its
         holder = sqlite3.connect(_sqlite_path(journal_url), isolation_level=None, check_same_thread=False)
         holder.execute("BEGIN IMMEDIATE")
     go.write_text("go")
-    _wait_for(ready, child)
+    wait_for_marker(ready, child)
     time.sleep(1.0)  # the child is now waiting for the lock
     os.kill(child.pid, signal.SIGINT)
     time.sleep(0.5)
