@@ -193,7 +193,7 @@ class ScheduleApp(App[None]):
         """Mount the views behind the other tabs (once): after the first reading is on screen, or
         sooner when the owner asks for one of them.
 
-        Composing and styling five views with their tables took about a third of the first
+        Composing and styling five views with their tables took about a quarter of the first
         paint, for views nobody sees until they press a key.
         """
         if self._hidden_views is None:
@@ -201,7 +201,7 @@ class ScheduleApp(App[None]):
         await asyncio.shield(self._hidden_views)
 
     async def _mount_hidden_views(self) -> None:
-        for view, make in ((view, HIDDEN_VIEWS[view]) for view, _label, _key in VIEWS[1:]):
+        for view, make in HIDDEN_VIEWS.items():
             await self.query_one(f"#{view}", TabPane).mount(make(id=f"{view}-view"))
         if self.reading is not None and not isinstance(self.screen, ModalScreen):
             with self.batch_update():

@@ -149,7 +149,7 @@ class Timeline(Widget):
             return int((moment - first).total_seconds() / total * (width - 1))
 
         style = self.get_component_rich_style
-        styles: dict[str, Any] = {"": ""} | {name.removeprefix("."): style(name) for name in self.COMPONENT_CLASSES}
+        styles: dict[str, Any] = {"": ""} | {name: style(name) for name in self.COMPONENT_CLASSES}
         out = Text(no_wrap=True)
         out.append(f"{'night of ' + night.format('ddd D MMM'):<{LABEL_WIDTH}}", style=style("timeline--label"))
         axis = [" "] * width
