@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json
+from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_text_of_plain
 from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
 
 GENESIS_HASH = "0" * 64
@@ -108,13 +108,9 @@ def _state_text(state: Any, command_id: str) -> str:
     return canonical_json(state)
 
 
-_SEAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def chain_hash(prev_hash: str, aggregate: str, version: int, command_id: str, type_: str, data_json: str) -> str:
     """The event's seal: SHA-256 over the previous hash and the event's canonical content."""
-    # Strings and an integer only, so the encoder's own text is canonical without canonical_json's check.
-    body = _SEAL_ENCODER.encode({"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version})
+    body = canonical_text_of_plain({"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version})
     digest = hashlib.sha256()
     digest.update(prev_hash.encode("ascii"))
     digest.update(b"\n")
@@ -227,11 +223,12 @@ class Journal:
         (`_begin`). Anything raised inside rolls the transaction back; the connection goes back to
         the pool, which rolls back whatever is still open.
         """
-        pooled = self._driver_call("(connecting)", self.engine.raw_connection)
+        pooled = None
         try:
+            pooled = self.engine.raw_connection()
             driver = pooled.driver_connection
             with self._batched(driver, write):
-                self._driver_call("BEGIN", lambda: self._begin(driver, write))
+                self._begin(driver, write)
                 try:
                     yield driver
                     self._commit(driver)
@@ -239,10 +236,11 @@ class Journal:
                     with suppress(Exception):
                         driver.rollback()
                     raise
-        except self._driver_error as error:  # raised where a batch's results arrive, not at its statement
+        except self._driver_error as error:  # connecting, at BEGIN, at COMMIT, or where a batch's results arrive
             raise DBAPIError.instance("(a journal transaction)", None, error, self._driver_error) from error
         finally:
-            pooled.close()
+            if pooled is not None:
+                pooled.close()
 
     def _batched(self, driver: Any, write: bool) -> AbstractContextManager[Any]:
         """Where statements may be sent without waiting for each answer (a server's round trips);
@@ -255,14 +253,7 @@ class Journal:
         driver.execute("BEGIN IMMEDIATE" if write else "BEGIN")
 
     def _commit(self, driver: Any) -> None:
-        self._driver_call("COMMIT", driver.commit)
-
-    def _driver_call(self, what: str, call: Callable[[], Any]) -> Any:
-        """Run a driver call, raising a driver error as SQLAlchemy's wrapper for it, as SQLAlchemy would."""
-        try:
-            return call()
-        except self._driver_error as error:
-            raise DBAPIError.instance(what, None, error, self._driver_error) from error
+        driver.commit()
 
     @contextmanager
     def write_transaction(self) -> Iterator[Connection]:
