@@ -70,7 +70,7 @@ class ScheduleApp(App[None]):
     def __init__(
         self,
         journal: Journal,
-        journal_url: str,
+        journal_label: str,
         clock: Any,
         poll_interval: float | None,
         host_zone: str | None = None,
@@ -79,7 +79,7 @@ class ScheduleApp(App[None]):
         super().__init__()
         self.host = host or socket.gethostname()
         self.journal = journal
-        self.journal_url = journal_url
+        self.journal_label = journal_label  # the header's name for the journal: never its password
         self.clock = clock
         self.schedule = LifecycleSchedule(journal, clock)
         self.poll_interval = poll_interval
@@ -108,7 +108,7 @@ class ScheduleApp(App[None]):
     def on_mount(self) -> None:
         self.query_one(ProblemBanner).display = False
         self.query_one(FirstSteps).display = False
-        self.query_one(HeaderBar).show(self.journal_url, None, self.host_zone)
+        self.query_one(HeaderBar).show(self.journal_label, None, self.host_zone)
         self.refresh_reading(force=True)
 
     # -- reading the journal -------------------------------------------------------------
@@ -179,7 +179,7 @@ class ScheduleApp(App[None]):
         self._pending = None
         self.reading = reading
         with self.batch_update():
-            self.query_one(HeaderBar).show(self.journal_url, reading, self.host_zone)
+            self.query_one(HeaderBar).show(self.journal_label, reading, self.host_zone)
             self.query_one(ProblemBanner).show(reading.problem)
             empty = reading.problem is None and reading.view is None
             self.query_one(FirstSteps).display = empty
@@ -280,12 +280,13 @@ def build_app(
     `poll_interval` None reads only on mount and after a form (tests); otherwise the
     worker polls `journal.head()` that often. Pass `journal` when this process has
     already opened it (a process opens a SQLite journal once); `host` names this
-    machine for the health check, and `journal_label` replaces the URL in the header
-    (tests and screenshots fix both so the pictures do not depend on the machine).
+    machine for the health check, and `journal_label` replaces the journal's URL (any password
+    masked) in the header (tests and screenshots fix both so the pictures do not depend on the
+    machine).
     """
     if journal is None:
         journal = open_journal(journal_url)
-    return ScheduleApp(journal, journal_label or journal_url, clock, poll_interval, host_zone, host)
+    return ScheduleApp(journal, journal_label or journal.where, clock, poll_interval, host_zone, host)
 
 
 __all__ = ["VIEWS", "ScheduleApp", "SystemClock", "build_app"]

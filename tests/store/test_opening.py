@@ -155,3 +155,22 @@ def test_an_empty_existing_file_becomes_a_journal(tmp_path):
     path.touch()
     journal = open_journal(f"sqlite:///{path}")
     assert journal.head(AGGREGATE) == 0
+
+
+@pytest.mark.postgres
+def test_a_journal_names_itself_with_its_password_masked(postgres_url):
+    from sqlalchemy.engine import make_url
+
+    with_password = make_url(postgres_url).set(password="s3cret-word").render_as_string(hide_password=False)
+    journal = open_journal(with_password)  # the test server trusts loopback: the password is carried, not checked
+    try:
+        assert journal.head(AGGREGATE) == 0
+        assert "s3cret-word" not in journal.where and "s3cret-word" not in repr(journal)
+        assert journal.where == make_url(with_password).render_as_string(hide_password=True)
+    finally:
+        journal.close()
+
+
+def test_a_file_journal_is_named_by_its_url(tmp_path):
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    assert open_journal(url).where == url

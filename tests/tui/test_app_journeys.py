@@ -27,6 +27,7 @@ from core import SCHEDULE_AGGREGATE, ManualClock
 from tui.app import ScheduleApp, build_app
 from tui.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401, demo_template
 from tui.forms.commission import difference
+from tui.widgets.header import HeaderBar
 
 SIZE = (120, 40)
 ROOT = Path(__file__).resolve().parents[2]
@@ -347,3 +348,16 @@ async def test_the_polling_dashboard_paints_a_quick_reading_first_then_health_an
         console.print(app.query_one("#occurrence-detail", Static).content)
         detail = console.export_text()
         assert "scan-1" in detail and "reading them" not in detail
+
+
+@pytest.mark.postgres
+@synchronously
+async def test_the_header_never_shows_the_journal_password(postgres_url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    with_password = make_url(postgres_url).set(password="s3cret-word").render_as_string(hide_password=False)
+    app = build_app(with_password, ManualClock(DEMO_END), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        header = str(app.query_one(HeaderBar).render())
+        assert "***" in header and "s3cret-word" not in header

@@ -41,7 +41,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 0
     driver.go_live()
     simulation = LiveSimulation(driver, speed=args.speed)
-    app = ScheduleApp(driver.journal, url, driver.clock, poll_interval=0.5, host=host)
+    app = ScheduleApp(driver.journal, driver.journal.where, driver.clock, poll_interval=0.5, host=host)
     simulation.start()
     try:
         app.run()

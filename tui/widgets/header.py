@@ -12,7 +12,7 @@ from textual.widgets import Static
 from ..screens.reading import Reading
 
 
-def header_text(journal_url: str, reading: Reading | None, host_zone: str | None) -> Text:
+def header_text(journal_label: str, reading: Reading | None, host_zone: str | None) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" ")
     if reading is not None:
@@ -30,7 +30,7 @@ def header_text(journal_url: str, reading: Reading | None, host_zone: str | None
         text.append(reading.now.in_timezone(zone).format("ddd D MMM HH:mm"), style="bold")
         text.append(f" · v{max(reading.head, 0)} ", style="dim")
     text.append("· journal ", style="dim")
-    text.append(journal_url)
+    text.append(journal_label)
     return text
 
 
@@ -41,5 +41,5 @@ class HeaderBar(Static):
     HeaderBar { height: 1; background: $panel; color: $foreground; }
     """
 
-    def show(self, journal_url: str, reading: Reading | None, host_zone: str | None) -> None:
-        self.update(header_text(journal_url, reading, host_zone))
+    def show(self, journal_label: str, reading: Reading | None, host_zone: str | None) -> None:
+        self.update(header_text(journal_label, reading, host_zone))
