@@ -17,6 +17,8 @@ from .errors import JournalOpenError
 from .journal import Journal
 
 BUSY_TIMEOUT_MS = 30_000
+# A command reads whether the head moved from `UPDATE ... RETURNING`, which SQLite has had since 3.35 (2021).
+MIN_SQLITE = (3, 35, 0)
 
 
 def _sqlite_engine(path: str) -> Engine:
@@ -139,6 +141,11 @@ def open_journal(url: str) -> Journal:
                 # one transaction's rollback undoes another's writes, and a decision cannot read its own journal.
                 raise JournalOpenError(
                     f"{url!r} names no journal file; a journal is a file: sqlite:///path/to/journal.db"
+                )
+            if sqlite3.sqlite_version_info < MIN_SQLITE:
+                raise JournalOpenError(
+                    f"this Python's sqlite3 uses SQLite {sqlite3.sqlite_version}; a journal needs "
+                    f"{'.'.join(map(str, MIN_SQLITE))} or newer (a newer Python, or a PostgreSQL journal)"
                 )
             _check_sqlite_file(path)
             journal = Journal(_sqlite_engine(path), url, write_options={"factory_write": True})

@@ -174,3 +174,11 @@ def test_a_journal_names_itself_with_its_password_masked(postgres_url):
 def test_a_file_journal_is_named_by_its_url(tmp_path):
     url = f"sqlite:///{tmp_path / 'journal.db'}"
     assert open_journal(url).where == url
+
+
+def test_an_sqlite_older_than_update_returning_is_refused_before_the_file_is_made(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 34, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.34.1")
+    message = _refusal(f"sqlite:///{tmp_path / 'journal.db'}")
+    assert "3.34.1" in message and "3.35.0 or newer" in message
+    assert not (tmp_path / "journal.db").exists()
