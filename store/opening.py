@@ -25,6 +25,10 @@ def _sqlite_engine(path: str) -> Engine:
     engine = create_engine(
         f"sqlite:///{path}",
         connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+        # Hand out the connection returned last. SQLite drops a connection's page cache whenever another
+        # connection has written since; handed out in turn, the writer's and a nested reader's connections
+        # each found the other's commit, and every command read the state's pages from the OS again.
+        pool_use_lifo=True,
     )
 
     @event.listens_for(engine, "connect")

@@ -77,6 +77,7 @@ def open_postgres(url: str, parsed: Any, ensure_schema: Callable[[Journal, str],
         parsed,
         isolation_level="READ COMMITTED",
         pool_pre_ping=True,
+        pool_use_lifo=True,  # as for SQLite: one warm connection (its prepared statements) does the work
         connect_args=connect_args,
     )
     journal = PostgresJournal(engine, url, write_options={})
