@@ -249,7 +249,9 @@ def _running_without_lease(view: Any, held: set[tuple[str, int]]) -> list[Findin
 
 
 def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> list[Finding]:
-    """Today's and yesterday's occurrences (local dates) whose slot passed more than `grace` ago unadmitted."""
+    """Each lane's last two occurrences within a week (local dates) whose slot passed more than `grace` ago
+    and that nothing admitted: yesterday's and today's for a daily lane, and a weekly lane's night even when
+    it was days ago (until the lane's next admission coalesces it)."""
     from core import lane_occurrence_on, local_date_of, parse_commission
 
     commission = parse_commission(field_of(view, "commission"))
@@ -257,10 +259,12 @@ def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> l
     today = local_date_of(commission.zone, now)
     findings = []
     for lane in commission.lanes:
-        for date in (today.subtract(days=1), today):
+        past = []
+        for date in (today.subtract(days=back) for back in range(8)):
             occurrence = lane_occurrence_on(commission, lane, date)
-            if occurrence is None or occurrence.slot + grace > now:
-                continue
+            if occurrence is not None and occurrence.slot + grace <= now:
+                past.append((date, occurrence))
+        for date, occurrence in reversed(past[:2]):
             if watermarks.get(lane.lane, "") >= date.isoformat():
                 continue  # admitted, or coalesced into a later admission: neither due nor missed
             state = schedule.status(occurrence.id).state

@@ -146,6 +146,25 @@ def test_a_lane_past_its_slot_and_grace_with_nothing_admitted_is_reported(
     assert finding.evidence["occurrence"] == OCCURRENCE
 
 
+def test_a_weekly_lane_missed_earlier_in_the_week_is_reported_until_its_lane_admits_again(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    _journal, schedule, clock = world
+    commission = _commission()
+    commission["lanes"].append(
+        {"lane": "alpha/full", "product": "alpha", "rhythm": "full", "weekday": 1, "time": "03:00", "closes": "05:00",
+         "deadlineMinutes": 45, "tasks": [{"task": "scan", "account": "claude", "maxCalls": 4, "callBound": 150000}]}
+    )
+    schedule.record_commission(commission)
+    schedule.record_account(account="claude", sequence=1, sign_in="me", overage=False, recorded_by="owner")
+    clock.set("2026-12-10T12:00:00Z")  # Thursday: Monday 7 December's full run was never admitted
+    [finding] = [f for f in _check(world).findings if f.evidence.get("lane") == "alpha/full"]
+    assert finding.kind == "lane-missed" and finding.evidence["occurrence"] == "discovery/alpha/full/2026-W50"
+    clock.set("2026-12-14T03:00:00Z")  # the next Monday's admission coalesces it
+    assert schedule.start(lane="alpha/full", runner="r-1").kind == "admitted"
+    assert not [f for f in _check(world).findings if f.evidence.get("lane") == "alpha/full"]
+
+
 def test_an_owner_record_that_stops_being_current_within_three_days_is_reported(
     world: tuple[Any, Any, ManualClock],
 ) -> None:
