@@ -3,7 +3,7 @@
     .venv/bin/python tests/bench/year.py                 # a year on a temporary SQLite file (~6 minutes here)
     .venv/bin/python tests/bench/year.py --days 60       # shorter
     .venv/bin/python tests/bench/year.py --url postgresql+psycopg://user@host/db   # an empty PostgreSQL database
-    .venv/bin/python tests/bench/year.py --statements   # also each statement's mean time, every 30 days
+    .venv/bin/python tests/bench/year.py --statements   # also each statement's mean time (and pages), every 30 days
 
 Every lane of `proposed_commission(products=[nine names])` (nine basic lanes, nine full lanes, the three portfolio
 lanes; the even Products' basic scans run on chatgpt so that both accounts are exercised) runs from Monday 5 January
@@ -128,20 +128,81 @@ class CountingJournal:
         return getattr(self._journal, name)
 
 
-class StatementTimes:
-    """Mean milliseconds of each statement the journal sends (and of its commits), per period: whether any one
-    of them grows with history. Installed on the journal's own seams, `_statement` and `_commit`."""
+class SqlitePages:
+    """How many pages a connection's statements touch, by SQLite's own count (cache hits plus misses).
 
-    def __init__(self, journal: Any) -> None:
+    Unlike a time, a count does not move with the machine: a statement whose pages grow over the year
+    is the journal's doing. Python's sqlite3 does not expose `sqlite3_db_status`, so it is called
+    through ctypes, in the library the sqlite3 module itself uses, on the `sqlite3 *` that CPython
+    keeps as the first field of its connection object (Modules/_sqlite/connection.h). A handle is
+    trusted only once SQLite names the journal's file for it; otherwise counts are not available.
+    """
+
+    CACHE_HIT, CACHE_MISS = 7, 8  # SQLITE_DBSTATUS_*
+
+    def __init__(self, path: str) -> None:
+        import _sqlite3
+        import ctypes
+
+        self._ctypes = ctypes
+        library = ctypes.CDLL(_sqlite3.__file__)  # its own SQLite: linked in, or the shared library it loads
+        self._status = library.sqlite3_db_status
+        self._status.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                                 ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+        self._file_name = library.sqlite3_db_filename
+        self._file_name.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        self._file_name.restype = ctypes.c_char_p
+        self._path = os.path.realpath(path)
+        self._header = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)  # PyObject_HEAD
+        self._handles: dict[int, int | None] = {}
+
+    @classmethod
+    def of(cls, url: str) -> SqlitePages | None:
+        if not url.startswith("sqlite:///") or sys.implementation.name != "cpython":
+            return None
+        try:
+            return cls(url.removeprefix("sqlite:///"))
+        except (ImportError, OSError, AttributeError):
+            return None
+
+    def touched(self, connection: Any) -> int | None:
+        """The pages `connection` has touched so far, or None when its handle cannot be trusted."""
+        key = id(connection)
+        if key not in self._handles:
+            handle = self._ctypes.c_void_p.from_address(key + self._header).value
+            name = self._file_name(handle, b"main") if handle else None
+            self._handles[key] = handle if name and os.path.realpath(name.decode()) == self._path else None
+        handle = self._handles[key]
+        if handle is None:
+            return None
+        total = 0
+        for counter in (self.CACHE_HIT, self.CACHE_MISS):
+            current, highest = self._ctypes.c_int(), self._ctypes.c_int()
+            self._status(handle, counter, self._ctypes.byref(current), self._ctypes.byref(highest), 0)
+            total += current.value
+        return total
+
+
+class StatementTimes:
+    """Mean milliseconds of each statement the journal sends (and of its commits), per period, and on SQLite
+    the pages each touches: whether any one of them grows with history. Installed on the journal's own
+    seams, `_statement` and `_commit`, whose first argument is the driver's connection."""
+
+    def __init__(self, journal: Any, pages: SqlitePages | None = None) -> None:
         self.seconds: Counter = Counter()
         self.counts: Counter = Counter()
+        self.pages: Counter = Counter()
+        self.counter = pages
+        self.pages_per_command: list[float] = []  # each period's pages touched per new command
         for name, key_of in (("_statement", lambda args: args[1]), ("_commit", lambda args: "COMMIT")):
             self._wrap(journal, name, key_of)
 
     def _wrap(self, journal: Any, name: str, key_of: Callable[[tuple[Any, ...]], str]) -> None:
         send = getattr(journal, name)
+        counter = self.counter
 
         def timed(*args: Any) -> Any:
+            before = counter.touched(args[0]) if counter else None
             started = time.perf_counter()
             try:
                 return send(*args)
@@ -149,15 +210,24 @@ class StatementTimes:
                 key = key_of(args)
                 self.seconds[key] += time.perf_counter() - started
                 self.counts[key] += 1
+                if before is not None:
+                    self.pages[key] += counter.touched(args[0]) - before  # type: ignore[union-attr,operator]
 
         setattr(journal, name, timed)
 
     def line(self) -> str:
         """This period's means, then a fresh period."""
         means = "  ".join(f"{key} {1000 * self.seconds[key] / self.counts[key]:.3f}" for key in sorted(self.counts))
+        line = f"    ms per statement: {means}"
+        if self.pages:
+            commands = self.counts["insert_receipt"]
+            self.pages_per_command.append(sum(self.pages.values()) / max(1, commands))
+            pages = "  ".join(f"{key} {self.pages[key] / self.counts[key]:.1f}" for key in sorted(self.counts))
+            line += f"\n    pages per statement: {pages}; per command {self.pages_per_command[-1]:.1f}"
         self.seconds.clear()
         self.counts.clear()
-        return f"    ms per statement: {means}"
+        self.pages.clear()
+        return line
 
 
 # -- the simulation ------------------------------------------------------------------------------------------------
@@ -483,6 +553,9 @@ class Year:
             figures.daily.append(Period(self.journal.commits - commits, spent))
             figures.seconds += spent
         figures.periods.append(period)
+        if progress and self.statements is not None:
+            print(f"  days {days - (days - 1) % PERIOD_DAYS}-{days}:\n{self.statements.line()}", file=sys.stderr,
+                  flush=True)
         figures.commands = self.journal.head(SCHEDULE_AGGREGATE)
         return figures
 
@@ -592,7 +665,8 @@ def main() -> int:
     parser.add_argument("--profile", default=None, help="write a cProfile of the simulation to this file")
     parser.add_argument("--no-dashboard", action="store_true", help="skip the dashboard timings")
     parser.add_argument("--statements", action="store_true",
-                        help="print each statement's mean time after every 30 days (does any grow with history?)")
+                        help="print each statement's mean time after every 30 days, and on SQLite the pages it touches "
+                             "(does any grow with history?)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-year-", dir=os.getcwd()) as folder:
@@ -605,7 +679,7 @@ def main() -> int:
         raw_folder = Path(tempfile.mkdtemp(prefix="bench-raw-", dir=beside))
         year.raw_path = raw_folder / "raw.db"
         if args.statements:
-            year.statements = StatementTimes(year.journal._journal)
+            year.statements = StatementTimes(year.journal._journal, SqlitePages.of(url))
         profiler = cProfile.Profile() if args.profile else None
         if profiler:
             profiler.enable()
@@ -651,6 +725,10 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print(f"outcomes: {dict(sorted(figures.outcomes.items()))}")
     if figures.errors:
         print(f"refusals the runners absorbed: {dict(sorted(figures.errors.items()))}")
+    pages = year.statements.pages_per_command if year.statements is not None else []
+    if len(pages) >= 2:  # SQLite's own count: it does not drift with the machine as times do
+        print(f"pages touched per command (SQLite's page-cache hits and misses), first / last period: "
+              f"{pages[0]:.1f} / {pages[-1]:.1f} ({pages[-1] / pages[0]:.2f}x)")
     if dash is None:
         print("dashboard: not available")
         paint = checked = rerender = "not available"

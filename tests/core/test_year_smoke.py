@@ -108,3 +108,23 @@ def test_statement_times_cover_every_statement_a_command_sends_and_start_afresh_
     for statement in ("receipt", "head", "insert_event", "insert_head", "update_head", "insert_receipt", "COMMIT"):
         assert f" {statement} " in line, line
     assert times.counts["insert_receipt"] == 0 and times.line() == "    ms per statement: "
+
+
+def test_sqlite_pages_per_statement_are_sqlite_s_own_count_for_the_journal_file(year, tmp_path):
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    simulation = year.Year(url, seed=1, weekly_tokens=900_000_000)
+    pages = year.SqlitePages.of(url)
+    if pages is None:
+        pytest.skip("this Python's sqlite3 does not expose its library's sqlite3_db_status")
+    times = year.StatementTimes(simulation.journal._journal, pages)
+    simulation.setup()  # three commands: the commission's state is new, the account records update it
+
+    line = times.line()
+    assert "pages per statement:" in line, line
+    assert times.pages_per_command and times.pages_per_command[0] > 3, "a command touches pages in every table"
+    pooled = simulation.journal._journal.engine.raw_connection()
+    try:
+        other = year.SqlitePages.of(f"sqlite:///{tmp_path / 'other.db'}")
+        assert other.touched(pooled.driver_connection) is None, "another file's count is not the journal's"
+    finally:
+        pooled.close()
