@@ -39,6 +39,10 @@ def _sqlite_engine(path: str) -> Engine:
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute("PRAGMA foreign_keys=ON")
+        # A statement inside a transaction keeps a journal of the pages it changes, and SQLite moves that
+        # journal to a temporary file past 64 KiB: with a state that large, every command's head update
+        # made, wrote and deleted a file in /var/tmp. Kept in memory, it costs the state's size once.
+        cursor.execute("PRAGMA temp_store=MEMORY")
         cursor.close()
 
     @event.listens_for(engine, "begin")
