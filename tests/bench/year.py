@@ -23,8 +23,9 @@ refused `budget-exhausted` and the runner defers naming its call bound), and los
 
 What it prints: commands executed (the journal's head), wall time, commands per second over the year and for its
 first and last 30 days (a "month") with their ratio (and each 30 days' on stderr as it goes, beside a raw commit
-timed just then), the time a
-committed command takes on average, the largest state seen (canonical JSON bytes of
+timed just then); then the same ratio measured side by side: 30 more nights on the year's journal alternating
+with 30 nights on a young journal past its 60th day (`side_by_side`), so that the machine's drift falls on both;
+the time a committed command takes on average, the largest state seen (canonical JSON bytes of
 `journal.load("discovery/schedule").state`, sampled after every tick that wrote), the journal's size, a raw sqlite3
 loop (WAL, synchronous=FULL, one small row per transaction) beside the journal file, sampled after every 30 days
 and at the end of the same run (the disk's speed drifts with the machine's other work), and the
@@ -91,6 +92,7 @@ COST_TARGET = 2.0
 GROWTH_TARGET = 1.2
 FIRST_PAINT_TARGET = 1.0
 RERENDER_TARGET = 0.150
+YOUNG_DAYS = 60  # the young journal of the side-by-side comparison: its state has stopped growing by then
 
 
 @dataclass(frozen=True)
@@ -285,6 +287,7 @@ class Year:
         self.seed = seed
         self.rates = rates
         self.rng = random.Random(seed)
+        self.weekly_tokens = weekly_tokens
         self.commission = _commission(first_day, weekly_tokens)
         self.lanes = {lane.lane: lane for lane in lanes_of(self.commission)}
         self.intervals = launch_intervals(self.commission, ZONE)
@@ -527,6 +530,14 @@ class Year:
         self.raw.seconds += commits / rate
         return rate
 
+    def timed_day(self, offset: int) -> Period:
+        """The day `offset` days after the first: its commands and seconds (without the state's sampling)."""
+        commits, sampling = self.journal.commits, self.sampling_seconds
+        started = time.perf_counter()
+        self.day(self.first_day.add(days=offset))
+        spent = time.perf_counter() - started - (self.sampling_seconds - sampling)
+        return Period(self.journal.commits - commits, spent)
+
     def run(self, days: int, progress: bool = True) -> Figures:
         figures = self.figures
         figures.days = days
@@ -544,20 +555,56 @@ class Year:
                     if self.statements is not None:
                         print(self.statements.line(), file=sys.stderr, flush=True)
                 period = Period()
-            commits, sampling = self.journal.commits, self.sampling_seconds
-            tick_started = time.perf_counter()
-            self.day(self.first_day.add(days=offset))
-            spent = time.perf_counter() - tick_started - (self.sampling_seconds - sampling)
-            period.commands += self.journal.commits - commits
-            period.seconds += spent
-            figures.daily.append(Period(self.journal.commits - commits, spent))
-            figures.seconds += spent
+            today = self.timed_day(offset)
+            period.commands += today.commands
+            period.seconds += today.seconds
+            figures.daily.append(today)
+            figures.seconds += today.seconds
         figures.periods.append(period)
         if progress and self.statements is not None:
             print(f"  days {days - (days - 1) % PERIOD_DAYS}-{days}:\n{self.statements.line()}", file=sys.stderr,
                   flush=True)
         figures.commands = self.journal.head(SCHEDULE_AGGREGATE)
         return figures
+
+
+@dataclass
+class SideBySide:
+    """Nights on the year's journal and on a young one, alternating: what history alone costs."""
+
+    old: Period
+    young: Period
+    old_history: int  # commands in each journal when the comparison began
+    young_history: int
+
+    @property
+    def ratio(self) -> float:
+        return self.young.rate / self.old.rate if self.old.rate else float("inf")
+
+
+def side_by_side(year: Year, young_url: str, warm_days: int, nights: int) -> SideBySide:
+    """The year's journal goes on past its last day while a young journal (the same Products and seed) goes on
+    past day `warm_days`, one day each in turn, the order swapped every day.
+
+    The first and last months of the year are minutes apart, and this machine's speed moves by 20%
+    in minutes (a raw commit, and CPU alone on /dev/shm); here each night of the old journal has a
+    night of the young one beside it. Both states are past their first weeks' growth (about 64 KB
+    from day 60), so what differs is the history behind them: the year's, or `warm_days`' worth.
+    """
+    young = Year(young_url, year.seed, year.weekly_tokens, year.tick_minutes)
+    young.setup()
+    for offset in range(warm_days):
+        young.day(young.first_day.add(days=offset))
+    old_history, young_history = year.journal.head(SCHEDULE_AGGREGATE), young.journal.head(SCHEDULE_AGGREGATE)
+    old, new = Period(), Period()
+    for night in range(nights):
+        pair = [(year, old, year.figures.days + night), (young, new, warm_days + night)]
+        for simulation, total, offset in pair if night % 2 == 0 else reversed(pair):
+            today = simulation.timed_day(offset)
+            total.commands += today.commands
+            total.seconds += today.seconds
+    young.journal.close()
+    return SideBySide(old, new, old_history, young_history)
 
 
 def _commission(first_day: Date, weekly_tokens: int) -> dict[str, Any]:
@@ -664,6 +711,12 @@ def main() -> int:
     parser.add_argument("--raw-commits", type=int, default=3000, help="commits in the raw sqlite3 loop")
     parser.add_argument("--profile", default=None, help="write a cProfile of the simulation to this file")
     parser.add_argument("--no-dashboard", action="store_true", help="skip the dashboard timings")
+    parser.add_argument("--side-by-side", type=int, default=30, metavar="NIGHTS",
+                        help="after the year, this many nights each on its journal and on a young one (60 days), "
+                             "alternating (0: skip; default 30)")
+    parser.add_argument("--young-url", default=None,
+                        help="an empty database for the young journal (default: a temporary SQLite file; with a "
+                             "PostgreSQL --url, the comparison runs only when this is given)")
     parser.add_argument("--statements", action="store_true",
                         help="print each statement's mean time after every 30 days, and on SQLite the pages it touches "
                              "(does any grow with history?)")
@@ -692,14 +745,18 @@ def main() -> int:
         raw = year.raw.rate
         shutil.rmtree(raw_folder)
         size = journal_size(url)
+        young_url = args.young_url or (f"sqlite:///{Path(folder) / 'young.db'}" if url.startswith("sqlite") else None)
+        side = None
+        if args.side_by_side and young_url:
+            side = side_by_side(year, young_url, min(YOUNG_DAYS, args.days), min(args.side_by_side, args.days))
         dash = None if args.no_dashboard else dashboard_times(url, year.clock, "claude",
                                                               year.sequence["claude"] + 1)
-        print_report(args, backend, figures, raw, size, dash, year)
+        print_report(args, backend, figures, raw, size, dash, year, side)
     return 0
 
 
 def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: float, size: int | None,
-                 dash: tuple[float, float, float] | None, year: Year) -> None:
+                 dash: tuple[float, float, float] | None, year: Year, side: SideBySide | None) -> None:
     overall = figures.commands / figures.seconds
     span = min(PERIOD_DAYS, figures.days)
     first, last = figures.span(first=True), figures.span(first=False)
@@ -715,6 +772,16 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print(f"  first {span} days: {first.commands} commands in {first.seconds:.1f} s = {first.rate:.1f}/s")
     print(f"  last {span} days: {last.commands} commands in {last.seconds:.1f} s = {last.rate:.1f}/s")
     print(f"  first / last: {growth:.2f} (target <= {GROWTH_TARGET}): {verdict(growth <= GROWTH_TARGET)}")
+    if side is None:
+        beside = "not measured"
+        print("side by side: not measured (--side-by-side 0, or a PostgreSQL run without --young-url)")
+    else:
+        beside = (f"{side.old.rate:.0f} / {side.young.rate:.0f} ({side.ratio:.2f}x, {side.old_history} / "
+                  f"{side.young_history} commands of history)")
+        print(f"  side by side, nights alternating: after {side.old_history} commands {side.old.rate:.1f}/s "
+              f"({side.old.commands} in {side.old.seconds:.1f} s), after {side.young_history} "
+              f"{side.young.rate:.1f}/s ({side.young.commands} in {side.young.seconds:.1f} s)")
+        print(f"  young / old: {side.ratio:.2f} (target <= {GROWTH_TARGET}): {verdict(side.ratio <= GROWTH_TARGET)}")
     print(f"a committed command (engine call that wrote, mean): {command_ms:.2f} ms = {write_rate:.1f}/s")
     print(f"raw sqlite3 commit (WAL, synchronous=FULL, one row per transaction): {raw_ms:.2f} ms = {raw:.1f}/s")
     print(f"  command / raw commit: {cost:.2f}x (target <= {COST_TARGET}x): {verdict(cost <= COST_TARGET)}")
@@ -749,6 +816,8 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print(f"| commands per second, overall | {overall:.0f} | |")
     print(f"| commands per second, first / last {span} days | {first.rate:.0f} / {last.rate:.0f} "
           f"({growth:.2f}x) | last within 1.2x |")
+    print(f"| commands per second, side by side (nights alternating): the year's journal / a young one "
+          f"| {beside} | within 1.2x |")
     print(f"| a command / a raw sqlite3 commit (WAL, synchronous=FULL) | {command_ms:.2f} ms / {raw_ms:.2f} ms "
           f"({cost:.2f}x) | at most 2x |")
     print(f"| largest state | {kib(figures.largest_state)} | under 96 KiB |")

@@ -95,7 +95,7 @@ def test_the_script_prints_every_figure_and_the_table(tmp_path):
                    "command / raw commit:", "largest state:", "journal size:", "dashboard"):
         assert figure in printed, printed
     table = [line for line in printed.splitlines() if line.startswith("| ")]
-    assert len(table) == 12, printed  # header, rule, ten figures
+    assert len(table) == 13, printed  # header, rule, eleven figures
     assert not list(tmp_path.iterdir()), "the script left files behind"
 
 
