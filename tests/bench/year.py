@@ -30,7 +30,8 @@ the time a committed command takes on average, the largest state seen (canonical
 loop (WAL, synchronous=FULL, one small row per transaction) beside the journal file, sampled after every 30 days
 and at the end of the same run (the disk's speed drifts with the machine's other work), and the
 dashboard's first paint, its health check of the whole chain, and its re-render after one new command,
-measured headless with `App.run_test` (see `dashboard_times`).
+measured headless with `App.run_test` (see `dashboard_times`) on the year's journal as the side-by-side nights
+left it.
 The last lines are a Markdown table.
 """
 
@@ -597,13 +598,17 @@ def side_by_side(year: Year, young_url: str, warm_days: int, nights: int) -> Sid
         young.day(young.first_day.add(days=offset))
     old_history, young_history = year.journal.head(SCHEDULE_AGGREGATE), young.journal.head(SCHEDULE_AGGREGATE)
     old, new = Period(), Period()
-    for night in range(nights):
-        pair = [(year, old, year.figures.days + night), (young, new, warm_days + night)]
-        for simulation, total, offset in pair if night % 2 == 0 else reversed(pair):
-            today = simulation.timed_day(offset)
-            total.commands += today.commands
-            total.seconds += today.seconds
-    young.journal.close()
+    kept, year.figures = year.figures, Figures()  # the year's own figures stay the year's
+    try:
+        for night in range(nights):
+            pair = [(year, old, kept.days + night), (young, new, warm_days + night)]
+            for simulation, total, offset in pair if night % 2 == 0 else reversed(pair):
+                today = simulation.timed_day(offset)
+                total.commands += today.commands
+                total.seconds += today.seconds
+    finally:
+        year.figures = kept
+        young.journal.close()
     return SideBySide(old, new, old_history, young_history)
 
 
