@@ -14,6 +14,7 @@ from .errors import (
 )
 from .journal import HISTORY_PAGE, Checkpoint, Decision, Event, Journal, NewEvent, Outcome, Receipt, Snapshot
 from .opening import open_journal
+from .urls import shown_url
 
 __all__ = [
     "HISTORY_PAGE",
@@ -36,4 +37,5 @@ __all__ = [
     "canonical_json",
     "canonical_text",
     "open_journal",
+    "shown_url",
 ]

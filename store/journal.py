@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_text_of_plain
 from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
+from .urls import shown_url
 
 GENESIS_HASH = "0" * 64
 HISTORY_PAGE = 1000
@@ -181,9 +181,7 @@ class Journal:
     def __init__(self, engine: Engine, url: str, *, write_options: dict[str, Any]) -> None:
         self.engine = engine
         self.url = url
-        # What a person may be shown: the URL with any password masked. A PostgreSQL URL can carry one
-        # (FACTORY_JOURNAL hands it to every runner), and a dashboard or traceback should not print it.
-        self.where = make_url(url).render_as_string(hide_password=True)
+        self.where = shown_url(url)  # what a person may be shown: the URL, any password masked
         self._write_options = write_options
         dbapi = engine.dialect.dbapi
         self._sql = _driver_statements(dbapi.paramstyle if dbapi else "named")

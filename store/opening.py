@@ -15,6 +15,7 @@ from sqlmodel import SQLModel
 from . import tables
 from .errors import JournalOpenError
 from .journal import Journal
+from .urls import shown_url
 
 BUSY_TIMEOUT_MS = 30_000
 # A command reads whether the head moved from `UPDATE ... RETURNING`, which SQLite has had since 3.35 (2021).
@@ -136,9 +137,10 @@ def open_journal(url: str) -> Journal:
     """
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise JournalOpenError(
-            f"{url!r} is not a journal URL; use sqlite:///path/to/journal.db or postgresql+psycopg://user@host/db"
+            f"{shown_url(url)!r} is not a journal URL; use sqlite:///path/to/journal.db or "
+            "postgresql+psycopg://user@host/db"
         ) from None
     backend = parsed.get_backend_name()
     try:
@@ -148,7 +150,7 @@ def open_journal(url: str) -> Journal:
                 # An in-memory database is one connection that every thread and every nested read would share:
                 # one transaction's rollback undoes another's writes, and a decision cannot read its own journal.
                 raise JournalOpenError(
-                    f"{url!r} names no journal file; a journal is a file: sqlite:///path/to/journal.db"
+                    f"{shown_url(url)!r} names no journal file; a journal is a file: sqlite:///path/to/journal.db"
                 )
             if sqlite3.sqlite_version_info < MIN_SQLITE:
                 raise JournalOpenError(
@@ -168,7 +170,7 @@ def open_journal(url: str) -> Journal:
         raise
     except (SQLAlchemyError, sqlite3.Error) as error:
         reason = " ".join(str(getattr(error, "orig", None) or error).split())
-        where = parsed.render_as_string(hide_password=True)
+        where = shown_url(url)
         raise JournalOpenError(f"cannot open the journal {where}: {reason}") from None
     raise JournalOpenError(
         f"unknown journal URL scheme {parsed.drivername!r}; "

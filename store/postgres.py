@@ -82,7 +82,7 @@ def open_postgres(url: str, parsed: Any, ensure_schema: Callable[[Journal, str],
     )
     journal = PostgresJournal(engine, url, write_options={})
     try:
-        ensure_schema(journal, parsed.render_as_string(hide_password=True))
+        ensure_schema(journal, journal.where)
     except BaseException:
         engine.dispose()
         raise

@@ -397,7 +397,7 @@ def build_demo(journal_url: str, *, host: str = DEMO_HOST, until: DateTime = DEM
     """Write the demo's two weeks into a new journal and return the driver, paused at `until`."""
     journal = open_journal(journal_url)
     if journal.head("discovery/schedule") != 0:
-        raise ValueError(f"{journal_url} already holds a schedule: the demo needs a new journal")
+        raise ValueError(f"{journal.where} already holds a schedule: the demo needs a new journal")
     clock = ManualClock(DEMO_START.subtract(minutes=1))
     driver = DemoDriver(journal, clock, host=host)
     driver.setup()

@@ -182,3 +182,20 @@ def test_an_sqlite_older_than_update_returning_is_refused_before_the_file_is_mad
     message = _refusal(f"sqlite:///{tmp_path / 'journal.db'}")
     assert "3.34.1" in message and "3.35.0 or newer" in message
     assert not (tmp_path / "journal.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql+psycopg://owner:pw@db.local/journal", "postgresql+psycopg://owner:***@db.local/journal"),
+        ("postgresql+psycopg://owner@db.local/journal?password=pw&sslmode=require",
+         "postgresql+psycopg://owner@db.local/journal?password=***&sslmode=require"),
+        ("postgresql+psycopg//owner:pw@db.local/journal", "postgresql+psycopg//owner:***@db.local/journal"),
+        ("postgresql+psycopg://owner:pw@db.local:54x/journal", "postgresql+psycopg://owner:***@db.local:54x/journal"),
+        ("sqlite:////Users/owner/factory/journal.db", "sqlite:////Users/owner/factory/journal.db"),
+    ],
+)
+def test_a_journal_url_is_shown_with_any_password_masked_parsed_or_not(url, shown):
+    from store import shown_url
+
+    assert shown_url(url) == shown

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from store import JournalError
+from store import JournalError, shown_url
 
 DEFAULT_SPEED = 60.0
 
@@ -30,14 +30,15 @@ def _demo(args: argparse.Namespace) -> int:
 
     url = getattr(args, "journal", None) or demo_journal_url()
     host = socket.gethostname()
-    print(f"Building the demo journal at {url} (two simulated weeks through the real engine)...", file=sys.stderr)
+    shown = shown_url(url)  # a PostgreSQL URL's password stays off the terminal
+    print(f"Building the demo journal at {shown} (two simulated weeks through the real engine)...", file=sys.stderr)
     try:
         driver = build_demo(url, host=host)
     except (JournalError, ValueError) as error:
         print(f"factory-schedule demo: {error}", file=sys.stderr)
         return 2
     if args.build_only:
-        print(url)
+        print(shown)
         return 0
     driver.go_live()
     simulation = LiveSimulation(driver, speed=args.speed)
@@ -47,7 +48,7 @@ def _demo(args: argparse.Namespace) -> int:
         app.run()
     finally:
         simulation.stop()
-    print(f"The demo journal stays at {url}", file=sys.stderr)
+    print(f"The demo journal stays at {shown}", file=sys.stderr)
     return 0
 
 
