@@ -24,7 +24,8 @@ from typing import Any
 
 from store import Journal, leases
 
-ENV_JOURNAL = "FACTORY_JOURNAL"
+from .paths import ENV_JOURNAL
+
 ENV_OCCURRENCE = "FACTORY_OCCURRENCE"
 ENV_RUNNER = "FACTORY_RUNNER"
 ENV_SEGMENT = "FACTORY_SEGMENT"

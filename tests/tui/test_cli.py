@@ -176,7 +176,9 @@ def test_launchd_install_renders_the_tick_at_the_commissions_intervals(
     assert agent["StartCalendarInterval"] == launch_intervals(commission, commission["zone"])
     arguments = agent["ProgramArguments"]
     assert Path(arguments[0]).is_absolute()
-    assert arguments[1:] == ["--journal", shell.url, "tick", "--detach", "--", "/opt/runner.sh", "--night"]
+    assert arguments[1:] == ["tick", "--detach", "--", "/opt/runner.sh", "--night"]
+    assert agent["EnvironmentVariables"]["FACTORY_JOURNAL"] == shell.url  # the journal, off the command line
+    assert output.stat().st_mode & 0o077 == 0, "owner-only: the journal URL may carry a password"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.plist", "commission.json"]
 
     code, refused = shell("launchd", "install", "--commission", str(path), "--host-zone", "Asia/Tokyo", "--print",

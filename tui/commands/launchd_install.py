@@ -37,10 +37,10 @@ def factory_schedule_executable() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "factory-schedule")
 
 
-def tick_program_arguments(
-    executable: str, journal_url: str, runner_command: list[str], ttl: float | None
-) -> list[str]:
-    arguments = [executable, "--journal", journal_url, "tick", "--detach"]
+def tick_program_arguments(executable: str, runner_command: list[str], ttl: float | None) -> list[str]:
+    """The tick's command line. The journal is not on it: the agent's FACTORY_JOURNAL names it, and a
+    URL's password on a command line is visible to every local user (`ps`)."""
+    arguments = [executable, "tick", "--detach"]
     if ttl is not None:
         arguments += ["--ttl", f"{ttl:g}"]
     return [*arguments, "--", *runner_command]
@@ -96,7 +96,7 @@ def _install(args: argparse.Namespace) -> int:
             if runner:
                 raise BadInput("give either --tick-command or a runner command after `--`, not both")
         elif runner:
-            program = tick_program_arguments(factory_schedule_executable(), url, runner, args.ttl)
+            program = tick_program_arguments(factory_schedule_executable(), runner, args.ttl)
         else:
             raise BadInput("name the runner the tick fires, after `--` (or the whole --tick-command)")
         if not program or not os.path.isabs(program[0]):
@@ -107,8 +107,10 @@ def _install(args: argparse.Namespace) -> int:
         spec = launch_agent_spec(commission, zone, program, args.label, args.log_dir, url)
         text = render_launch_agent_plist(spec)
         if args.output:
-            try:
-                with open(args.output, "w", encoding="utf-8") as handle:
+            try:  # owner-only: FACTORY_JOURNAL may carry a PostgreSQL password
+                with os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                               encoding="utf-8") as handle:
+                    os.fchmod(handle.fileno(), 0o600)  # a file that was already there keeps no wider mode
                     handle.write(text)
             except OSError as error:
                 raise BadInput(f"cannot write {args.output}: {error.strerror}") from None

@@ -31,6 +31,7 @@ from typing import Any
 from store import leases, open_journal
 
 from .. import runner as process_runner
+from ..paths import ENV_JOURNAL
 from .runner_cli import (
     ERROR_EXIT_CODES,
     EXIT_OK,
@@ -145,10 +146,11 @@ def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], 
     this lane's runner works.
     """
     keeper = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "--journal", url, "tick-segment", "--lane", job.lane,
+        [sys.executable, "-m", "tui.cli", "tick-segment", "--lane", job.lane,
          "--occurrence", job.occurrence_id, "--segment", str(job.segment), "--runner", job.runner,
          "--ttl", f"{ttl:g}", "--", *command],
         stdin=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, ENV_JOURNAL: url},  # not on its command line, where `ps` would show a password
     )
     return keeper.pid
 
