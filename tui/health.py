@@ -16,6 +16,7 @@ or occurrence. A stale lease over a segment still running is left for a person.
 
 from __future__ import annotations
 
+import math
 import os
 import plistlib
 from collections.abc import Callable
@@ -249,21 +250,33 @@ def _running_without_lease(view: Any, held: set[tuple[str, int]]) -> list[Findin
 
 
 def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> list[Finding]:
-    """Each lane's last two occurrences within a week (local dates) whose slot passed more than `grace` ago
-    and that nothing admitted: yesterday's and today's for a daily lane, and a weekly lane's night even when
-    it was days ago (until the lane's next admission coalesces it)."""
+    """Each lane's last two nights whose slot passed more than `grace` ago and that nothing admitted: yesterday's
+    and today's for a daily lane, and a weekly lane's night even when it was days ago (until the lane's next
+    admission coalesces it).
+
+    A night of a lane that holds an open occurrence is only information (`lane-held`): no tick can admit it
+    until that one settles, whose own trouble is reported elsewhere. A night whose window a clock change
+    swallowed is not reported: nothing could be admitted, and no tick could have helped.
+    """
     from core import lane_occurrence_on, local_date_of, parse_commission
 
     commission = parse_commission(field_of(view, "commission"))
-    watermarks = {lane.lane: lane.watermark.date for lane in field_of(view, "lanes") or [] if lane.watermark}
+    lane_states = {lane.lane: lane for lane in field_of(view, "lanes") or []}
+    watermarks = {lane_id: state.watermark.date for lane_id, state in lane_states.items() if state.watermark}
     today = local_date_of(commission.zone, now)
+    # A week back, and as many days again as the grace (a slot + grace may fall on a later date than its night).
+    look_back = 8 + math.ceil(grace / timedelta(days=1))
     findings = []
     for lane in commission.lanes:
+        held = lane_states.get(lane.lane)
+        holding = held.open if held is not None else None
         past = []
-        for date in (today.subtract(days=back) for back in range(8)):
+        for date in (today.subtract(days=back) for back in range(look_back)):
             occurrence = lane_occurrence_on(commission, lane, date)
-            if occurrence is not None and occurrence.slot + grace <= now:
+            if occurrence is not None and occurrence.slot + grace <= now and occurrence.closes > occurrence.slot:
                 past.append((date, occurrence))
+            if len(past) == 2:
+                break
         for date, occurrence in reversed(past[:2]):
             if watermarks.get(lane.lane, "") >= date.isoformat():
                 continue  # admitted, or coalesced into a later admission: neither due nor missed
@@ -272,6 +285,13 @@ def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> l
                 continue
             evidence = {"lane": lane.lane, "occurrence": occurrence.id, "slot": occurrence.slot.isoformat(),
                         "state": state, "grace_minutes": grace.total_seconds() / 60}
+            if holding is not None:  # no tick could admit it: the lane's open occurrence comes first
+                evidence["held_by"] = holding.id
+                findings.append(Finding(
+                    "lane-held", "info",
+                    f"{occurrence.id} waits: its lane still holds {holding.id} ({holding.state}), and it is "
+                    "admitted or coalesced once that one settles", evidence))
+                continue
             if state == "due":
                 message = (f"{occurrence.id} was due at {occurrence.slot.isoformat()} and nothing has been "
                            "admitted: is the LaunchAgent loaded and the Mac awake?")
