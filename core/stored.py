@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from store import CanonicalText, canonical_text
-from store.canonical import join_array, join_object
+from store.canonical import encoded_as_canonical, join_array, join_object
 
-from .errors import corrupt
+from .errors import ScheduleError, corrupt
 from .model import LaneState, ScheduleState
 from .state import LaneFacts, Schedule, check_across_lanes, check_lane, checked_commission, parse_state_and_facts
 
@@ -47,6 +47,17 @@ class _CheckedLane:
             self.text = canonical_text(self.model.doc())
         return self.text
 
+    def holds(self, document: object, digest: str, version: int) -> bool:
+        """Whether a stored lane document is this lane's, byte for byte, under the same commission at this or
+        a later version: then it passes every check this lane passed (a later version only admits more
+        transitions). Compared as canonical text, not as dicts, where 1 would equal true and 1.0."""
+        if self.commission_digest != digest or self.version > version:
+            return False
+        try:
+            return encoded_as_canonical(document) == self.canonical()
+        except ValueError:  # NaN, or nothing JSON can say
+            return False
+
 
 def _message(error: ValidationError, where: str) -> str:
     first = error.errors()[0]
@@ -67,7 +78,9 @@ class StateCodec:
 
     def read(self, version: int, text: str | None) -> Schedule | None:
         """The state a stored text holds: from memory when it is the text last read or written at this
-        version, else parsed and checked whole."""
+        version; else parsed, with every member and lane checked, except that a lane whose stored
+        document is exactly one this codec checked (same commission, same or earlier version) keeps that
+        check. A text that fails anything is parsed and checked whole, for the reader's own error."""
         if text is None:
             return None
         last = self._last
@@ -77,14 +90,44 @@ class StateCodec:
             document = json.loads(text)
         except ValueError:
             raise corrupt("stored schedule: not JSON") from None
-        schedule, facts = parse_state_and_facts(document, version)
-        digest = schedule.state.commission_digest
-        self._lanes = {
-            id(lane): _CheckedLane(lane, lane_facts, digest, version)
-            for lane, lane_facts in zip(schedule.state.lanes, facts, strict=True)
-        }
+        schedule = self._read_keeping_lanes(document, version)
+        if schedule is None:
+            schedule, facts = parse_state_and_facts(document, version)
+            digest = schedule.state.commission_digest
+            self._lanes = {
+                id(lane): _CheckedLane(lane, lane_facts, digest, version)
+                for lane, lane_facts in zip(schedule.state.lanes, facts, strict=True)
+            }
         self._last = (version, text, schedule)
         return schedule
+
+    def _read_keeping_lanes(self, document: object, version: int) -> Schedule | None:
+        """A new text read lane by lane, as `write` checks a decision: the members besides the lanes and the
+        rules across lanes every time, each lane unless it is exactly one already checked. None when there
+        is nothing to keep or when anything fails (the whole parse then says what)."""
+        if not self._lanes or not isinstance(document, dict) or not isinstance(document.get("lanes"), list):
+            return None
+        known = {lane.model.lane: lane for lane in self._lanes.values()}
+        try:
+            head = ScheduleState.model_validate({**document, "lanes": []})
+            digest = head.commission_digest
+            commission = checked_commission(head.commission, digest)
+            lanes = []
+            for lane_document in document["lanes"]:
+                lane_id = lane_document.get("lane") if isinstance(lane_document, dict) else None
+                kept = known.get(lane_id) if isinstance(lane_id, str) else None
+                if kept is not None and kept.holds(lane_document, digest, version):
+                    lanes.append(kept)
+                    continue
+                model = LaneState.model_validate(lane_document)
+                facts = check_lane(model, commission, version)
+                lanes.append(_CheckedLane(model, facts, digest, version))
+            check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
+        except (ValidationError, ScheduleError):
+            return None
+        self._lanes = {id(lane.model): lane for lane in lanes}
+        state = head.model_copy(update={"lanes": [lane.model for lane in lanes]})
+        return Schedule(state=state, commission=commission, version=version)
 
     def write(self, state: ScheduleState, version: int) -> tuple[Schedule, CanonicalText]:
         """Check a decision's new state as a reader of the stored text would, and give its text.

@@ -58,6 +58,13 @@ def canonical_text_of_plain(obj: dict[str, str | int]) -> str:
     return _ENCODER.encode(obj)
 
 
+def encoded_as_canonical(obj: Any) -> str:
+    """What the canonical encoder writes for `obj`, without the check that it is canonical: for asking whether
+    a parsed document is byte for byte one whose canonical text is known. A float, `true` for 1 or a lone
+    surrogate encodes differently from any canonical text, and NaN raises ValueError."""
+    return _ENCODER.encode(obj)
+
+
 def canonical_json(obj: Any) -> str:
     """Sorted keys, no insignificant whitespace, UTF-8 text, integers only.
 

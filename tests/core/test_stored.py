@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core import SCHEDULE_AGGREGATE, ScheduleError
+from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
 from core.model import Watermark
 from core.state import dump_state, parse_state
 from core.stored import StateCodec
@@ -76,6 +76,33 @@ def test_a_lane_left_unchanged_keeps_its_text_and_is_not_checked_again(tmp_path)
 
     assert again == text
     assert [a is b for a, b in zip(same.state.lanes, schedule.state.lanes, strict=True)] == [True] * len(LANES)
+
+
+def test_a_new_text_keeps_the_lanes_whose_bytes_it_checked_and_checks_the_lanes_that_changed(tmp_path):
+    h, occurrence_id = _night(tmp_path)
+    before = h.schedule.read()
+    other = LifecycleSchedule(open_journal(h.url), h.clock)  # another process's engine commits a change
+    other.settle(occurrence_id=occurrence_id, settled_by="r1", status="completed", reason="done")
+
+    after = h.schedule.read()
+
+    kept = {lane.lane: lane for lane in before.lanes}
+    assert [lane is kept[lane.lane] for lane in after.lanes] == [lane.lane != "alpha/basic" for lane in after.lanes]
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    assert after.lanes == parse_state(json.loads(text), version).state.lanes, "as a whole parse reads it"
+
+
+@pytest.mark.parametrize("rewritten", [True, 1.0], ids=["true-for-1", "float-for-1"])
+def test_a_checked_lane_whose_integer_is_rewritten_as_an_equal_non_integer_is_checked_again_and_refused(
+    tmp_path, rewritten
+):
+    """In Python 1 == True == 1.0: a lane compared as a dict would pass for the one already checked."""
+    h, _ = _night(tmp_path)
+    h.schedule.read()  # the engine has checked every lane of this text
+
+    h.tamper_state(lambda document: document["lanes"][0]["open"]["calls"][0].update(k=rewritten))
+
+    refused(h, "CORRUPT", lambda: h.schedule.read())
 
 
 # -- settled records kept without their calls ------------------------------------------------------------------
