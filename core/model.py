@@ -298,6 +298,13 @@ class Occurrence(Doc):
             previous = deferral.segment
             if deferral.segment > len(self.segments) or self.segments[deferral.segment - 1].ended is None:
                 raise ValueError("deferrals: a deferral ends its segment")
+        previous = 0
+        for reconciliation in self.reconciliations:
+            if reconciliation.segment <= previous:
+                raise ValueError("reconciliations: one per segment, in order")
+            previous = reconciliation.segment
+            if reconciliation.segment > len(self.segments):
+                raise ValueError("reconciliations: names a segment that never started")
         if self.state == "deferred" and (not self.deferrals or self.deferrals[-1].segment != last.n):
             raise ValueError("deferrals: a deferred occurrence's last segment was deferred")
         if self.state == "interrupted" and (not self.reconciliations or self.reconciliations[-1].segment != last.n):

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from store.canonical import encoded_as_canonical
+
 from .commission import Commission, commission_digest, parse_commission
 from .errors import ScheduleError, corrupt
 from .identity import is_weekly, occurrence_id
@@ -58,14 +60,19 @@ def parse_state_and_facts(document: Any, version: int) -> tuple[Schedule, list[L
     return Schedule(state=state, commission=commission, version=version), facts
 
 
-_commission_memo: list[tuple[dict[str, Any], str, Commission]] = []
+_commission_memo: list[tuple[str, str, Commission]] = []
 
 
 def checked_commission(document: dict[str, Any], digest: str) -> Commission:
     """Parse the stored commission and check its digest. The last answer is remembered: the same
-    document and digest always get the same answer, and re-deriving it dominated every command."""
-    for known_document, known_digest, known in _commission_memo:
-        if known_digest == digest and known_document == document:
+    document and digest always get the same answer, and re-deriving it dominated every command.
+    "The same document" is the same encoded text: as dicts, 1 would equal true and 1.0."""
+    try:
+        text = encoded_as_canonical(document)
+    except (ValueError, RecursionError):
+        text = None
+    for known_text, known_digest, known in _commission_memo:
+        if known_digest == digest and known_text == text:
             return known
     try:
         commission = parse_commission(document)
@@ -73,7 +80,8 @@ def checked_commission(document: dict[str, Any], digest: str) -> Commission:
         raise corrupt(f"stored commission: {error.message}") from None
     if commission_digest(commission) != digest:
         raise corrupt("stored commission does not match its digest")
-    _commission_memo[:] = [(document, digest, commission)]
+    if text is not None:
+        _commission_memo[:] = [(text, digest, commission)]
     return commission
 
 
@@ -90,7 +98,11 @@ class LaneFacts:
 
 
 def check_lane(lane_state: LaneState, commission: Commission, version: int) -> LaneFacts:
-    """The rules one lane's record must hold against the commission and the version; CORRUPT if not."""
+    """The rules one lane's record must hold against the commission and the version; CORRUPT if not.
+
+    `core.stored` keeps a lane's check while its bytes, the commission and the version allow (a later
+    version admits only more): a rule here must depend on nothing else, or that reuse goes wrong. A rule
+    that needs another lane or another member of the state belongs in `check_across_lanes`."""
     lane_ids = {lane.lane for lane in commission.lanes}
     _check_lane(lane_state, lane_id_in_commission=lane_state.lane in lane_ids, version=version,
                 zone=commission.zone)

@@ -1,9 +1,12 @@
 """The stored schedule's text, read and written so that a command checks only what it changed.
 
-A new text is always parsed and checked whole (`state.parse_state`). A decision's new
-state shares every lane it did not touch with the state it read, as the same frozen
-objects: those lanes keep the checks and the canonical text they already had, and only
-the changed lanes are dumped, parsed back from the dump and checked, as a reader would.
+A decision's new state shares every lane it did not touch with the state it read, as the
+same frozen objects: those lanes keep the checks and the canonical text they already had,
+and only the changed lanes are dumped, parsed back from the dump and checked, as a reader
+would. A new text read from the journal is checked the same way: every member besides the
+lanes and every rule across lanes, and each lane unless its bytes are exactly those of a
+lane already checked under the same commission at the same or an earlier version; a text
+that fails anything is parsed and checked whole (`state.parse_state`), for its error.
 The rules across lanes and the rest of the document are cheap and run every time. The
 text stored is joined from the parts' canonical texts, and equals what encoding the
 whole state would give (the tests hold both), so a full read of it sees the same state.
@@ -55,7 +58,7 @@ class _CheckedLane:
             return False
         try:
             return encoded_as_canonical(document) == self.canonical()
-        except ValueError:  # NaN, or nothing JSON can say
+        except (ValueError, RecursionError):  # NaN, or nested deeper than the encoder goes
             return False
 
 
@@ -88,7 +91,7 @@ class StateCodec:
             return last[2]
         try:
             document = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
             raise corrupt("stored schedule: not JSON") from None
         schedule = self._read_keeping_lanes(document, version)
         if schedule is None:

@@ -575,7 +575,7 @@ class Journal:
     def _parse(text: str, what: str) -> Any:
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
             raise JournalCorruptError(f"{what} is not JSON") from None
 
     def _snapshot(self, conn: Any, aggregate: str) -> Snapshot:
