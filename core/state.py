@@ -60,19 +60,24 @@ def parse_state_and_facts(document: Any, version: int) -> tuple[Schedule, list[L
     return Schedule(state=state, commission=commission, version=version), facts
 
 
-_commission_memo: list[tuple[str, str, Commission]] = []
+_commission_memo: list[tuple[dict[str, Any], str, str, Commission]] = []  # (document, its text, digest, answer)
 
 
 def checked_commission(document: dict[str, Any], digest: str) -> Commission:
     """Parse the stored commission and check its digest. The last answer is remembered: the same
     document and digest always get the same answer, and re-deriving it dominated every command.
-    "The same document" is the same encoded text: as dicts, 1 would equal true and 1.0."""
+    "The same document" is the very object last checked (a state's members are never changed in
+    place), or one with the same encoded text: compared as dicts, 1 would equal true and 1.0."""
+    for known_document, _known_text, known_digest, known in _commission_memo:
+        if known_digest == digest and known_document is document:
+            return known
     try:
         text = encoded_as_canonical(document)
     except (ValueError, RecursionError):
         text = None
-    for known_text, known_digest, known in _commission_memo:
+    for _known_document, known_text, known_digest, known in _commission_memo:
         if known_digest == digest and known_text == text:
+            _commission_memo[:] = [(document, known_text, known_digest, known)]
             return known
     try:
         commission = parse_commission(document)
@@ -81,7 +86,7 @@ def checked_commission(document: dict[str, Any], digest: str) -> Commission:
     if commission_digest(commission) != digest:
         raise corrupt("stored commission does not match its digest")
     if text is not None:
-        _commission_memo[:] = [(text, digest, commission)]
+        _commission_memo[:] = [(document, text, digest, commission)]
     return commission
 
 
