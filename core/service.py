@@ -571,15 +571,24 @@ class LifecycleSchedule:
         return lane_plans(schedule, self._now())
 
     def status(self, occurrence_id: Any) -> OccurrenceStatusView:
-        ref = parse_occurrence_id(occurrence_id)
+        return self.statuses([occurrence_id])[0]
+
+    def statuses(self, occurrence_ids: list[Any]) -> list[OccurrenceStatusView]:
+        """`status` of each ID, in order, from one reading of the journal: a health check asks about every
+        lane's nights at once, and on a server each separate `status` is its own round trips."""
+        refs = [parse_occurrence_id(occurrence_id) for occurrence_id in occurrence_ids]
         _version, schedule = self._load()
-        pruned = self._pruned(ref.id, schedule.version) if schedule is not None else None
-        view = occurrence_status(schedule, ref, self._now(), pruned)
-        if view.state == "pruned" and pruned is None and schedule is not None:
-            holder = self._holder_of(schedule, ref)
-            if holder is not None:
-                return OccurrenceStatusView(ref.id, "coalesced", "unavailable", holder)
-        return view
+        now = self._now()
+        pruned = self._settled_records([ref.id for ref in refs], schedule.version) if schedule is not None else {}
+        views = []
+        for ref in refs:
+            view = occurrence_status(schedule, ref, now, pruned.get(ref.id))
+            if view.state == "pruned" and pruned.get(ref.id) is None and schedule is not None:
+                holder = self._holder_of(schedule, ref)
+                if holder is not None:
+                    view = OccurrenceStatusView(ref.id, "coalesced", "unavailable", holder)
+            views.append(view)
+        return views
 
     def _holder_of(self, schedule: Schedule, ref: Any) -> str | None:
         """The admitted occurrence a never-admitted one coalesced into, found after the holder left the

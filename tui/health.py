@@ -266,7 +266,7 @@ def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> l
     today = local_date_of(commission.zone, now)
     # A week back, and as many days again as the grace (a slot + grace may fall on a later date than its night).
     look_back = 8 + math.ceil(grace / timedelta(days=1))
-    findings = []
+    nights = []  # (lane, occurrence, the lane's open occurrence or None), for one reading of their states
     for lane in commission.lanes:
         held = lane_states.get(lane.lane)
         holding = held.open if held is not None else None
@@ -277,29 +277,32 @@ def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> l
                 past.append((date, occurrence))
             if len(past) == 2:
                 break
-        for date, occurrence in reversed(past[:2]):
-            if watermarks.get(lane.lane, "") >= date.isoformat():
-                continue  # admitted, or coalesced into a later admission: neither due nor missed
-            state = schedule.status(occurrence.id).state
-            if state not in ("due", "missed"):
-                continue
-            evidence = {"lane": lane.lane, "occurrence": occurrence.id, "slot": occurrence.slot.isoformat(),
-                        "state": state, "grace_minutes": grace.total_seconds() / 60}
-            if holding is not None:  # no tick could admit it: the lane's open occurrence comes first
-                evidence["held_by"] = holding.id
-                findings.append(Finding(
-                    "lane-held", "info",
-                    f"{occurrence.id} waits: its lane still holds {holding.id} ({holding.state}), and it is "
-                    "admitted or coalesced once that one settles", evidence))
-                continue
-            if state == "due":
-                message = (f"{occurrence.id} was due at {occurrence.slot.isoformat()} and nothing has been "
-                           "admitted: is the LaunchAgent loaded and the Mac awake?")
-            else:
-                message = (f"{occurrence.id} was never admitted before its window closed; the lane's next "
-                           "admission coalesces it")
-            findings.append(Finding("lane-not-started" if state == "due" else "lane-missed", "warning",
-                                    message, evidence))
+        for date, occurrence in reversed(past):
+            if watermarks.get(lane.lane, "") < date.isoformat():  # else admitted, or coalesced into a later one
+                nights.append((lane.lane, occurrence, holding))
+    findings = []
+    states = schedule.statuses([occurrence.id for _, occurrence, _ in nights]) if nights else []
+    for (lane_id, occurrence, holding), status in zip(nights, states, strict=True):
+        if status.state not in ("due", "missed"):
+            continue
+        evidence = {"lane": lane_id, "occurrence": occurrence.id, "slot": occurrence.slot.isoformat(),
+                    "state": status.state, "grace_minutes": grace.total_seconds() / 60}
+        if holding is not None:  # no tick could admit it: the lane's open occurrence comes first
+            evidence["held_by"] = holding.id
+            findings.append(Finding(
+                "lane-held", "info",
+                f"{occurrence.id} waits: its lane still holds {holding.id} ({holding.state}), and it is "
+                "admitted or coalesced once that one settles", evidence))
+        elif status.state == "due":
+            findings.append(Finding(
+                "lane-not-started", "warning",
+                f"{occurrence.id} was due at {occurrence.slot.isoformat()} and nothing has been admitted: is the "
+                "LaunchAgent loaded and the Mac awake?", evidence))
+        else:
+            findings.append(Finding(
+                "lane-missed", "warning",
+                f"{occurrence.id} was never admitted before its window closed; the lane's next admission "
+                "coalesces it", evidence))
     return findings
 
 

@@ -186,6 +186,7 @@ class LifecycleMachine(Clocked):
 
     def _every_missed_occurrence_ends_coalesced_into_exactly_one_admitted_one(self) -> None:
         now = self.h.clock.now()
+        asked: list[str] = []
         for lane in ("alpha/basic", "alpha/full", "beta/basic"):
             day = pendulum.parse(EFFECTIVE).date()  # type: ignore[union-attr]
             found = []
@@ -195,6 +196,7 @@ class LifecycleMachine(Clocked):
                     found.append(occurrence.id)
                 day = day.add(days=1)
             admitted_keys = [occurrence_id for occurrence_id, of in self.admitted.items() if of == lane]
+            asked += found
             for occurrence_id in found:
                 view = self.h.schedule.status(occurrence_id)
                 if occurrence_id in self.admitted:
@@ -205,6 +207,8 @@ class LifecycleMachine(Clocked):
                     assert view.coalesced_into == self.held_by.get(occurrence_id), view
                 else:
                     assert view.state == "missed", view
+        # One reading for many IDs answers as one `status` per ID does.
+        assert self.h.schedule.statuses(asked) == [self.h.schedule.status(occurrence_id) for occurrence_id in asked]
 
 
 TestLifecycleMachine = LifecycleMachine.TestCase

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import os
 import plistlib
+import signal
+import socket
 import stat
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -232,12 +235,24 @@ def test_a_detached_keeper_is_never_given_the_journal_password_on_its_command_li
     from tui.runner import SegmentJob
 
     job = SegmentJob("alpha/basic", "discovery/alpha/basic/2026-12-07", 1, "r-000000000000")
-    pid = _spawn_keeper(UNREACHABLE, job, [sys.executable, "-c", "pass"], 60)
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            argv = handle.read().decode().split("\0")
-    finally:
-        os.waitpid(pid, 0)  # the keeper cannot open the journal and exits at once
+    # A server that takes the connection and never answers: the keeper waits in open_journal while its
+    # command line is read (an exited keeper's /proc cmdline is empty).
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        url = f"postgresql+psycopg://owner:{SECRET}@127.0.0.1:{port}/journal?connect_timeout=30"
+        pid = _spawn_keeper(url, job, [sys.executable, "-c", "pass"], 60)
+        try:
+            argv: list[str] = []
+            deadline = time.monotonic() + 20
+            while "tick-segment" not in argv and time.monotonic() < deadline:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    argv = handle.read().decode().split("\0")
+                time.sleep(0.01)
+        finally:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
     assert "tick-segment" in argv
     assert not [argument for argument in argv if SECRET in argument]
 
