@@ -52,16 +52,12 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 _ECHO = json.JSONDecoder(parse_float=_refuse_float)
 
 
-def canonical_text_of_plain(obj: dict[str, str | int]) -> str:
-    """The canonical text of an object whose values are strings and integers only: nothing in it can lack a
-    canonical form, so the echo check `canonical_json` makes is skipped (the hash chain seals one per event)."""
-    return _ENCODER.encode(obj)
-
-
 def encoded_as_canonical(obj: Any) -> str:
-    """What the canonical encoder writes for `obj`, without the check that it is canonical: for asking whether
-    a parsed document is byte for byte one whose canonical text is known. A float, `true` for 1 or a lone
-    surrogate encodes differently from any canonical text, and NaN raises ValueError."""
+    """What the canonical encoder writes for `obj`, without the echo check `canonical_json` makes. Its text is
+    canonical when nothing in `obj` can lack a canonical form (the hash chain's seal: strings and an integer);
+    otherwise it is for asking whether a parsed document is byte for byte one whose canonical text is known:
+    a float, `true` for 1 or a lone surrogate encodes differently from any canonical text, and NaN raises
+    ValueError."""
     return _ENCODER.encode(obj)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_text_of_plain
+from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, encoded_as_canonical
 from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
 from .urls import shown_url
 
@@ -111,7 +111,7 @@ def _state_text(state: Any, command_id: str) -> str:
 
 def chain_hash(prev_hash: str, aggregate: str, version: int, command_id: str, type_: str, data_json: str) -> str:
     """The event's seal: SHA-256 over the previous hash and the event's canonical content."""
-    body = canonical_text_of_plain({"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version})
+    body = encoded_as_canonical({"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version})
     digest = hashlib.sha256()
     digest.update(prev_hash.encode("ascii"))
     digest.update(b"\n")
