@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from store import CanonicalText, canonical_text
 from store.canonical import encoded_as_canonical, join_array, join_object
 
+from .commission import Commission
 from .errors import ScheduleError, corrupt
 from .model import LaneState, ScheduleState
 from .state import LaneFacts, Schedule, check_across_lanes, check_lane, checked_commission, parse_state_and_facts
@@ -50,11 +51,15 @@ class _CheckedLane:
             self.text = canonical_text(self.model.doc())
         return self.text
 
+    def still_checked(self, digest: str, version: int) -> bool:
+        """Whether this lane's check holds under a commission at a version: the same commission, at this or a
+        later version (a later version only admits more transitions)."""
+        return self.commission_digest == digest and self.version <= version
+
     def holds(self, document: object, digest: str, version: int) -> bool:
-        """Whether a stored lane document is this lane's, byte for byte, under the same commission at this or
-        a later version: then it passes every check this lane passed (a later version only admits more
-        transitions). Compared as canonical text, not as dicts, where 1 would equal true and 1.0."""
-        if self.commission_digest != digest or self.version > version:
+        """Whether a stored lane document is this lane's, byte for byte, and its check still holds. Compared
+        as canonical text, not as dicts, where 1 would equal true and 1.0."""
+        if not self.still_checked(digest, version):
             return False
         try:
             return encoded_as_canonical(document) == self.canonical()
@@ -121,13 +126,17 @@ class StateCodec:
                 kept = known.get(lane_id) if isinstance(lane_id, str) else None
                 if kept is not None and kept.holds(lane_document, digest, version):
                     lanes.append(kept)
-                    continue
-                model = LaneState.model_validate(lane_document)
-                facts = check_lane(model, commission, version)
-                lanes.append(_CheckedLane(model, facts, digest, version))
-            check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
+                else:
+                    lanes.append(_lane_checked(lane_document, commission, digest, version))
+            return self._assembled(head, lanes, commission, version)
         except (ValidationError, ScheduleError):
             return None
+
+    def _assembled(self, head: ScheduleState, lanes: list[_CheckedLane], commission: Commission,
+                   version: int) -> Schedule:
+        """The state of checked members and lanes, once the rules across lanes hold; its lanes are the ones
+        this codec knows from now on."""
+        check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
         self._lanes = {id(lane.model): lane for lane in lanes}
         state = head.model_copy(update={"lanes": [lane.model for lane in lanes]})
         return Schedule(state=state, commission=commission, version=version)
@@ -144,15 +153,13 @@ class StateCodec:
             raise corrupt(_message(error, "")) from None
         commission = checked_commission(head.commission, head.commission_digest)
         lanes = [self._checked(lane, commission, head.commission_digest, version) for lane in state.lanes]
-        check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
-        after = head.model_copy(update={"lanes": [lane.model for lane in lanes]})
+        after = self._assembled(head, lanes, commission, version)
         members = {key: self._text_of(key, getattr(state, field), head_document[key])
                    for field, key in _HEAD_MEMBERS.items()}
         # The next decision builds on `after`: its members, not the ones just checked, are what it keeps.
-        self._member_texts = {key: (getattr(after, field), members[key]) for field, key in _HEAD_MEMBERS.items()}
+        self._member_texts = {key: (getattr(after.state, field), members[key]) for field, key in _HEAD_MEMBERS.items()}
         members["lanes"] = join_array(lane.canonical() for lane in lanes)
-        self._lanes = {id(lane.model): lane for lane in lanes}
-        return Schedule(state=after, commission=commission, version=version), join_object(members)
+        return after, join_object(members)
 
     def _text_of(self, key: str, kept: object, dumped: object) -> CanonicalText:
         known = self._member_texts.get(key)
@@ -161,14 +168,19 @@ class StateCodec:
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
         self._last = (version, text, schedule)
 
-    def _checked(self, lane: LaneState, commission: object, digest: str, version: int) -> _CheckedLane:
+    def _checked(self, lane: LaneState, commission: Commission, digest: str, version: int) -> _CheckedLane:
         known = self._lanes.get(id(lane))
-        if known is not None and known.model is lane and known.commission_digest == digest and known.version <= version:
+        if known is not None and known.model is lane and known.still_checked(digest, version):
             return known
         document = lane.doc()
         try:
-            parsed = LaneState.model_validate(document)
+            return _lane_checked(document, commission, digest, version, canonical_text(document))
         except ValidationError as error:
             raise corrupt(_message(error, f"lanes[{lane.lane}]")) from None
-        facts = check_lane(parsed, commission, version)  # type: ignore[arg-type]
-        return _CheckedLane(parsed, facts, digest, version, canonical_text(document))
+
+
+def _lane_checked(document: object, commission: Commission, digest: str, version: int,
+                  text: CanonicalText | None = None) -> _CheckedLane:
+    """A lane document parsed as a reader would, and checked (ValidationError, or CORRUPT, if it fails)."""
+    model = LaneState.model_validate(document)
+    return _CheckedLane(model, check_lane(model, commission, version), digest, version, text)
