@@ -226,19 +226,6 @@ def test_stored_state_that_breaks_a_rule_is_corrupt_on_every_read_and_command(da
     assert_corrupt_everywhere(h)
 
 
-@pytest.mark.parametrize("defect", sorted(DEFECTS))
-def test_stored_state_that_breaks_a_rule_is_corrupt_for_an_engine_that_read_the_good_state_before(
-    template, tmp_path, defect
-):
-    """The engine keeps the lanes it checked; a new text may keep only those whose bytes are unchanged."""
-    path = tmp_path / "journal.db"
-    copy_journal(template, path)
-    h = open_harness(path, NOW)
-    assert h.schedule.read() is not None
-    h.tamper_state(DEFECTS[defect])
-    assert_corrupt_everywhere(h)
-
-
 def test_stored_state_that_is_not_json_is_corrupt_on_every_read_and_command(template, tmp_path):
     path = tmp_path / "journal.db"
     copy_journal(template, path)

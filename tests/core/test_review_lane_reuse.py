@@ -312,14 +312,20 @@ LANE_DEFECTS: dict[str, Callable[[dict], None]] = {
 }
 
 
-@pytest.mark.parametrize("defect", sorted(LANE_DEFECTS))
-def test_lanes_moved_doubled_renamed_or_unbalanced_are_corrupt_for_an_engine_holding_their_checks(
-        template, tmp_path, defect):
+def _damaged_after_a_read(template: Path, tmp_path: Path, change: Callable[[dict], None]) -> Harness:
+    """The template's good state read by an engine (which keeps the lanes it checked), then damaged."""
     path = tmp_path / "journal.db"
     copy_journal(template, path)
     h = open_harness(path, corrupt_state.NOW)
     assert h.schedule.read() is not None
-    h.tamper_state(LANE_DEFECTS[defect])
+    h.tamper_state(change)
+    return h
+
+
+@pytest.mark.parametrize("defect", sorted(LANE_DEFECTS))
+def test_lanes_moved_doubled_renamed_or_unbalanced_are_corrupt_for_an_engine_holding_their_checks(
+        template, tmp_path, defect):
+    h = _damaged_after_a_read(template, tmp_path, LANE_DEFECTS[defect])
 
     assert_refused_as_a_fresh_engine_refuses(h, h.schedule)
     corrupt_state.assert_corrupt_everywhere(h)
@@ -337,14 +343,12 @@ def test_a_ledger_without_the_week_a_kept_lanes_call_in_flight_debits_is_corrupt
 
 
 @pytest.mark.parametrize("defect", sorted(DEFECTS))
-def test_every_stored_defect_reads_with_the_message_a_fresh_engines_whole_parse_gives(template, tmp_path, defect):
-    path = tmp_path / "journal.db"
-    copy_journal(template, path)
-    h = open_harness(path, corrupt_state.NOW)
-    assert h.schedule.read() is not None
-    h.tamper_state(DEFECTS[defect])
+def test_every_stored_defect_is_corrupt_everywhere_with_a_fresh_engines_message_for_an_engine_holding_checks(
+        template, tmp_path, defect):
+    h = _damaged_after_a_read(template, tmp_path, DEFECTS[defect])
 
     assert_refused_as_a_fresh_engine_refuses(h, h.schedule)
+    corrupt_state.assert_corrupt_everywhere(h)
 
 
 # -- what the engine keeps after a failed read, and what it writes after a read that kept lanes -------------------
