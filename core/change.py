@@ -7,7 +7,7 @@ from typing import Any
 
 from pendulum import DateTime
 
-from store import NewEvent
+from factory_schedule.store import NewEvent
 
 from .errors import ScheduleError, invalid
 from .model import LaneState, Occurrence, ScheduleState, at

@@ -34,7 +34,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from store import canonical_json
+from factory_schedule.store import canonical_json
 
 from .errors import ScheduleError, invalid
 from .identity import (

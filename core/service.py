@@ -16,7 +16,7 @@ from typing import Any
 
 from pendulum import DateTime
 
-from store import (
+from factory_schedule.store import (
     CanonicalJsonError,
     CommandConflictError,
     Decision,

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from store.canonical import encoded_as_canonical
+from factory_schedule.store.canonical import encoded_as_canonical
 
 from .commission import Commission, commission_digest, parse_commission
 from .errors import ScheduleError, corrupt

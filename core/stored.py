@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from store import CanonicalText, canonical_text
-from store.canonical import encoded_as_canonical, join_array, join_object
+from factory_schedule.store import CanonicalText, canonical_text
+from factory_schedule.store.canonical import encoded_as_canonical, join_array, join_object
 
 from .commission import Commission
 from .errors import ScheduleError, corrupt

@@ -22,8 +22,8 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from core import LifecycleSchedule
-from store import Checkpoint, Journal, open_journal
+from factory_schedule.core import LifecycleSchedule
+from factory_schedule.store import Checkpoint, Journal, open_journal
 
 from .clock import SystemClock
 from .commands_palette import DashboardCommands

@@ -40,11 +40,11 @@ from typing import Any
 import pendulum
 from pendulum import DateTime
 
-from core import LifecycleSchedule, ManualClock, ScheduleError, proposed_commission
-from core.commission import lanes_of
-from core.model import at as parse_instant
-from store import Journal, open_journal
-from store import leases as lease_store
+from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError, proposed_commission
+from factory_schedule.core.commission import lanes_of
+from factory_schedule.core.model import at as parse_instant
+from factory_schedule.store import Journal, open_journal
+from factory_schedule.store import leases as lease_store
 
 DEMO_SEED = 20261207
 DEMO_ZONE = "Europe/London"

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import pendulum
 
-from store import Checkpoint, Journal, leases
+from factory_schedule.store import Checkpoint, Journal, leases
 
 from .runner import field_of, parse_segment_scope, process_alive, running_segment, segment_still_running
 
@@ -258,7 +258,7 @@ def _check_lanes(schedule: Any, view: Any, now: datetime, grace: timedelta) -> l
     until that one settles, whose own trouble is reported elsewhere. A night whose window a clock change
     swallowed is not reported: nothing could be admitted, and no tick could have helped.
     """
-    from core import lane_occurrence_on, local_date_of, parse_commission
+    from factory_schedule.core import lane_occurrence_on, local_date_of, parse_commission
 
     commission = parse_commission(field_of(view, "commission"))
     lane_states = {lane.lane: lane for lane in field_of(view, "lanes") or []}
@@ -369,7 +369,7 @@ def _check_accounts(view: Any, now: datetime) -> list[Finding]:
 
 def _current_week(commission: dict[str, Any], now: datetime) -> str | None:
     try:
-        from core import iso_week_of, local_date_of
+        from factory_schedule.core import iso_week_of, local_date_of
 
         return iso_week_of(local_date_of(commission["zone"], now))
     except Exception:
@@ -415,7 +415,7 @@ def _check_plist(view: Any, plist_path: str, zone: str | None) -> list[Finding]:
     except (OSError, plistlib.InvalidFileException, ValueError) as error:
         return [Finding("launch-agent-unreadable", "error", f"cannot read {plist_path}: {error}",
                         {"plist": plist_path})]
-    from core import ScheduleError, launch_intervals
+    from factory_schedule.core import ScheduleError, launch_intervals
 
     try:
         expected = launch_intervals(commission, zone or commission.get("zone"))
@@ -450,7 +450,7 @@ def check_health(
     `since` (an earlier report's `verified`) checks only the events appended after it: the live
     dashboard re-checks as the journal grows without re-reading a year of history each time;
     the `health` command always checks the whole chain."""
-    from core import SCHEDULE_AGGREGATE, ScheduleError
+    from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 
     findings: list[Finding] = []
     could_not: list[str] = []

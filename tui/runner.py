@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from store import Journal, leases
+from factory_schedule.store import Journal, leases
 
 from .paths import ENV_JOURNAL
 

@@ -12,7 +12,7 @@ from typing import Any
 import pendulum
 from pendulum import DateTime
 
-from core.model import at as parse_instant
+from factory_schedule.core.model import at as parse_instant
 
 DEFERRAL_WORDS = {
     "usage-limit": "after the usage reset",

@@ -27,8 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import store.journal
-from store import Decision, NewEvent, open_journal
+from factory_schedule.store import Decision, NewEvent, open_journal
+from factory_schedule.store import journal as store_journal
 
 AGGREGATE = "bench/counter"
 
@@ -63,7 +63,7 @@ def floor_loop(path: Path, commands: int) -> float:
     head's row and a receipt with its key, against the raw loop's one row.
     """
     open_journal(f"sqlite:///{path}").close()  # the journal's schema, as open_journal creates it
-    sql = store.journal._STATEMENTS
+    sql = store_journal._STATEMENTS
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=30000")

@@ -61,7 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import pendulum
 from pendulum import Date, DateTime
 
-from core import (
+from factory_schedule.core import (
     SCHEDULE_AGGREGATE,
     LifecycleSchedule,
     ManualClock,
@@ -72,7 +72,7 @@ from core import (
     proposed_commission,
     zoned_instant,
 )
-from store import canonical_json, open_journal
+from factory_schedule.store import canonical_json, open_journal
 from tests.bench.journal import raw_loop  # the same raw sqlite3 loop as the journal's bench
 
 PRODUCTS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
@@ -636,8 +636,8 @@ def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -
     also waits for a 20 ms window of idle CPU.
     """
     try:
-        from tui.app import build_app
-        from tui.widgets.accounts import AccountsView
+        from factory_schedule.tui.app import build_app
+        from factory_schedule.tui.widgets.accounts import AccountsView
     except ImportError:
         return None
     from textual.widgets import DataTable

@@ -26,8 +26,8 @@ import pytest
 from hypothesis import event
 from pendulum import DateTime
 
-from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
-from store import canonical_json, open_journal
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
+from factory_schedule.store import canonical_json, open_journal
 
 ZONE = "Europe/London"
 # December 2026: London is on GMT, so a local wall time reads the same in UTC.

@@ -47,8 +47,8 @@ ALLOWED_MODULES = frozenset(
         "pendulum",
         "pydantic",
         "pydantic_core",
-        "store",
-        "core",
+        "factory_schedule.store",
+        "factory_schedule.core",
     }
 )
 # Named so the failure says why; none of these is in ALLOWED_MODULES either.
@@ -56,8 +56,8 @@ FORBIDDEN_MODULES = frozenset(
     {
         "os", "sys", "subprocess", "socket", "random", "secrets", "pathlib", "threading", "asyncio", "time",
         "shutil", "tempfile", "io", "glob", "signal", "multiprocessing", "urllib", "http", "uuid", "platform",
-        "ctypes", "importlib", "zoneinfo", "tzlocal", "textual", "tui", "sqlite3", "sqlalchemy", "sqlmodel",
-        "psycopg", "logging", "selectors", "select", "concurrent",
+        "ctypes", "importlib", "zoneinfo", "tzlocal", "textual", "factory_schedule.tui", "sqlite3",
+        "sqlalchemy", "sqlmodel", "psycopg", "logging", "selectors", "select", "concurrent",
     }
 )  # fmt: skip
 FORBIDDEN_FROM_STORE = frozenset({"open_journal", "opening"})
@@ -85,6 +85,12 @@ def _owner_name(node: ast.expr) -> str | None:
     return None
 
 
+def _top(module: str) -> str:
+    """The package an import names: `factory_schedule.store` for `factory_schedule.store.x`, else its top."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "factory_schedule" else parts[0]
+
+
 def violations(source: str, filename: str = "<core>") -> list[str]:
     """Every impure import or call in `source`, as 'file:line: what'."""
     found: list[str] = []
@@ -95,15 +101,15 @@ def violations(source: str, filename: str = "<core>") -> list[str]:
     for node in ast.walk(ast.parse(source, filename)):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                top = alias.name.split(".")[0]
+                top = _top(alias.name)
                 if top in FORBIDDEN_MODULES or top not in ALLOWED_MODULES:
                     flag(node, f"imports {alias.name}")
         elif isinstance(node, ast.ImportFrom):
-            top = (node.module or "").split(".")[0]
+            top = _top(node.module or "")
             names = {alias.name for alias in node.names}
             if node.level == 0 and (top in FORBIDDEN_MODULES or top not in ALLOWED_MODULES):
                 flag(node, f"imports from {node.module}")
-            if top == "store" and (names & FORBIDDEN_FROM_STORE or "opening" in (node.module or "")):
+            if top == "factory_schedule.store" and (names & FORBIDDEN_FROM_STORE or "opening" in (node.module or "")):
                 flag(node, f"imports {sorted(names & FORBIDDEN_FROM_STORE) or node.module} from store")
             if top == "pendulum" and names & FORBIDDEN_FROM_PENDULUM:
                 flag(node, f"imports {sorted(names & FORBIDDEN_FROM_PENDULUM)} from pendulum")
@@ -154,10 +160,12 @@ IMPURE = [
     "import threading",
     "import asyncio",
     "import textual",
-    "from tui import cli",
+    "from factory_schedule.tui import cli",
     "import requests",
-    "from store import open_journal",
-    "from store.opening import open_journal",
+    "import core",
+    "from store import canonical_json",
+    "from factory_schedule.store import open_journal",
+    "from factory_schedule.store.opening import open_journal",
     "from pendulum import now",
     "import pendulum\npendulum.now()",
     "import pendulum\npendulum.today()",
@@ -176,7 +184,7 @@ IMPURE = [
     "print('x')",
     "__import__('os')",
     "eval('1')",
-    "import store\nstore.anything.environ",
+    "import factory_schedule.store\nfactory_schedule.store.anything.environ",
 ]
 
 
@@ -190,7 +198,7 @@ PURE = [
     "import pendulum\npendulum.parse('2026-12-07T02:00:00Z')",
     "import pendulum\npendulum.datetime(2026, 12, 7, tz='UTC')",
     "from pendulum import Date, DateTime",
-    "from store import canonical_json, NewEvent, VersionConflictError",
+    "from factory_schedule.store import canonical_json, NewEvent, VersionConflictError",
     "from pydantic import BaseModel",
     "import hashlib, json, re, plistlib",
     "from datetime import datetime, timezone\ndatetime.fromtimestamp(0, timezone.utc)",

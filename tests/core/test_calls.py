@@ -12,7 +12,7 @@ from pathlib import Path
 import pendulum
 import pytest
 
-from core import SCHEDULE_LIMITS, ScheduleError
+from factory_schedule.core import SCHEDULE_LIMITS, ScheduleError
 from tests.core.engine_helpers import (
     CALL_BOUND,
     RECORDED,

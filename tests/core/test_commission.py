@@ -12,7 +12,7 @@ import pendulum
 import pytest
 from pydantic import ValidationError
 
-from core.commission import (
+from factory_schedule.core.commission import (
     Commission,
     Lane,
     LaneOccurrence,
@@ -25,8 +25,8 @@ from core.commission import (
     parse_commission,
     proposed_commission,
 )
-from core.errors import ScheduleError
-from core.limits import SCHEDULE_LIMITS as L
+from factory_schedule.core.errors import ScheduleError
+from factory_schedule.core.limits import SCHEDULE_LIMITS as L
 
 REGENERATE = (
     '.venv/bin/python -c "import core.commission as c; '

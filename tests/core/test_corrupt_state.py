@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from core import SCHEDULE_AGGREGATE, ScheduleError
-from store import JournalCorruptError
+from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
+from factory_schedule.store import JournalCorruptError
 from tests.core.engine_helpers import (
     RECORDED,
     Harness,

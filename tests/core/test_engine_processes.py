@@ -10,8 +10,8 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
-from core import SCHEDULE_LIMITS, LifecycleSchedule, ManualClock, ScheduleError
-from store import open_journal
+from factory_schedule.core import SCHEDULE_LIMITS, LifecycleSchedule, ManualClock, ScheduleError
+from factory_schedule.store import open_journal
 from tests.core import engine_helpers as helpers
 from tests.core.engine_helpers import basic_id, confirmation, make_harness, writes_nothing
 

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, Phase, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from core import lane_occurrence_on
+from factory_schedule.core import lane_occurrence_on
 from tests.core.engine_helpers import (
     EFFECTIVE,
     RECORDED,

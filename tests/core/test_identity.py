@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.errors import ScheduleError
-from core.identity import (
+from factory_schedule.core.errors import ScheduleError
+from factory_schedule.core.identity import (
     PORTFOLIO,
     PORTFOLIO_RHYTHMS,
     RHYTHMS,
@@ -22,7 +22,7 @@ from core.identity import (
     parse_lane_id,
     parse_occurrence_id,
 )
-from core.zones import iso_week_of, monday_of_week
+from factory_schedule.core.zones import iso_week_of, monday_of_week
 
 
 def test_rhythm_constants_are_the_seeds() -> None:

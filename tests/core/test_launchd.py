@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from core.commission import proposed_commission
-from core.errors import ScheduleError
-from core.launchd import launch_intervals, launchd_weekday, render_launch_agent_plist
+from factory_schedule.core.commission import proposed_commission
+from factory_schedule.core.errors import ScheduleError
+from factory_schedule.core.launchd import launch_intervals, launchd_weekday, render_launch_agent_plist
 
 COMMISSION = proposed_commission(["alpha", "beta", "gamma"], "2026-12-07", 40_000_000)
 
@@ -132,7 +132,7 @@ def test_render_launch_agent_plist_needs_label_program_and_intervals() -> None:
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from tui.cli import main
+    from factory_schedule.tui.cli import main
 
     code = main(argv)
     captured = capsys.readouterr()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pendulum
 import pytest
 
-from core import LifecycleSchedule, ManualClock, ScheduleError
-from store import open_journal
+from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError
+from factory_schedule.store import open_journal
 from tests.core.engine_helpers import (
     SteppingClock,
     basic_id,

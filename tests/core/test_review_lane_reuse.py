@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tests.core.test_corrupt_state as corrupt_state
-from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
-from core.commission import commission_digest, commission_document, parse_commission
-from core.state import parse_state
-from store import JournalCorruptError, canonical_json, open_journal
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
+from factory_schedule.core.commission import commission_digest, commission_document, parse_commission
+from factory_schedule.core.state import parse_state
+from factory_schedule.store import JournalCorruptError, canonical_json, open_journal
 from tests.core.engine_helpers import (
     Harness,
     basic_id,

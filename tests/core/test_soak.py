@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pendulum
 import pytest
 
-from core import SCHEDULE_LIMITS, lane_occurrence_on, lanes_of, proposed_commission
+from factory_schedule.core import SCHEDULE_LIMITS, lane_occurrence_on, lanes_of, proposed_commission
 from tests.core.engine_helpers import SIGN_IN, make_harness, observation, result_report
 
 PRODUCTS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
-from core.model import Watermark
-from core.state import dump_state, parse_state
-from core.stored import StateCodec
-from store import canonical_json, open_journal
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
+from factory_schedule.core.model import Watermark
+from factory_schedule.core.state import dump_state, parse_state
+from factory_schedule.core.stored import StateCodec
+from factory_schedule.store import canonical_json, open_journal
 from tests.core.engine_helpers import basic_id, basic_lane, make_harness, refused, result_report, weekly_lane
 
 LANES = [basic_lane("alpha"), basic_lane("bravo", time="02:10"), weekly_lane(weekday=1)]

@@ -25,13 +25,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from rich.console import Console
 
-import core.service as service
-from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
-from core.commission import commission_digest, commission_document, parse_commission
-from core.model import LedgerWeek
-from core.state import dump_state, parse_state
-from core.stored import StateCodec
-from store import JournalCorruptError, VersionConflictError, canonical_json, open_journal
+import factory_schedule.core.service as service
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
+from factory_schedule.core.commission import commission_digest, commission_document, parse_commission
+from factory_schedule.core.model import LedgerWeek
+from factory_schedule.core.state import dump_state, parse_state
+from factory_schedule.core.stored import StateCodec
+from factory_schedule.store import JournalCorruptError, VersionConflictError, canonical_json, open_journal
 from tests.core.engine_helpers import (
     CALL_BOUND,
     SIGN_IN,
@@ -688,8 +688,8 @@ def test_a_new_call_or_transition_on_a_record_kept_without_its_calls_is_settled_
 
 
 def test_status_record_and_the_dashboards_detail_show_a_kept_records_calls(tmp_path):
-    from tui.screens.reading import take_reading
-    from tui.widgets.occurrences import occurrence_detail, occurrence_rows
+    from factory_schedule.tui.screens.reading import take_reading
+    from factory_schedule.tui.widgets.occurrences import occurrence_detail, occurrence_rows
 
     h, occurrence_id = _settled(tmp_path)
     status = h.schedule.status(occurrence_id)

@@ -15,8 +15,8 @@ from types import ModuleType
 
 import pytest
 
-from core import SCHEDULE_AGGREGATE
-from store import open_journal
+from factory_schedule.core import SCHEDULE_AGGREGATE
+from factory_schedule.store import open_journal
 
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "year.py"
 ROOT = SCRIPT.parents[2]

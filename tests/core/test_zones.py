@@ -10,8 +10,8 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from core.errors import ScheduleError
-from core.zones import (
+from factory_schedule.core.errors import ScheduleError
+from factory_schedule.core.zones import (
     is_valid_zone,
     iso_week_of,
     local_date_of,

@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from store import Decision, NewEvent, VersionConflictError, open_journal
+from factory_schedule.store import Decision, NewEvent, VersionConflictError, open_journal
 
 AGGREGATE = "test/counter"
 

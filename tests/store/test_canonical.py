@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_text
-from store.canonical import join_array, join_object
+from factory_schedule.store import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_text
+from factory_schedule.store.canonical import join_array, join_object
 
 
 def test_keys_are_sorted_at_every_depth_whatever_the_insertion_order():

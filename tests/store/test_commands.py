@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from store import (
+from factory_schedule.store import (
     CanonicalText,
     CommandConflictError,
     Decision,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from store import Journal, open_journal
+from factory_schedule.store import Journal, open_journal
 from tests.store import support
 
 

@@ -7,7 +7,7 @@ check done with open()/close() once let a second open_journal corrupt a busy jou
 import multiprocessing
 import sqlite3
 
-from store import Decision, NewEvent, VersionConflictError, open_journal
+from factory_schedule.store import Decision, NewEvent, VersionConflictError, open_journal
 
 
 def _append(url: str, count: int, tag: str, reopen: bool) -> None:

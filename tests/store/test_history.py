@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from store import HISTORY_PAGE, JournalCorruptError, open_journal
+from factory_schedule.store import HISTORY_PAGE, JournalCorruptError, open_journal
 from tests.store.support import AGGREGATE, bump, burst
 
 EVENTS = 2_500

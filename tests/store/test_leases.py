@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from store import leases, open_journal
+from factory_schedule.store import leases, open_journal
 
 T0 = datetime(2026, 12, 7, 2, 0, tzinfo=UTC)
 

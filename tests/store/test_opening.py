@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from store import JournalOpenError, open_journal
+from factory_schedule.store import JournalOpenError, open_journal
 from tests.store.support import AGGREGATE, bump
 
 
@@ -196,6 +196,6 @@ def test_an_sqlite_older_than_update_returning_is_refused_before_the_file_is_mad
     ],
 )
 def test_a_journal_url_is_shown_with_any_password_masked_parsed_or_not(url, shown):
-    from store import shown_url
+    from factory_schedule.store import shown_url
 
     assert shown_url(url) == shown

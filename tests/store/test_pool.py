@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from store import Decision, NewEvent, open_journal
+from factory_schedule.store import Decision, NewEvent, open_journal
 from tests.store.support import AGGREGATE
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 from queue import Empty
 from typing import Any
 
-from store import open_journal
+from factory_schedule.store import open_journal
 from tests.store import support
 
 RACERS = 6

@@ -1,4 +1,4 @@
-from store import open_journal
+from factory_schedule.store import open_journal
 
 
 def test_a_new_journal_is_empty(tmp_path):

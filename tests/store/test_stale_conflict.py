@@ -2,7 +2,7 @@
 
 import pytest
 
-from store import CommandConflictError, Decision, NewEvent, VersionConflictError, open_journal
+from factory_schedule.store import CommandConflictError, Decision, NewEvent, VersionConflictError, open_journal
 
 
 def _decide(state, version):

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from store import open_journal
+from factory_schedule.store import open_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 
 COMMANDS = """
 import random, sys
-from store import Decision, NewEvent, open_journal
+from factory_schedule.store import Decision, NewEvent, open_journal
 journal = open_journal(sys.argv[1])
 noise = random.Random(1)
 def decide(state, version):  # a state of about 90 KB: more pages than the 64 KiB a statement journal keeps

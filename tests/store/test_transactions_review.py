@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from store import Decision, NewEvent, VersionConflictError, open_journal
+from factory_schedule.store import Decision, NewEvent, VersionConflictError, open_journal
 from tests.conftest import POSTGRES_ENV, _admin_connect
 from tests.store.support import AGGREGATE, bump, wait_for_marker
 

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from store import Decision, JournalCorruptError, NewEvent, open_journal
+from factory_schedule.store import Decision, JournalCorruptError, NewEvent, open_journal
 
 
 def _append(journal, count):

@@ -69,7 +69,7 @@ def cli_env(journal_url: str, **extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["FACTORY_JOURNAL"] = journal_url
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env["FACTORY_SCHEDULE"] = f"{sys.executable} -m tui.cli"
+    env["FACTORY_SCHEDULE"] = f"{sys.executable} -m factory_schedule.tui.cli"
     env.update(extra)
     return env
 
@@ -79,7 +79,7 @@ def cli(
 ) -> tuple[int, Any, str]:
     """Run `factory-schedule ARGS` as a process; (exit code, the last stdout line as JSON or text, stderr)."""
     completed = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "--journal", journal_url, *args],
+        [sys.executable, "-m", "factory_schedule.tui.cli", "--journal", journal_url, *args],
         input=stdin,
         capture_output=True,
         text=True,

@@ -23,11 +23,11 @@ import pytest
 from rich.console import Console
 from textual.widgets import DataTable, Static
 
-from core import SCHEDULE_AGGREGATE, ManualClock
-from tui.app import ScheduleApp, build_app
-from tui.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401, demo_template
-from tui.forms.commission import difference
-from tui.widgets.header import HeaderBar
+from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
+from factory_schedule.tui.app import ScheduleApp, build_app
+from factory_schedule.tui.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401, demo_template
+from factory_schedule.tui.forms.commission import difference
+from factory_schedule.tui.widgets.header import HeaderBar
 
 SIZE = (120, 40)
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,10 +183,10 @@ async def test_a_commission_revision_is_previewed_with_its_difference_then_recor
 
 WRITER = """
 import sys
-from core import LifecycleSchedule, ManualClock
-from store import open_journal
-from tui.forms.commission import difference
-from tui.demo import DEMO_END
+from factory_schedule.core import LifecycleSchedule, ManualClock
+from factory_schedule.store import open_journal
+from factory_schedule.tui.forms.commission import difference
+from factory_schedule.tui.demo import DEMO_END
 schedule = LifecycleSchedule(open_journal(sys.argv[1]), ManualClock(DEMO_END))
 schedule.record_account(account="chatgpt", sequence=2, sign_in="second@factory.example", overage=False,
                         recorded_by="another process")

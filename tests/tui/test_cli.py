@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from core import SCHEDULE_AGGREGATE, SCHEDULE_ERROR_CODES, launch_intervals
-from store import leases, open_journal
-from tui.cli import main
-from tui.commands.runner_cli import ERROR_EXIT_CODES, REFUSAL_EXIT_CODES
+from factory_schedule.core import SCHEDULE_AGGREGATE, SCHEDULE_ERROR_CODES, launch_intervals
+from factory_schedule.store import leases, open_journal
+from factory_schedule.tui.cli import main
+from factory_schedule.tui.commands.runner_cli import ERROR_EXIT_CODES, REFUSAL_EXIT_CODES
 
 from .runner_support import cli, commission_due_now, commission_file
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pendulum
 
-from core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
-from store import leases, open_journal
-from tui.demo import (
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
+from factory_schedule.store import leases, open_journal
+from factory_schedule.tui.demo import (
     DEMO_END,
     KILLED,
     SIGN_IN_401,

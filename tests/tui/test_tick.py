@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from core import LifecycleSchedule
-from store import leases, open_journal
-from tui.commands.runner_cli import SystemClock
-from tui.runner import segment_scope, this_host
+from factory_schedule.core import LifecycleSchedule
+from factory_schedule.store import leases, open_journal
+from factory_schedule.tui.commands.runner_cli import SystemClock
+from factory_schedule.tui.runner import segment_scope, this_host
 
 from .runner_support import (
     EXAMPLE_RUNNER,
@@ -35,6 +35,7 @@ from .runner_support import (
 )
 
 TTL = 1.0
+CLI = (sys.executable, "-m", "factory_schedule.tui.cli")
 
 
 def _tick_process(
@@ -43,7 +44,7 @@ def _tick_process(
     environment = cli_env(url, PROVIDER=f"{sys.executable} {FAKE_PROVIDER}",
                           FAKE_PROVIDER_LOG=str(tmp_path / "provider.log"), **env)
     return subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "--journal", url, "tick", "--ttl", f"{TTL:g}", *options, "--", *command],
+        [*CLI, "--journal", url, "tick", "--ttl", f"{TTL:g}", *options, "--", *command],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=REPO,
     )
 
@@ -219,7 +220,7 @@ def test_a_detached_tick_returns_at_once_and_its_keeper_runs_the_segment_to_the_
                           FAKE_PROVIDER_LOG=str(tmp_path / "provider.log"))
     with out.open("w") as stdout:
         tick = subprocess.Popen(
-            [sys.executable, "-m", "tui.cli", "--journal", sqlite_url, "tick", "--detach", "--ttl", f"{TTL:g}",
+            [*CLI, "--journal", sqlite_url, "tick", "--detach", "--ttl", f"{TTL:g}",
              "--", str(EXAMPLE_RUNNER)],
             stdout=stdout, stderr=subprocess.DEVNULL, env=environment, cwd=REPO,
         )

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from store import JournalError
+from factory_schedule.store import JournalError
 
 from ..paths import default_journal_url
 

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from store import JournalError, shown_url
+from factory_schedule.store import JournalError, shown_url
 
 DEFAULT_SPEED = 60.0
 

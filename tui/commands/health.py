@@ -11,7 +11,7 @@ import argparse
 import os
 from typing import Any
 
-from store import JournalError, open_journal
+from factory_schedule.store import JournalError, open_journal
 
 from .. import health
 from ..runner import this_host

@@ -98,7 +98,7 @@ def _program(args: argparse.Namespace, program: list[str]) -> list[str]:
 
 
 def render(args: argparse.Namespace) -> str:
-    from core import ScheduleError, launch_intervals, parse_commission, render_launch_agent_plist
+    from factory_schedule.core import ScheduleError, launch_intervals, parse_commission, render_launch_agent_plist
 
     program = _split_tail(args)
     commission = read_commission_file(args.commission)

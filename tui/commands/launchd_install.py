@@ -55,7 +55,7 @@ def launch_agent_spec(
     journal_url: str | None = None,
 ) -> dict[str, Any]:
     """The spec `render_launch_agent_plist` takes: intervals from the commission, the tick as the program."""
-    from core import launch_intervals
+    from factory_schedule.core import launch_intervals
 
     program_dir = os.path.dirname(program_arguments[0])
     environment = {"PATH": f"{program_dir}:{LAUNCHD_PATH}" if program_dir else LAUNCHD_PATH}
@@ -82,7 +82,7 @@ def _read_commission(path: str) -> dict[str, Any]:
 
 def _install(args: argparse.Namespace) -> int:
     def work() -> int:
-        from core import render_launch_agent_plist
+        from factory_schedule.core import render_launch_agent_plist
 
         if not args.print and not args.output:
             raise BadInput("say where the plist goes: --print, --output PATH, or both")

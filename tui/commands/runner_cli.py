@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from store import Journal, JournalError, leases, open_journal
+from factory_schedule.store import Journal, JournalError, leases, open_journal
 
 from ..clock import SystemClock
 from ..paths import default_journal_url
@@ -172,14 +172,14 @@ def open_schedule(url: str, clock: Any = None, journal: Journal | None = None) -
     drops the process's SQLite locks on the file, which lets another process
     checkpoint the WAL from under live connections.
     """
-    from core import LifecycleSchedule
+    from factory_schedule.core import LifecycleSchedule
 
     return LifecycleSchedule(journal if journal is not None else open_journal(url), clock or SystemClock())
 
 
 def run_guarded(work: Callable[[], int]) -> int:
     """Run `work`, turning every expected failure into one JSON error line and its exit code."""
-    from core import ScheduleError
+    from factory_schedule.core import ScheduleError
 
     try:
         return work()

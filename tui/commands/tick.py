@@ -28,7 +28,7 @@ import subprocess
 import sys
 from typing import Any
 
-from store import leases, open_journal
+from factory_schedule.store import leases, open_journal
 
 from .. import runner as process_runner
 from ..paths import ENV_JOURNAL
@@ -73,7 +73,7 @@ def _lanes_to_start(schedule: Any, lane: str | None) -> list[str]:
 
 
 def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.SegmentJob], int]:
-    from core import ScheduleError
+    from factory_schedule.core import ScheduleError
 
     jobs: list[process_runner.SegmentJob] = []
     exit_code = EXIT_OK
@@ -146,7 +146,7 @@ def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], 
     this lane's runner works.
     """
     keeper = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "tick-segment", "--lane", job.lane,
+        [sys.executable, "-m", "factory_schedule.tui.cli", "tick-segment", "--lane", job.lane,
          "--occurrence", job.occurrence_id, "--segment", str(job.segment), "--runner", job.runner,
          "--ttl", f"{ttl:g}", "--", *command],
         stdin=subprocess.DEVNULL, start_new_session=True,

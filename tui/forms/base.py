@@ -18,7 +18,7 @@ from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static
 
-from core import ScheduleError
+from factory_schedule.core import ScheduleError
 
 
 class NotBlank(Validator):

@@ -15,9 +15,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
-from core import ScheduleError
-from core.commission import lanes_of, parse_commission, proposed_commission
-from core.zones import local_date_of
+from factory_schedule.core import ScheduleError
+from factory_schedule.core.commission import lanes_of, parse_commission, proposed_commission
+from factory_schedule.core.zones import local_date_of
 
 from ..screens.reading import Reading
 from ..words import tokens

@@ -14,9 +14,9 @@ from typing import Any
 
 from pendulum import DateTime
 
-from core import SCHEDULE_AGGREGATE, ScheduleError
-from core.commission import parse_commission
-from store import Checkpoint, Event, Journal, JournalError, leases
+from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
+from factory_schedule.core.commission import parse_commission
+from factory_schedule.store import Checkpoint, Event, Journal, JournalError, leases
 
 from ..health import check_health
 

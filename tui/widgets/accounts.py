@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from core.model import at as parse_instant
+from factory_schedule.core.model import at as parse_instant
 
 from ..screens.reading import Reading
 from ..words import age, when

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store import leases
+from factory_schedule.store import leases
 
 from ..runner import segment_scope
 from ..screens.reading import Reading

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from core import ScheduleError
+from factory_schedule.core import ScheduleError
 
 from ..screens.reading import Reading
 from ..words import clock_time, state_words, tokens, when

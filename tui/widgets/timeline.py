@@ -16,7 +16,7 @@ from pendulum import Date, DateTime
 from rich.text import Text
 from textual.widget import Widget
 
-from core.commission import lane_occurrence_on
+from factory_schedule.core.commission import lane_occurrence_on
 
 from ..screens.reading import Reading
 from ..words import instant
