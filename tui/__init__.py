@@ -1,1 +1,2 @@
-"""The imperative shell: the Textual dashboard, the command line, the tick, leases and health."""
+"""The imperative shell: `dashboard` (Textual), `cli` (the `factory-schedule` command line) and `host`
+(the clock, processes, leases in use, launchd and the demo's simulation)."""

@@ -636,8 +636,8 @@ def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -
     also waits for a 20 ms window of idle CPU.
     """
     try:
-        from factory_schedule.tui.app import build_app
-        from factory_schedule.tui.widgets.accounts import AccountsView
+        from factory_schedule.tui.dashboard.app import build_app
+        from factory_schedule.tui.dashboard.widgets.accounts import AccountsView
     except ImportError:
         return None
     from textual.widgets import DataTable

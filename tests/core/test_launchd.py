@@ -132,7 +132,7 @@ def test_render_launch_agent_plist_needs_label_program_and_intervals() -> None:
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from factory_schedule.tui.cli import main
+    from factory_schedule.tui.cli.main import main
 
     code = main(argv)
     captured = capsys.readouterr()

@@ -688,8 +688,8 @@ def test_a_new_call_or_transition_on_a_record_kept_without_its_calls_is_settled_
 
 
 def test_status_record_and_the_dashboards_detail_show_a_kept_records_calls(tmp_path):
-    from factory_schedule.tui.screens.reading import take_reading
-    from factory_schedule.tui.widgets.occurrences import occurrence_detail, occurrence_rows
+    from factory_schedule.tui.dashboard.reading import take_reading
+    from factory_schedule.tui.dashboard.widgets.occurrences import occurrence_detail, occurrence_rows
 
     h, occurrence_id = _settled(tmp_path)
     status = h.schedule.status(occurrence_id)

@@ -24,10 +24,10 @@ from rich.console import Console
 from textual.widgets import DataTable, Static
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
-from factory_schedule.tui.app import ScheduleApp, build_app
-from factory_schedule.tui.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401, demo_template
-from factory_schedule.tui.forms.commission import difference
-from factory_schedule.tui.widgets.header import HeaderBar
+from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
+from factory_schedule.tui.dashboard.screens.commission import difference
+from factory_schedule.tui.dashboard.widgets.header import HeaderBar
+from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401, demo_template
 
 SIZE = (120, 40)
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,8 +185,8 @@ WRITER = """
 import sys
 from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.store import open_journal
-from factory_schedule.tui.forms.commission import difference
-from factory_schedule.tui.demo import DEMO_END
+from factory_schedule.tui.dashboard.screens.commission import difference
+from factory_schedule.tui.host.demo import DEMO_END
 schedule = LifecycleSchedule(open_journal(sys.argv[1]), ManualClock(DEMO_END))
 schedule.record_account(account="chatgpt", sequence=2, sign_in="second@factory.example", overage=False,
                         recorded_by="another process")

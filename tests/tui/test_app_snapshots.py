@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from factory_schedule.core import ManualClock
-from factory_schedule.tui.app import build_app
-from factory_schedule.tui.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, demo_template
+from factory_schedule.tui.dashboard.app import build_app
+from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, demo_template
 
 SIZE = (120, 40)
 

@@ -10,7 +10,7 @@ import pendulum
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
 from factory_schedule.store import leases, open_journal
-from factory_schedule.tui.demo import (
+from factory_schedule.tui.host.demo import (
     DEMO_END,
     KILLED,
     SIGN_IN_401,

@@ -11,8 +11,8 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, launch_intervals
 from factory_schedule.store import leases, open_journal
-from factory_schedule.tui import health
-from factory_schedule.tui.runner import segment_scope
+from factory_schedule.tui.host import health
+from factory_schedule.tui.host.segments import segment_scope
 
 HOST = "test-host"
 OCCURRENCE = "discovery/alpha/basic/2026-12-07"

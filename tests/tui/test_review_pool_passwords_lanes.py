@@ -25,7 +25,8 @@ from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.store import Decision, JournalOpenError, NewEvent, open_journal
 from factory_schedule.store.journal import Journal
 from factory_schedule.store.postgres import PostgresJournal
-from factory_schedule.tui import cli, health
+from factory_schedule.tui.cli import main as cli
+from factory_schedule.tui.host import health
 
 HOST = "test-host"
 SECRET = "s3cret-word"
@@ -231,8 +232,8 @@ def test_the_launch_agent_keeps_the_journal_password_off_the_ticks_command_line(
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the keeper's command line from /proc")
 def test_a_detached_keeper_is_never_given_the_journal_password_on_its_command_line():
-    from factory_schedule.tui.commands.tick import _spawn_keeper
-    from factory_schedule.tui.runner import SegmentJob
+    from factory_schedule.tui.cli.tick import _spawn_keeper
+    from factory_schedule.tui.host.segments import SegmentJob
 
     job = SegmentJob("alpha/basic", "discovery/alpha/basic/2026-12-07", 1, "r-000000000000")
     # A server that takes the connection and never answers: the keeper waits in open_journal while its

@@ -1,7 +1,7 @@
 """The tick and its runners as real processes: leases, heartbeats, a SIGKILL mid-call, and the way back.
 
 Each test opens the journal once in this process (a second open of a SQLite file
-in one process drops its locks; see tui/commands/runner_cli.open_schedule) and
+in one process drops its locks; see tui/cli/runner.open_schedule) and
 drives everything else through `factory-schedule` processes.
 """
 
@@ -21,8 +21,8 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import leases, open_journal
-from factory_schedule.tui.commands.runner_cli import SystemClock
-from factory_schedule.tui.runner import segment_scope, this_host
+from factory_schedule.tui.cli.runner import SystemClock
+from factory_schedule.tui.host.segments import segment_scope, this_host
 
 from .runner_support import (
     EXAMPLE_RUNNER,

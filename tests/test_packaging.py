@@ -1,0 +1,57 @@
+"""The distribution installs one import package, factory_schedule, and nothing generic beside it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FOLDERS = ("core", "store", "tui")
+
+
+def _declared_packages() -> set[str]:
+    with (REPO / "pyproject.toml").open("rb") as handle:
+        return set(tomllib.load(handle)["tool"]["setuptools"]["packages"])
+
+
+def test_every_source_package_is_declared_under_factory_schedule() -> None:
+    found = {
+        "factory_schedule." + ".".join(init.parent.relative_to(REPO).parts)
+        for folder in FOLDERS
+        for init in (REPO / folder).rglob("__init__.py")
+    }
+    assert found == _declared_packages()
+
+
+def test_the_wheel_holds_one_top_level_package(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
+         "--wheel-dir", str(tmp_path), str(REPO)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    (wheel,) = tmp_path.glob("factory_schedule-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"factory_schedule"}
+    assert "factory_schedule/core/commission.schema.json" in names
+    assert "factory_schedule/tui/dashboard/app.tcss" in names
+    assert "factory_schedule/tui/cli/__main__.py" in names
+
+
+def test_a_folder_with_its_own_core_store_and_tui_cannot_shadow_the_product(tmp_path: Path) -> None:
+    for folder in FOLDERS:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text(f"raise SystemExit('the user folder {folder} was imported')\n")
+    probe = (
+        "import factory_schedule.core, factory_schedule.store, factory_schedule.tui.cli.main as cli, sys;"
+        "print(factory_schedule.core.__file__);"
+        "sys.argv = ['factory-schedule', '--help'];"
+        "cli.main(['--help'])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert str(tmp_path) not in done.stdout.splitlines()[0]
+    assert "usage: factory-schedule" in done.stdout

@@ -1,0 +1,1 @@
+"""The `factory-schedule` command line: one module per subcommand, assembled in `main`."""

@@ -1,0 +1,65 @@
+"""`factory-schedule demo`: two weeks of a simulated factory, then the dashboard on it, live.
+
+The demo journal is built by driving the real engine (see `tui.demo`); the
+simulation then keeps going on a thread with the clock accelerated, so the views
+move. The journal is a new file in a temporary folder unless `--journal` names one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from factory_schedule.store import JournalError, shown_url
+
+DEFAULT_SPEED = 60.0
+
+
+def demo_journal_url() -> str:
+    folder = Path(tempfile.mkdtemp(prefix="factory-schedule-demo-"))
+    return f"sqlite:///{folder / 'journal.db'}"
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from factory_schedule.tui.dashboard.app import ScheduleApp
+    from factory_schedule.tui.host.demo import LiveSimulation, build_demo
+
+    url = getattr(args, "journal", None) or demo_journal_url()
+    host = socket.gethostname()
+    shown = shown_url(url)  # a PostgreSQL URL's password stays off the terminal
+    print(f"Building the demo journal at {shown} (two simulated weeks through the real engine)...", file=sys.stderr)
+    try:
+        driver = build_demo(url, host=host)
+    except (JournalError, ValueError) as error:
+        print(f"factory-schedule demo: {error}", file=sys.stderr)
+        return 2
+    if args.build_only:
+        print(shown)
+        return 0
+    driver.go_live()
+    simulation = LiveSimulation(driver, speed=args.speed)
+    app = ScheduleApp(driver.journal, driver.journal.where, driver.clock, poll_interval=0.5, host=host)
+    simulation.start()
+    try:
+        app.run()
+    finally:
+        simulation.stop()
+    print(f"The demo journal stays at {shown}", file=sys.stderr)
+    return 0
+
+
+def register(subcommands: Any) -> None:
+    parser = subcommands.add_parser("demo", help="build a demo journal and open the dashboard on it, live")
+    parser.add_argument(
+        "--journal", metavar="URL", default=argparse.SUPPRESS, help="a new journal for the demo (default: a temp file)"
+    )
+    parser.add_argument(
+        "--speed", type=float, default=DEFAULT_SPEED, metavar="N",
+        help=f"simulated seconds per real second (default {DEFAULT_SPEED:g}: a minute a second)",
+    )
+    parser.add_argument("--build-only", action="store_true", help="build the journal, print its URL, and exit")
+    parser.set_defaults(handler=_demo)

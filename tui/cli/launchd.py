@@ -1,0 +1,172 @@
+"""`factory-schedule launchd print COMMISSION.json [--host-zone ZONE] [--label L] [--log-dir DIR] [-- PROGRAM ...]`.
+
+Prints the LaunchAgent plist whose StartCalendarInterval fires at every lane time of
+the commission (`core.launch_intervals`), as text on stdout. Nothing is written or
+loaded: reading it, diffing it against an installed agent, or piping it to a file is
+the owner's choice. (`launchd install`, registered by tui/cli/launchd_install.py,
+renders the complete agent for the tick with its runner and can write it.)
+
+The host zone is this machine's ($TZ, else the zone /etc/localtime links to), never
+silently the commission's: launchd fires in the host's zone, so a Mac in another zone
+is refused (exit 2) unless --host-zone says otherwise, and --host-zone is required
+when the machine's zone cannot be read.
+
+ProgramArguments are PROGRAM and its arguments after `--` (the first an absolute path);
+without them, `<factory-schedule> [--journal URL] tick`, which still needs its runner
+command appended before the agent can run (a note on stderr says so).
+
+Exit status: 0 printed; 2 the commission file or an argument was refused (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from typing import Any
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+DEFAULT_LABEL = "com.factory-schedule.tick"
+
+
+class Refused(Exception):
+    """A one-line reason the command cannot print the plist."""
+
+
+def machine_zone() -> str | None:
+    """This machine's IANA zone: $TZ (a leading ':' dropped), else where /etc/localtime links; None if unknown."""
+    from_env = os.environ.get("TZ", "").lstrip(":")
+    if from_env:
+        return from_env
+    target = os.path.realpath("/etc/localtime")
+    marker = "zoneinfo/"
+    return target.split(marker, 1)[1] if marker in target else None
+
+
+def _executable() -> str:
+    found = shutil.which("factory-schedule")
+    return os.path.abspath(found) if found else os.path.abspath(sys.argv[0])
+
+
+def read_commission_file(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except OSError as error:
+        raise Refused(f"{path}: cannot read it ({error.strerror})") from None
+    except ValueError as error:
+        raise Refused(f"{path}: not JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise Refused(f"{path}: a commission is a JSON object")
+    return document
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host-zone", metavar="ZONE", help="this machine's zone (default: $TZ, else /etc/localtime)")
+    parser.add_argument("--label", default=DEFAULT_LABEL, help=f"the LaunchAgent label (default {DEFAULT_LABEL})")
+    parser.add_argument("--log-dir", metavar="DIR", help="where launchd writes the program's stdout and stderr")
+
+
+def _split_tail(args: argparse.Namespace) -> list[str]:
+    """Options given after COMMISSION.json (argparse leaves them in the remainder), then the program after `--`."""
+    tail = list(args.program or [])
+    if not tail or not tail[0].startswith("-"):
+        return tail  # argparse already took the `--` that introduced the program
+    options, program = (tail[: tail.index("--")], tail[tail.index("--") + 1 :]) if "--" in tail else (tail, [])
+    if options:
+        late = argparse.ArgumentParser(prog="factory-schedule launchd print", add_help=False)
+        _add_options(late)
+        late.parse_args(options, namespace=args)
+    return program
+
+
+def _program(args: argparse.Namespace, program: list[str]) -> list[str]:
+    if program:
+        if not os.path.isabs(program[0]):
+            raise Refused(f"the program must be an absolute path, got {program[0]!r}")
+        return program
+    journal = getattr(args, "journal", None)
+    print(
+        "factory-schedule launchd print: no program after `--`; the plist runs `factory-schedule tick`, "
+        "which needs `-- RUNNER` appended (or use `launchd install`)",
+        file=sys.stderr,
+    )
+    return [_executable(), *(["--journal", journal] if journal else []), "tick"]
+
+
+def render(args: argparse.Namespace) -> str:
+    from factory_schedule.core import ScheduleError, launch_intervals, parse_commission, render_launch_agent_plist
+
+    program = _split_tail(args)
+    commission = read_commission_file(args.commission)
+    try:
+        parsed = parse_commission(commission)
+    except ScheduleError as error:
+        raise Refused(f"{args.commission}: {error.message}") from None
+    zone = args.host_zone or machine_zone()
+    if not zone:
+        raise Refused("cannot tell this machine's zone from $TZ or /etc/localtime; pass --host-zone")
+    try:
+        intervals = launch_intervals(parsed, zone)
+    except ScheduleError as error:
+        raise Refused(error.message) from None
+    spec: dict[str, Any] = {"label": args.label, "program_arguments": _program(args, program)}
+    spec["start_calendar_interval"] = intervals
+    if args.log_dir:
+        log_dir = os.path.abspath(args.log_dir)
+        spec["standard_out_path"] = os.path.join(log_dir, "tick.out.log")
+        spec["standard_error_path"] = os.path.join(log_dir, "tick.err.log")
+    try:
+        return render_launch_agent_plist(spec)
+    except ScheduleError as error:
+        raise Refused(error.message) from None
+
+
+def _print(args: argparse.Namespace) -> int:
+    try:
+        text = render(args)
+    except Refused as error:
+        print(f"factory-schedule launchd print: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def add_print(launchd_commands: Any) -> None:
+    """Add `print` to the `launchd` command's subcommands."""
+    printer = launchd_commands.add_parser(
+        "print",
+        help="print the LaunchAgent plist whose intervals fire at every lane time",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    printer.add_argument("commission", metavar="COMMISSION.json", help="the commission JSON file")
+    _add_options(printer)
+    printer.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]")
+    printer.set_defaults(handler=_print)
+
+
+def _subcommands_of(parser: argparse.ArgumentParser) -> Any:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return None
+
+
+def launchd_subcommands(subcommands: Any) -> Any:
+    """The `launchd` command's own subcommands, creating `launchd` if no module registered it yet
+    (`launchd print` lives here, `launchd install` in launchd_install.py; either may come first)."""
+    launchd = subcommands.choices.get("launchd")
+    if launchd is None:
+        launchd = subcommands.add_parser("launchd", help="the LaunchAgent that fires the tick")
+    commands = _subcommands_of(launchd)
+    if commands is None:
+        commands = launchd.add_subparsers(dest="launchd_command", metavar="COMMAND")
+    return commands
+
+
+def register(subcommands: Any) -> None:
+    add_print(launchd_subcommands(subcommands))

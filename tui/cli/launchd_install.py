@@ -1,0 +1,148 @@
+"""`factory-schedule launchd install --commission FILE (--print | --output PATH) [-- RUNNER [ARGS]]`.
+
+Renders the LaunchAgent that fires `factory-schedule tick --detach -- RUNNER` at every lane
+time: its StartCalendarInterval comes from `core.launch_intervals` (which refuses
+a Mac whose zone is not the commission's), its ProgramArguments are the tick
+command with the journal named explicitly, so launchd's bare environment cannot
+point it elsewhere. It prints the plist, or writes it to the path the owner
+names; it never loads it (that is `launchctl bootstrap gui/$(id -u) PATH`, the
+owner's step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+from typing import Any
+
+from factory_schedule.tui.cli.launchd import Refused, launchd_subcommands, read_commission_file
+from factory_schedule.tui.cli.runner import EXIT_OK, BadInput, emit, journal_url_of, run_guarded
+from factory_schedule.tui.host.health import host_zone
+
+DEFAULT_LABEL = "com.factory-schedule.tick"
+LAUNCHD_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+def factory_schedule_executable() -> str:
+    """The absolute path of this program, as launchd must be given it."""
+    found = shutil.which("factory-schedule")
+    if found:
+        return os.path.abspath(found)
+    candidate = os.path.abspath(sys.argv[0])
+    if os.path.basename(candidate) == "factory-schedule":
+        return candidate
+    return os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "factory-schedule")
+
+
+def tick_program_arguments(executable: str, runner_command: list[str], ttl: float | None) -> list[str]:
+    """The tick's command line. The journal is not on it: the agent's FACTORY_JOURNAL names it, and a
+    URL's password on a command line is visible to every local user (`ps`)."""
+    arguments = [executable, "tick", "--detach"]
+    if ttl is not None:
+        arguments += ["--ttl", f"{ttl:g}"]
+    return [*arguments, "--", *runner_command]
+
+
+def launch_agent_spec(
+    commission: dict[str, Any],
+    zone: str,
+    program_arguments: list[str],
+    label: str = DEFAULT_LABEL,
+    log_dir: str | None = None,
+    journal_url: str | None = None,
+) -> dict[str, Any]:
+    """The spec `render_launch_agent_plist` takes: intervals from the commission, the tick as the program."""
+    from factory_schedule.core import launch_intervals
+
+    program_dir = os.path.dirname(program_arguments[0])
+    environment = {"PATH": f"{program_dir}:{LAUNCHD_PATH}" if program_dir else LAUNCHD_PATH}
+    if journal_url:
+        environment["FACTORY_JOURNAL"] = journal_url
+    spec: dict[str, Any] = {
+        "label": label,
+        "program_arguments": program_arguments,
+        "start_calendar_interval": launch_intervals(commission, zone),
+        "environment_variables": environment,
+    }
+    if log_dir:
+        spec["standard_out_path"] = os.path.join(os.path.abspath(log_dir), "tick.out.log")
+        spec["standard_error_path"] = os.path.join(os.path.abspath(log_dir), "tick.err.log")
+    return spec
+
+
+def _read_commission(path: str) -> dict[str, Any]:
+    try:
+        return read_commission_file(path)
+    except Refused as error:
+        raise BadInput(str(error)) from None
+
+
+def _install(args: argparse.Namespace) -> int:
+    def work() -> int:
+        from factory_schedule.core import render_launch_agent_plist
+
+        if not args.print and not args.output:
+            raise BadInput("say where the plist goes: --print, --output PATH, or both")
+        commission = _read_commission(args.commission)
+        runner = list(args.runner_command or [])
+        if runner and runner[0] == "--":
+            runner = runner[1:]
+        url = journal_url_of(args)
+        if args.tick_command:
+            program = shlex.split(args.tick_command)
+            if runner:
+                raise BadInput("give either --tick-command or a runner command after `--`, not both")
+        elif runner:
+            program = tick_program_arguments(factory_schedule_executable(), runner, args.ttl)
+        else:
+            raise BadInput("name the runner the tick fires, after `--` (or the whole --tick-command)")
+        if not program or not os.path.isabs(program[0]):
+            raise BadInput(f"the program must be an absolute path, got {program[0] if program else None!r}")
+        zone = args.host_zone or host_zone()
+        if not zone:
+            raise BadInput("cannot tell this Mac's zone; pass --host-zone")
+        spec = launch_agent_spec(commission, zone, program, args.label, args.log_dir, url)
+        text = render_launch_agent_plist(spec)
+        if args.output:
+            try:  # owner-only: FACTORY_JOURNAL may carry a PostgreSQL password
+                with os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                               encoding="utf-8") as handle:
+                    os.fchmod(handle.fileno(), 0o600)  # a file that was already there keeps no wider mode
+                    handle.write(text)
+            except OSError as error:
+                raise BadInput(f"cannot write {args.output}: {error.strerror}") from None
+            print(f"wrote {args.output}; load it with: launchctl bootstrap gui/$(id -u) {args.output}",
+                  file=sys.stderr)
+        if args.print:
+            sys.stdout.write(text)
+        elif not args.output:
+            emit({"plist": text})
+        return EXIT_OK
+
+    return run_guarded(work)
+
+
+def add_install(launchd_commands: Any) -> None:
+    """Add `install` to the `launchd` command's subcommands."""
+    install = launchd_commands.add_parser(
+        "install", help="render the LaunchAgent that fires the tick at every lane time",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    install.add_argument("--commission", required=True, metavar="FILE", help="the commission JSON")
+    install.add_argument("--print", action="store_true", help="print the plist on stdout")
+    install.add_argument("--output", metavar="PATH", help="write the plist to PATH (nothing else is written)")
+    install.add_argument("--tick-command", metavar="COMMAND",
+                         help="the whole program line instead of `factory-schedule --journal URL tick -- RUNNER`")
+    install.add_argument("--ttl", type=float, help="the tick's lease TTL in seconds")
+    install.add_argument("--label", default=DEFAULT_LABEL, help=f"the LaunchAgent label (default {DEFAULT_LABEL})")
+    install.add_argument("--log-dir", metavar="DIR", help="where launchd writes the tick's stdout and stderr")
+    install.add_argument("--host-zone", metavar="ZONE", help="this Mac's zone (default: $TZ or /etc/localtime)")
+    install.add_argument("runner_command", nargs=argparse.REMAINDER, metavar="-- RUNNER [ARGS]")
+    install.set_defaults(handler=_install)
+
+
+def register(subcommands: Any) -> None:
+    add_install(launchd_subcommands(subcommands))

@@ -1,0 +1,208 @@
+"""`factory-schedule tick [--lane L] [--ttl SECONDS] -- COMMAND [ARGS]`: what the LaunchAgent fires.
+
+Under the journal's `worker` lease the tick calls `start` for every lane of the
+current commission (or just `--lane`), each with a fresh runner token, and prints
+one JSON line per lane with what `start` answered. The worker lease guards the
+tick's own decisions (the starts) and is released as soon as they are made,
+before any runner runs: runners are fenced by their token (the schedule answers a
+running segment only to its runner) and by their segment lease, and a runner may
+work for hours while the next lane's tick must still be able to fire.
+
+Then, for each admission or resumption, it takes the segment's lease and runs
+COMMAND with FACTORY_JOURNAL, FACTORY_OCCURRENCE, FACTORY_RUNNER and
+FACTORY_SEGMENT (also FACTORY_LANE, FACTORY_LEASE_SCOPE, FACTORY_LEASE_TTL) in its
+environment, heartbeating every TTL/3; all admitted segments run at once. The
+runner's own stdout goes to the tick's stderr so the tick's stdout stays JSON.
+
+With `--detach` (what the LaunchAgent runs) each admitted segment gets a keeper
+process (`tick-segment`) in a session of its own that does the same, and the tick
+returns at once: launchd never starts a job while its last run is still running,
+so a tick that waited for a two-hour runner would swallow the next lanes' times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from typing import Any
+
+from factory_schedule.store import leases, open_journal
+from factory_schedule.tui.cli.runner import (
+    ERROR_EXIT_CODES,
+    EXIT_OK,
+    BadInput,
+    SystemClock,
+    emit,
+    journal_url_of,
+    open_schedule,
+    run_guarded,
+)
+from factory_schedule.tui.host import segments as process_runner
+from factory_schedule.tui.host.paths import ENV_JOURNAL
+
+DEFAULT_TTL_SECONDS = 60.0
+EXIT_RUNNER_FAILED = 6
+STARTED_KINDS = ("admitted", "resumed")
+
+
+def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock) -> leases.Lease:
+    """Take `worker`, clearing it first only when its holder is stale and its tick is gone from this host."""
+    info = {"pid": os.getpid(), "host": process_runner.this_host(), "started": clock.now().isoformat()}
+    try:
+        return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
+    except leases.LeaseHeldError as held:
+        holder = held.holder
+        dead_here = holder.info.get("host") == process_runner.this_host() and not process_runner.process_alive(
+            holder.info.get("pid")
+        )
+        if not (leases.stale(holder, clock.now()) and dead_here):
+            raise
+        removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now())
+        if removed is not None:
+            emit({"repaired": "stale-worker-lease", "lease": removed})
+        return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
+
+
+def _lanes_to_start(schedule: Any, lane: str | None) -> list[str]:
+    if lane:
+        return [lane]
+    return [str(process_runner.field_of(plan, "lane")) for plan in schedule.plan()]
+
+
+def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.SegmentJob], int]:
+    from factory_schedule.core import ScheduleError
+
+    jobs: list[process_runner.SegmentJob] = []
+    exit_code = EXIT_OK
+    for lane in lanes:
+        runner = process_runner.new_runner_token()
+        try:
+            tick = schedule.start(lane=lane, runner=runner)
+        except ScheduleError as error:
+            emit({"lane": lane, "error": error.code, "message": error.message})
+            exit_code = exit_code or ERROR_EXIT_CODES.get(error.code, 1)
+            continue
+        emit({"lane": lane, "runner": runner, "tick": tick})
+        if tick.kind not in STARTED_KINDS:
+            continue
+        running = process_runner.running_segment(tick.occurrence)
+        if running is None or running[1] != runner:
+            continue  # a replay to another runner's segment: that runner holds it
+        jobs.append(process_runner.SegmentJob(lane, str(process_runner.field_of(tick.occurrence, "id")),
+                                              running[0], runner))
+    return jobs, exit_code
+
+
+def _tick(args: argparse.Namespace) -> int:
+    command = _strip_dashes(args.tick_command)
+
+    def work() -> int:
+        if not command:
+            raise BadInput("tick needs a runner command after `--`")
+        if args.ttl <= 0:
+            raise BadInput("--ttl must be positive")
+        url = journal_url_of(args)
+        journal = open_journal(url)
+        clock = SystemClock()
+        schedule = open_schedule(url, clock, journal)
+        owner = process_runner.new_tick_owner()
+        _take_worker_lease(journal, owner, args.ttl, clock)
+        beat = process_runner.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)
+        beat.start()
+        try:
+            jobs, exit_code = _start_lanes(schedule, _lanes_to_start(schedule, args.lane))
+        finally:
+            beat.stop()
+            leases.release(journal, leases.WORKER_SCOPE, owner)
+        if args.detach:
+            for job in jobs:
+                keeper = _spawn_keeper(url, job, command, args.ttl)
+                emit({"detached": {"lane": job.lane, "occurrence": job.occurrence_id, "segment": job.segment,
+                                   "runner": job.runner, "keeper_pid": keeper}})
+            return exit_code
+        runs = process_runner.run_segments(
+            journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run})
+        )
+        if exit_code == EXIT_OK and any(run.exit != 0 or run.segment_running for run in runs):
+            exit_code = EXIT_RUNNER_FAILED
+        return exit_code
+
+    return run_guarded(work)
+
+
+def _strip_dashes(command: list[str] | None) -> list[str]:
+    command = list(command or [])
+    return command[1:] if command and command[0] == "--" else command
+
+
+def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], ttl: float) -> int:
+    """Start `tick-segment` for one admitted segment in a session of its own, so it outlives this tick.
+
+    launchd runs one instance of a job at a time and, when that instance exits, kills what is left in
+    its process group; a keeper in its own session escapes both, so the next lane's tick can fire while
+    this lane's runner works.
+    """
+    keeper = subprocess.Popen(
+        [sys.executable, "-m", "factory_schedule.tui.cli", "tick-segment", "--lane", job.lane,
+         "--occurrence", job.occurrence_id, "--segment", str(job.segment), "--runner", job.runner,
+         "--ttl", f"{ttl:g}", "--", *command],
+        stdin=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, ENV_JOURNAL: url},  # not on its command line, where `ps` would show a password
+    )
+    return keeper.pid
+
+
+def _keep_segment(args: argparse.Namespace) -> int:
+    command = _strip_dashes(args.tick_command)
+
+    def work() -> int:
+        if not command:
+            raise BadInput("tick-segment needs the runner command after `--`")
+        url = journal_url_of(args)
+        journal = open_journal(url)
+        clock = SystemClock()
+        schedule = open_schedule(url, clock, journal)
+        job = process_runner.SegmentJob(args.lane, args.occurrence, args.segment, args.runner)
+        run = process_runner.run_segment(journal, url, job, command, args.ttl, clock.now, schedule.read)
+        emit({"segment_run": run})
+        return EXIT_RUNNER_FAILED if run.exit != 0 or run.segment_running else EXIT_OK
+
+    return run_guarded(work)
+
+
+def register(subcommands: Any) -> None:
+    tick = subcommands.add_parser(
+        "tick",
+        help="start the lanes due and run COMMAND for each admitted segment (what the LaunchAgent fires)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tick.add_argument("--lane", help="start only this lane (default: every lane of the current commission)")
+    tick.add_argument(
+        "--ttl",
+        type=float,
+        default=DEFAULT_TTL_SECONDS,
+        help=f"lease TTL in seconds; heartbeats every TTL/3, stale after 2 x TTL (default {DEFAULT_TTL_SECONDS:g})",
+    )
+    tick.add_argument(
+        "--detach",
+        action="store_true",
+        help="start each admitted segment's runner under a keeper process of its own and return at once "
+        "(what the LaunchAgent uses: launchd never runs a second tick while the first still runs)",
+    )
+    tick.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
+    tick.set_defaults(handler=_tick)
+
+    keeper = subcommands.add_parser(
+        "tick-segment",
+        help="hold one admitted segment's lease while its runner runs (what `tick --detach` starts)",
+    )
+    keeper.add_argument("--lane", required=True)
+    keeper.add_argument("--occurrence", required=True)
+    keeper.add_argument("--segment", type=int, required=True)
+    keeper.add_argument("--runner", required=True, help="the token the segment was admitted to")
+    keeper.add_argument("--ttl", type=float, default=DEFAULT_TTL_SECONDS)
+    keeper.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
+    keeper.set_defaults(handler=_keep_segment)

@@ -1,0 +1,291 @@
+"""The owner's dashboard: a live Textual app over the schedule's journal.
+
+It reads through `core.LifecycleSchedule` and acts only through the same methods
+a runner calls. A thread worker polls `journal.head()`; a new head (or a new
+minute, since plans are relative to now) produces one `Reading`, which every view
+renders in place. No repaint happens while a form is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from factory_schedule.core import LifecycleSchedule
+from factory_schedule.store import Checkpoint, Journal, open_journal
+from factory_schedule.tui.dashboard.palette import DashboardCommands
+from factory_schedule.tui.dashboard.reading import Reading, take_reading
+from factory_schedule.tui.dashboard.widgets.accounts import AccountsView
+from factory_schedule.tui.dashboard.widgets.banner import ProblemBanner
+from factory_schedule.tui.dashboard.widgets.empty import FirstSteps
+from factory_schedule.tui.dashboard.widgets.header import HeaderBar
+from factory_schedule.tui.dashboard.widgets.health import HealthView
+from factory_schedule.tui.dashboard.widgets.history import HistoryView
+from factory_schedule.tui.dashboard.widgets.ledger import LedgerView
+from factory_schedule.tui.dashboard.widgets.occurrences import OccurrencesView
+from factory_schedule.tui.dashboard.widgets.tonight import TonightView
+from factory_schedule.tui.host.clock import SystemClock
+
+VIEWS: tuple[tuple[str, str, str], ...] = (
+    ("tonight", "Tonight", "t"),
+    ("occurrences", "Occurrences", "o"),
+    ("ledger", "Ledger", "l"),
+    ("accounts", "Accounts", "a"),
+    ("history", "History", "h"),
+    ("health", "Health", "e"),
+)
+HIDDEN_VIEWS: dict[str, type[Widget]] = {
+    "occurrences": OccurrencesView,
+    "ledger": LedgerView,
+    "accounts": AccountsView,
+    "history": HistoryView,
+    "health": HealthView,
+}
+
+
+class ScheduleApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "factory-schedule"
+    COMMANDS: ClassVar = App.COMMANDS | {DashboardCommands}
+    BINDINGS: ClassVar = [
+        *(Binding(key, f"show_view('{view}')", label) for view, label, key in VIEWS),
+        Binding("s", "record_account", "Sign-in"),
+        Binding("r", "reconcile", "Reconcile"),
+        Binding("c", "record_commission", "Commission"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        journal: Journal,
+        journal_label: str,
+        clock: Any,
+        poll_interval: float | None,
+        host_zone: str | None = None,
+        host: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.host = host or socket.gethostname()
+        self.journal = journal
+        self.journal_label = journal_label  # the header's name for the journal: never its password
+        self.clock = clock
+        self.schedule = LifecycleSchedule(journal, clock)
+        self.poll_interval = poll_interval
+        self.host_zone = host_zone
+        self.reading: Reading | None = None
+        self.history_before: int | None = None
+        self._pending: Reading | None = None
+        self._seen: tuple[int, str, int | None] | None = None
+        self._verified: Checkpoint | None = None  # how far this dashboard has checked the hash chain
+        self._poll_timer: Timer | None = None
+        self._hidden_views: asyncio.Task[None] | None = None  # mounting the views behind the other tabs
+
+    # -- layout --------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(id="header")
+        yield ProblemBanner(id="banner")
+        yield FirstSteps(id="first-steps")
+        with TabbedContent(initial="tonight", id="views"):
+            with TabPane("Tonight", id="tonight"):
+                yield TonightView(id="tonight-view")
+            for view, label, _key in VIEWS[1:]:
+                yield TabPane(label, id=view)  # its view is mounted once the first reading is on screen
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ProblemBanner).display = False
+        self.query_one(FirstSteps).display = False
+        self.query_one(HeaderBar).show(self.journal_label, None, self.host_zone)
+        self.refresh_reading(force=True)
+
+    # -- reading the journal -------------------------------------------------------------
+
+    def _key(self, head: int) -> tuple[int, str, int | None]:
+        return (head, self.clock.now().format("YYYY-MM-DDTHH:mm"), self.history_before)
+
+    def read_now(self, complete: bool = True) -> Reading:
+        """One reading. The hash chain is checked from where the last reading left it, so a redraw
+        after one command checks one command's events, not the journal's whole history."""
+        reading = take_reading(self.journal, self.schedule, self.clock.now(), self.history_before, host=self.host,
+                               complete=complete, health_since=self._verified)
+        if reading.health is not None and reading.health.verified is not None:
+            self._verified = reading.health.verified
+        return reading
+
+    def refresh_reading(self, force: bool = False) -> None:
+        """Read again: on this thread without polling (tests), else through the poll worker."""
+        if force:
+            self._seen = None
+        if self.poll_interval is None:
+            reading = self.read_now()
+            self._seen = self._key(reading.head)
+            self.apply_reading(reading)
+        else:
+            if self._poll_timer is not None:
+                self._poll_timer.stop()
+                self._poll_timer = None
+            self.poll()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="poll")
+    def poll(self) -> None:
+        """Read head; read everything else only when it (or the minute, or the page) changed."""
+        try:
+            head = self.journal.head("discovery/schedule")
+            key = self._key(head)
+            if key != self._seen:
+                if self._verified is None:
+                    # First paint first: the whole chain is checked on the read right after it, once the
+                    # screen has drawn the first reading (the check would otherwise take the CPU from it).
+                    self.call_from_thread(self.apply_reading, self.read_now(complete=False))
+                    painted = threading.Event()
+                    self.call_from_thread(self.call_after_refresh, painted.set)
+                    painted.wait(timeout=5)
+                reading = self.read_now()
+                self._seen = self._key(reading.head)
+                self.call_from_thread(self.apply_reading, reading)
+        finally:
+            self.call_from_thread(self._arm_poll)
+
+    def _arm_poll(self) -> None:
+        """Arm the next read after the last one finished; one timer at most, so reads never pile up."""
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
+        if self.poll_interval is not None and self.is_running:
+            self._poll_timer = self.set_timer(self.poll_interval, self.poll, name="poll")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "poll" and event.state == WorkerState.ERROR:
+            self.notify(f"Reading the journal failed: {event.worker.error}", severity="error", timeout=6)
+
+    def apply_reading(self, reading: Reading) -> None:
+        """Render a reading in every view, unless a form is open (then render when it closes)."""
+        if isinstance(self.screen, ModalScreen):
+            self._pending = reading
+            return
+        self._pending = None
+        self.reading = reading
+        with self.batch_update():
+            self.query_one(HeaderBar).show(self.journal_label, reading, self.host_zone)
+            self.query_one(ProblemBanner).show(reading.problem)
+            empty = reading.problem is None and reading.view is None
+            self.query_one(FirstSteps).display = empty
+            if reading.problem is None:
+                self.query_one(TonightView).show(reading)
+            self._show_hidden_views(reading)
+        if self._hidden_views is None:
+            self.call_after_refresh(self._ensure_hidden_views)
+
+    async def _ensure_hidden_views(self) -> None:
+        """Mount the views behind the other tabs (once): after the first reading is on screen, or
+        sooner when the owner asks for one of them.
+
+        Composing and styling five views with their tables took about a quarter of the first
+        paint, for views nobody sees until they press a key.
+        """
+        if self._hidden_views is None:
+            self._hidden_views = asyncio.create_task(self._mount_hidden_views())
+        await asyncio.shield(self._hidden_views)
+
+    async def _mount_hidden_views(self) -> None:
+        for view, make in HIDDEN_VIEWS.items():
+            await self.query_one(f"#{view}", TabPane).mount(make(id=f"{view}-view"))
+        if self.reading is not None and not isinstance(self.screen, ModalScreen):
+            with self.batch_update():
+                self._show_hidden_views(self.reading)
+
+    def _show_hidden_views(self, reading: Reading) -> None:
+        """Show a reading in the views behind the other tabs that are mounted (none before the first paint)."""
+        for history in self.query(HistoryView):
+            history.show(reading.history)
+        if reading.problem is None:
+            for kind in (OccurrencesView, LedgerView, AccountsView, HealthView):
+                for view in self.query(kind):
+                    view.show(reading)
+
+    def on_history_view_page_wanted(self, message: HistoryView.PageWanted) -> None:
+        self.history_before = message.before
+        self.refresh_reading(force=True)
+
+    # -- views ---------------------------------------------------------------------------
+
+    async def action_show_view(self, view: str) -> None:
+        await self._ensure_hidden_views()
+        self.query_one(TabbedContent).active = view
+        self._focus_table_of(view)
+
+    def _focus_table_of(self, view: str) -> None:
+        tables = self.query_one(f"#{view}", TabPane).query(DataTable)
+        if tables:
+            tables.first().focus()
+
+    # -- forms ---------------------------------------------------------------------------
+
+    def _after_form(self, result: Any) -> None:
+        """A form closed: show what it did, render what arrived meanwhile, and read again."""
+        if result is not None:
+            self.notify(str(result), timeout=4)
+        if self._pending is not None:
+            self.apply_reading(self._pending)
+        self.refresh_reading(force=True)
+
+    def action_record_account(self, account: str | None = None) -> None:
+        from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
+
+        self.push_screen(RecordAccountForm(self.schedule, self.reading, account=account), self._after_form)
+
+    def action_reconcile(self, occurrence_id: str | None = None) -> None:
+        from factory_schedule.tui.dashboard.screens.reconcile import ReconcileForm, running_occurrences
+
+        reading = self.reading
+        running = running_occurrences(reading)
+        if not running:
+            self.notify("No occurrence is running: there is no runner to confirm.", severity="warning")
+            return
+        listed = next(iter(self.query(OccurrencesView)), None)  # None until the first reading is on screen
+        chosen = occurrence_id or (listed.selected_running() if listed else None) or running[0].id
+        self.push_screen(ReconcileForm(self.schedule, reading, chosen), self._after_form)
+
+    def action_record_commission(self) -> None:
+        from factory_schedule.tui.dashboard.screens.commission import CommissionForm
+
+        self.push_screen(CommissionForm(self.schedule, self.reading), self._after_form)
+
+
+def build_app(
+    journal_url: str,
+    clock: Any,
+    poll_interval: float | None,
+    host_zone: str | None = None,
+    *,
+    journal: Journal | None = None,
+    host: str | None = None,
+    journal_label: str | None = None,
+) -> ScheduleApp:
+    """The dashboard over the journal at `journal_url`, reading time from `clock`.
+
+    `poll_interval` None reads only on mount and after a form (tests); otherwise the
+    worker polls `journal.head()` that often. Pass `journal` when this process has
+    already opened it (a process opens a SQLite journal once); `host` names this
+    machine for the health check, and `journal_label` replaces the journal's URL (any password
+    masked) in the header (tests and screenshots fix both so the pictures do not depend on the
+    machine).
+    """
+    if journal is None:
+        journal = open_journal(journal_url)
+    return ScheduleApp(journal, journal_label or journal.where, clock, poll_interval, host_zone, host)
+
+
+__all__ = ["VIEWS", "ScheduleApp", "SystemClock", "build_app"]

@@ -1,0 +1,216 @@
+"""Record a commission revision: from a JSON file or from the proposed commission,
+with the lanes previewed and the difference from the current revision shown first."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.containers import Horizontal, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, Static
+
+from factory_schedule.core import ScheduleError
+from factory_schedule.core.commission import lanes_of, parse_commission, proposed_commission
+from factory_schedule.core.zones import local_date_of
+from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.screens.base import FormProblem, ScheduleForm, as_int, value_of
+from factory_schedule.tui.dashboard.words import tokens
+
+DEFAULT_PRODUCTS = ("alpha",)
+DEFAULT_WEEKLY_TOKENS = 40_000_000
+WEEKDAYS = {1: "Mon", 2: "Tue", 3: "Wed", 4: "Thu", 5: "Fri", 6: "Sat", 7: "Sun"}
+TOP_FIELDS = ("zone", "effectiveFrom", "weeklyTokens", "recordMaxAgeDays")
+
+
+def products_of(commission: dict | None) -> list[str]:
+    if not commission:
+        return list(DEFAULT_PRODUCTS)
+    seen: list[str] = []
+    for lane in commission.get("lanes", []):
+        if lane["product"] != "portfolio" and lane["product"] not in seen:
+            seen.append(lane["product"])
+    return seen or list(DEFAULT_PRODUCTS)
+
+
+def _said(value: Any) -> str:
+    """A lane field as the owner reads it; tasks as task@account calls x bound."""
+    if isinstance(value, list):
+        return ", ".join(
+            f"{t.get('task')}@{t.get('account')} {t.get('maxCalls')}x{tokens(t.get('callBound'))}"
+            if isinstance(t, dict) else str(t)
+            for t in value
+        )
+    return str(value)
+
+
+def difference(old: dict | None, new: dict) -> list[str]:
+    """What the new revision changes, one line each, in the owner's words."""
+    if not old:
+        return [f"first commission: {len(new.get('lanes', []))} lanes"]
+    lines = [
+        f"{name}: {old.get(name)} → {new.get(name)}" for name in TOP_FIELDS if old.get(name) != new.get(name)
+    ]
+    before = {lane["lane"]: lane for lane in old.get("lanes", [])}
+    after = {lane["lane"]: lane for lane in new.get("lanes", [])}
+    lines += [f"+ lane {name}" for name in after if name not in before]
+    lines += [f"- lane {name} (its open occurrence and watermark are kept)" for name in before if name not in after]
+    for name in after:
+        if name in before and before[name] != after[name]:
+            old_lane, new_lane = before[name], after[name]
+            changed = sorted(k for k in set(old_lane) | set(new_lane) if old_lane.get(k) != new_lane.get(k))
+            parts = [f"{k} {_said(old_lane.get(k))} → {_said(new_lane.get(k))}" for k in changed]
+            lines.append(f"~ lane {name}: " + ", ".join(parts))
+    return lines or ["no change but the revision number"]
+
+
+def preview(old: dict | None, new: dict) -> Group:
+    table = Table(box=None, header_style="bold", pad_edge=False, show_edge=False)
+    for header in ("lane", "day", "time", "closes", "deadline", "tasks"):
+        table.add_column(header, no_wrap=True)
+    for lane in lanes_of(new):
+        tasks = ", ".join(f"{t.task}@{t.account} {t.max_calls}x{tokens(t.call_bound)}" for t in lane.tasks)
+        table.add_row(
+            lane.lane,
+            "daily" if lane.weekday is None else WEEKDAYS[lane.weekday],
+            lane.time,
+            lane.closes,
+            f"{lane.deadline_minutes} min",
+            tasks,
+        )
+    head = Text()
+    head.append(f"Revision {new.get('revision')}", style="bold")
+    head.append(
+        f" · {new.get('zone')} · from {new.get('effectiveFrom')} · ceiling {tokens(new.get('weeklyTokens'))} a week\n"
+    )
+    changes = Text("\n".join(difference(old, new)))
+    return Group(head, Text("Difference from the current revision:", style="bold"), changes, Text(""), table)
+
+
+class CommissionForm(ScheduleForm):
+    TITLE_TEXT = "Record a commission revision (schedule.record_commission)"
+    SUBMIT_LABEL = "Record this revision"
+
+    def __init__(self, schedule: Any, reading: Reading | None) -> None:
+        super().__init__()
+        self.schedule = schedule
+        self.reading = reading
+        self.current: dict | None = None if reading is None else reading.commission
+        self.candidate: dict | None = None
+        self._built_from: tuple[str, str, str] | None = None
+
+    @property
+    def next_revision(self) -> int:
+        return 1 if not self.current else int(self.current.get("revision", 0)) + 1
+
+    def fields(self) -> Iterable[Widget]:
+        yield Label("From the proposed commission: Products (comma-separated) and the weekly ceiling in tokens")
+        with Horizontal(classes="form-row"):
+            yield Input(", ".join(products_of(self.current)), id="products")
+            ceiling = DEFAULT_WEEKLY_TOKENS if not self.current else self.current.get("weeklyTokens")
+            yield Input(str(ceiling), id="weekly-tokens")
+            yield Button("Proposed", id="use-proposed")
+        yield Label("Or from a JSON file")
+        with Horizontal(classes="form-row"):
+            yield Input(placeholder="path/to/commission.json", id="path")
+            yield Button("Load", id="load-file")
+        with VerticalScroll(classes="preview"):
+            yield Static("", id="preview")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.use_proposed()
+        self.query_one("#products", Input).focus()
+
+    def _effective_from(self) -> str:
+        now = self.reading.now if self.reading is not None else None
+        zone = (self.current or {}).get("zone", "Europe/London")
+        if now is None:
+            raise FormProblem("no clock reading yet")
+        return local_date_of(zone, now).to_date_string()
+
+    def use_proposed(self) -> None:
+        try:
+            products = [p.strip() for p in value_of(self, "#products").split(",") if p.strip()]
+            text = value_of(self, "#weekly-tokens").replace(" ", "").replace("_", "")
+            if not text.isdigit():
+                raise FormProblem("weekly ceiling: a whole number of tokens is needed")
+            candidate = proposed_commission(
+                products=products,
+                effective_from=self._effective_from(),
+                weekly_tokens=as_int(text),
+                revision=self.next_revision,
+            )
+            parse_commission(candidate)
+        except (ScheduleError, FormProblem) as error:
+            self._refuse(error)
+            return
+        self._propose(candidate)
+
+    def load_file(self) -> None:
+        path = value_of(self, "#path")
+        try:
+            if not path:
+                raise FormProblem("file: name a JSON file")
+            try:
+                document = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+            except OSError as error:
+                raise FormProblem(f"file: cannot read {path}: {error.strerror}") from None
+            except ValueError as error:
+                raise FormProblem(f"file: {path} is not JSON: {error}") from None
+            if not isinstance(document, dict):
+                raise FormProblem("file: a commission is a JSON object")
+            parse_commission(document)
+        except (ScheduleError, FormProblem) as error:
+            self._refuse(error)
+            return
+        self._propose(document)
+
+    def _refuse(self, error: Exception) -> None:
+        self.candidate = None
+        self.query_one("#preview", Static).update(Text("Nothing to record.", style="dim"))
+        self.show_error(f"{error.code}: {error.message}" if isinstance(error, ScheduleError) else str(error))
+
+    def _inputs(self) -> tuple[str, str, str]:
+        return (value_of(self, "#products"), value_of(self, "#weekly-tokens"), value_of(self, "#path"))
+
+    def _propose(self, candidate: dict) -> None:
+        self.candidate = candidate
+        self._built_from = self._inputs()
+        self.query_one("#preview", Static).update(preview(self.current, candidate))
+        self.show_error("")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "use-proposed":
+            event.stop()
+            self.use_proposed()
+        elif event.button.id == "load-file":
+            event.stop()
+            self.load_file()
+        else:
+            super().on_button_pressed(event)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.input.id == "path":
+            self.load_file()
+        elif event.input.id in ("products", "weekly-tokens"):
+            self.use_proposed()
+        else:
+            self.submit()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """The preview is what gets recorded: editing a field withdraws it until it is rebuilt."""
+        if self.candidate is not None and self._built_from != self._inputs():
+            self.show_error("Press Enter (or Proposed / Load) to preview the change before recording it.")
+
+    def perform(self) -> str:
+        if self.candidate is None:
+            raise FormProblem("nothing previewed: use Proposed or Load first")
+        result = self.schedule.record_commission(self.candidate)
+        return f"Recorded commission revision {self.candidate.get('revision')} (journal v{result.version})."

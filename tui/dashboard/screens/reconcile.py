@@ -1,0 +1,73 @@
+"""Confirm an interrupted runner: the supervisor's reconcile, with the runner and lease evidence prefilled."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.text import Text
+from textual.widget import Widget
+from textual.widgets import Input, Label, Static
+
+from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.screens.base import NotBlank, ScheduleForm, value_of
+from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
+from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
+from factory_schedule.tui.dashboard.words import running_words
+
+
+def running_occurrences(reading: Reading | None) -> list[Any]:
+    if reading is None or reading.view is None:
+        return []
+    return [s.open for s in reading.view.lanes if s.open is not None and s.open.state == "running"]
+
+
+class ReconcileForm(ScheduleForm):
+    TITLE_TEXT = "Confirm an interrupted runner (schedule.reconcile)"
+    SUBMIT_LABEL = "Confirm it is gone"
+
+    def __init__(self, schedule: Any, reading: Reading, occurrence_id: str) -> None:
+        super().__init__()
+        self.schedule = schedule
+        self.reading = reading
+        self.occurrence = next(o for o in running_occurrences(reading) if o.id == occurrence_id)
+
+    def fields(self) -> Iterable[Widget]:
+        zone = self.reading.zone or "UTC"
+        occurrence = self.occurrence
+        about = Text()
+        about.append(occurrence.id, style="bold")
+        about.append(f"\n{running_words(occurrence, zone)}")
+        freshness = freshness_words(self.reading, occurrence, zone)
+        if freshness and freshness != "—":
+            about.append(f"\n{freshness}")
+        in_flight = occurrence.call_in_flight
+        if in_flight is not None:
+            about.append(
+                f"\nCall {in_flight.k} ({in_flight.task}, {in_flight.work}) is in flight: it will end as lost, "
+                "of unknown effect, and is never sent again."
+            )
+        yield Static(about)
+        yield Label("Runner (the dead runner's token)")
+        yield Input(occurrence.segments[-1].runner, id="runner", validators=[NotBlank("runner")])
+        yield Label("Confirmed by")
+        yield Input("supervisor", id="confirmed-by", validators=[NotBlank("confirmed by")])
+        yield Label("Evidence (why it is dead)")
+        from_health = dead_runner_evidence(self.reading.health, occurrence.id)
+        evidence = from_health or lease_evidence(self.reading, occurrence, zone) or ""
+        yield Input(evidence, id="evidence", validators=[NotBlank("evidence", longest=500)])
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#evidence" if not value_of(self, "#evidence") else "#confirmed-by", Input).focus()
+
+    def perform(self) -> str:
+        result = self.schedule.reconcile(
+            occurrence_id=self.occurrence.id,
+            confirmation={
+                "runner": value_of(self, "#runner"),
+                "confirmedBy": value_of(self, "#confirmed-by"),
+                "evidence": value_of(self, "#evidence"),
+            },
+        )
+        return f"Reconciled {self.occurrence.id} (journal v{result.version})."

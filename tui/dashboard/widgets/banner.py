@@ -1,0 +1,24 @@
+"""The banner for a journal the dashboard cannot read: the code, the message, and what still works."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from factory_schedule.tui.dashboard.reading import Problem
+
+
+class ProblemBanner(Static):
+    """Hidden while the state reads; otherwise says which code, why, and that History still works."""
+
+    def show(self, problem: Problem | None) -> None:
+        self.display = problem is not None
+        if problem is None:
+            self.update("")
+            return
+        text = Text()
+        text.append(f" {problem.code} ", style="bold reverse")
+        text.append(f"  The schedule's state cannot be read: {problem.message}\n")
+        text.append("  Nothing is written from here until it reads again. ")
+        text.append("History (h) still shows the journal's events.")
+        self.update(text)

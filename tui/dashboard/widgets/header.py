@@ -1,0 +1,45 @@
+"""The header line: the commission revision in force, its zone, the local time, and where the journal is.
+
+The time shown is the injected clock's, so a demo on a ManualClock shows the
+simulated night and a snapshot never shows the wall clock.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from factory_schedule.tui.dashboard.reading import Reading
+
+
+def header_text(journal_label: str, reading: Reading | None, host_zone: str | None) -> Text:
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(" ")
+    if reading is not None:
+        commission = reading.commission
+        zone = reading.zone or host_zone or "UTC"
+        if commission is None:
+            text.append("no commission yet", style="italic")
+        else:
+            text.append(f"revision {commission.get('revision')}", style="bold")
+        text.append(" · ", style="dim")
+        text.append(zone)
+        if host_zone and commission is not None and host_zone != zone:
+            text.append(f" (this Mac: {host_zone})", style="bold")
+        text.append(" · ", style="dim")
+        text.append(reading.now.in_timezone(zone).format("ddd D MMM HH:mm"), style="bold")
+        text.append(f" · v{max(reading.head, 0)} ", style="dim")
+    text.append("· journal ", style="dim")
+    text.append(journal_label)
+    return text
+
+
+class HeaderBar(Static):
+    """One line, always visible."""
+
+    DEFAULT_CSS = """
+    HeaderBar { height: 1; background: $panel; color: $foreground; }
+    """
+
+    def show(self, journal_label: str, reading: Reading | None, host_zone: str | None) -> None:
+        self.update(header_text(journal_label, reading, host_zone))

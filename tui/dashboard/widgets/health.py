@@ -1,0 +1,130 @@
+"""Health: the supervisor's checks (stale runner leases, missed lanes, account stops, the ceiling).
+
+The checks themselves live in `tui.health` (another module); this view only lists
+the findings. Without that module the view says so and the rest of the dashboard works.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensure_columns, sync_rows
+
+COLUMNS = (("severity", "severity"), ("check", "check"), ("subject", "subject"), ("detail", "finding"))
+
+
+def _field(finding: Any, *names: str, default: str = "") -> str:
+    for name in names:
+        value = finding.get(name) if isinstance(finding, dict) else getattr(finding, name, None)
+        if value is not None:
+            return str(value)
+    return default
+
+
+def _field_raw(finding: Any, name: str) -> Any:
+    return finding.get(name) if isinstance(finding, dict) else getattr(finding, name, None)
+
+
+def findings_of(report: Any) -> list[Any]:
+    if report is None:
+        return []
+    found = report.get("findings") if isinstance(report, dict) else getattr(report, "findings", None)
+    return list(found or [])
+
+
+def finding_rows(report: Any) -> dict[str, tuple[Any, ...]]:
+    rows: dict[str, tuple[Any, ...]] = {}
+    for index, finding in enumerate(findings_of(report)):
+        check = _field(finding, "kind", "check", "code")
+        evidence = _field_raw(finding, "evidence") or {}
+        subject = _field(finding, "subject") or next(
+            (str(evidence[k]) for k in ("occurrence", "scope", "lane", "account", "week") if evidence.get(k)), ""
+        )
+        key = f"{index}:{check}:{subject}"
+        rows[key] = (
+            _field(finding, "severity", "level", default="finding"),
+            check,
+            subject,
+            _field(finding, "message", "detail", "summary"),
+        )
+    return rows
+
+
+def finding_detail(finding: Any) -> Text:
+    text = Text()
+    text.append(_field(finding, "message", "detail", "summary"), style="bold")
+    evidence = _field_raw(finding, "evidence") or {}
+    for key in sorted(evidence):
+        value = evidence[key]
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}: {v}" for k, v in value.items())
+        text.append(f"\n  {key}: {value}")
+    return text
+
+
+def dead_runner_evidence(report: Any, occurrence_id: str) -> str | None:
+    """The evidence text the health check wrote for a reconcile of this occurrence's dead runner."""
+    for finding in findings_of(report):
+        evidence = _field_raw(finding, "evidence") or {}
+        confirmation = evidence.get("confirmation") if isinstance(evidence, dict) else None
+        if evidence.get("occurrence") == occurrence_id and isinstance(confirmation, dict):
+            return confirmation.get("evidence")
+    return None
+
+
+class HealthView(Vertical):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.report: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="health-caption", classes="view-caption")
+        yield DataTable(id="health-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="health-detail-scroll"):
+            yield Static("", id="health-detail")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        detail = self.query_one("#health-detail", Static)
+        findings = findings_of(self.report)
+        key = current_row_key(self.query_one(DataTable))
+        if key is None or not findings:
+            detail.update("")
+            return
+        index = int(key.split(":", 1)[0])
+        detail.update(finding_detail(findings[index]) if index < len(findings) else "")
+
+    def on_mount(self) -> None:
+        ensure_columns(self.query_one(DataTable), COLUMNS)
+
+    def show(self, reading: Reading) -> None:
+        caption = self.query_one("#health-caption", Static)
+        self.report = reading.health
+        rows = finding_rows(reading.health)
+        sync_rows(self.query_one(DataTable), rows)
+        self._show_detail()
+        if reading.health is None:
+            if reading.health_problem:
+                caption.update(Text(f"The health check failed: {reading.health_problem}", style="bold"))
+            else:
+                caption.update("The health check is not available in this build (factory-schedule health).")
+            return
+        could_not = list(getattr(reading.health, "could_not_check", ()) or ())
+        if could_not:
+            caption.update(Text("Could not check: " + "; ".join(could_not), style="bold"))
+            return
+        if not rows:
+            caption.update("Healthy: no finding. Checked: chain, state, runner leases, lanes, accounts, ceiling.")
+        else:
+            caption.update(
+                f"{len(rows)} finding{'s' if len(rows) != 1 else ''}. A stale runner is never reconciled "
+                "automatically: select its occurrence and press r to confirm it with the lease's evidence."
+            )

@@ -1,0 +1,213 @@
+"""Occurrences: the open and recent ones, a detail pane, and `status()` for any ID typed in."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Input, Static
+
+from factory_schedule.core import ScheduleError
+from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
+from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.words import clock_time, state_words, tokens, when
+
+COLUMNS = (
+    ("id", "occurrence"),
+    ("state", "state"),
+    ("segments", "seg"),
+    ("calls", "calls"),
+    ("debited", "debited"),
+)
+
+
+def all_occurrences(reading: Reading) -> list[Any]:
+    if reading.view is None:
+        return []
+    found: list[Any] = []
+    for state in reading.view.lanes:
+        if state.open is not None:
+            found.append(state.open)
+        found.extend(state.recent)
+    return found
+
+
+def occurrence_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+    rows: dict[str, tuple[Any, ...]] = {}
+    ordered = sorted(all_occurrences(reading), key=lambda o: (o.state == "settled", o.lane, o.date))
+    for occurrence in ordered:
+        state = state_words(occurrence)
+        freshness = freshness_words(reading, occurrence, reading.zone or "UTC")
+        if freshness and freshness != "—":
+            state = f"{state}, {freshness}"
+        rows[occurrence.id] = (
+            occurrence.id.removeprefix("discovery/"),
+            state,
+            Text(str(len(occurrence.segments)), justify="right"),
+            Text(str(occurrence.call_count), justify="right"),
+            Text(tokens(occurrence.debited), justify="right"),
+        )
+    return rows
+
+
+def _grid(*headers: str) -> Table:
+    table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold", expand=False)
+    for header in headers:
+        table.add_column(header, no_wrap=True)
+    return table
+
+
+def occurrence_detail(reading: Reading, occurrence: Any) -> Group:
+    """Everything the record holds about one occurrence, in local time."""
+    zone = reading.zone or "UTC"
+    now = reading.now
+    parts: list[Any] = []
+    title = Text()
+    title.append(occurrence.id, style="bold")
+    title.append(f"  {state_words(occurrence)}  slot {when(occurrence.slot, now, zone)}")
+    parts.append(title)
+    if occurrence.state == "running":
+        parts.append(Text(freshness_words(reading, occurrence, zone), style="italic"))
+        evidence = lease_evidence(reading, occurrence, zone)
+        if evidence:
+            parts.append(Text(evidence, style="dim"))
+    if occurrence.coalesced is not None:
+        c = occurrence.coalesced
+        first, last = c.first.removeprefix("discovery/"), c.last.removeprefix("discovery/")
+        parts.append(Text(f"coalesced {c.count} missed: {first} … {last}"))
+    segments = _grid("seg", "runner", "started", "deadline", "ended")
+    for s in occurrence.segments:
+        ended = "running" if s.ended is None else f"{s.ended.how} {clock_time(s.ended.at, zone)}"
+        window = "" if s.window is None else f" (window closed until {when(s.window.until, now, zone)})"
+        segments.add_row(
+            f"{s.n} {s.kind}", s.runner, when(s.started_at, now, zone), clock_time(s.deadline, zone),
+            ended + window,
+        )
+    parts.append(Text("\nSegments", style="bold underline"))
+    parts.append(segments)
+    parts.append(Text("\nCalls", style="bold underline"))
+    whole = reading.records.get(occurrence.id, occurrence)  # a settled record's calls are in its settlement event
+    if whole.elided is not None:
+        parts.append(Text(f"{whole.elided.calls} calls, {tokens(whole.debited)} debited; reading them…", style="dim"))
+    elif whole.calls:
+        calls = _grid("#", "task", "work", "account", "bound", "debit", "outcome")
+        for call in whole.calls:
+            outcome = "in flight" if call.in_flight else (call.outcome or "")
+            if call.unknown:
+                outcome += " (unknown effect)"
+            if call.unsent:
+                outcome += " (unsent)"
+            calls.add_row(
+                str(call.k), call.task, call.work, call.account, tokens(call.bound), tokens(call.debit), outcome
+            )
+        parts.append(calls)
+    else:
+        parts.append(Text("none", style="dim"))
+    if occurrence.deferrals:
+        parts.append(Text("\nDeferrals", style="bold underline"))
+        deferrals = _grid("seg", "reason", "at", "resume at", "runner")
+        for d in occurrence.deferrals:
+            deferrals.add_row(
+                str(d.segment), d.reason, when(d.at, now, zone),
+                "a new record" if d.resume_at is None else when(d.resume_at, now, zone), d.runner,
+            )
+        parts.append(deferrals)
+    if occurrence.reconciliations:
+        parts.append(Text("\nReconciliations", style="bold underline"))
+        for r in occurrence.reconciliations:
+            parts.append(
+                Text(f"segment {r.segment}: runner {r.runner} confirmed gone by {r.confirmed_by} "
+                     f"at {when(r.at, now, zone)}: {r.evidence}")
+            )
+    parts.append(Text("\nSettlement", style="bold underline"))
+    if occurrence.settlement is not None:
+        s = occurrence.settlement
+        parts.append(Text(f"{s.status}: {s.reason} (by {s.by}, {when(s.at, now, zone)})"))
+    else:
+        parts.append(Text("not settled", style="dim"))
+    return Group(*parts)
+
+
+def status_words(view: Any) -> Text:
+    text = Text()
+    text.append(view.id, style="bold")
+    text.append(f"  state {view.state}")
+    if view.status:
+        text.append(f", status {view.status}")
+    if view.coalesced_into:
+        text.append(f", coalesced into {view.coalesced_into}")
+    return text
+
+
+class OccurrencesView(Vertical):
+    BINDINGS: ClassVar = [Binding("escape", "focus_table", "Back to the list", show=False)]
+
+    def action_focus_table(self) -> None:
+        self.query_one(DataTable).focus()
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reading: Reading | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="status-bar"):
+            yield Input(placeholder="status of an occurrence ID, e.g. discovery/alpha/basic/2026-12-14", id="status-id")
+        yield Static("", id="status-answer", classes="view-caption")
+        yield DataTable(id="occurrences-table", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="occurrence-detail-scroll"):
+            yield Static("", id="occurrence-detail")
+
+    def on_mount(self) -> None:
+        ensure_columns(self.query_one(DataTable), COLUMNS)
+        if self.app.is_headless:
+            self.query_one(Input).cursor_blink = False
+
+    def show(self, reading: Reading) -> None:
+        self.reading = reading
+        sync_rows(self.query_one(DataTable), occurrence_rows(reading))
+        self._show_detail()
+
+    def selected(self) -> Any | None:
+        if self.reading is None:
+            return None
+        key = current_row_key(self.query_one(DataTable))
+        return next((o for o in all_occurrences(self.reading) if o.id == key), None)
+
+    def selected_running(self) -> str | None:
+        occurrence = self.selected()
+        return occurrence.id if occurrence is not None and occurrence.state == "running" else None
+
+    def _show_detail(self) -> None:
+        detail = self.query_one("#occurrence-detail", Static)
+        occurrence = self.selected()
+        if occurrence is None or self.reading is None:
+            detail.update(Text("No occurrence recorded yet.", style="dim"))
+            return
+        detail.update(occurrence_detail(self.reading, occurrence))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        answer = self.query_one("#status-answer", Static)
+        wanted = event.value.strip()
+        if not wanted:
+            answer.update("")
+            return
+        if not wanted.startswith("discovery/"):
+            wanted = "discovery/" + wanted
+        try:
+            view = self.app.schedule.status(wanted)  # type: ignore[attr-defined]
+        except ScheduleError as error:
+            answer.update(Text(f"{error.code}: {error.message}", style="bold"))
+            return
+        answer.update(status_words(view))
+        table = self.query_one(DataTable)
+        if view.id in {key.value for key in table.rows}:
+            table.move_cursor(row=table.get_row_index(view.id))

@@ -1,0 +1,202 @@
+"""Tonight's window as a chart: lanes as rows, local time across, slots, segments, deadlines and now.
+
+Pure layout first (`night_rows`), rendering second, so the geometry can be read
+and tested without a terminal. Styles come from component classes, which the
+stylesheet maps to theme variables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any, ClassVar
+
+import pendulum
+from pendulum import Date, DateTime
+from rich.text import Text
+from textual.widget import Widget
+
+from factory_schedule.core.commission import lane_occurrence_on
+from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.words import instant
+
+LABEL_WIDTH = 21
+NIGHT_TURNS_AT_HOUR = 12  # before local noon "tonight" is the night just begun; after it, the coming one
+
+
+@dataclass(frozen=True)
+class Bar:
+    start: DateTime
+    end: DateTime
+    kind: str  # window, running, done, deferred, interrupted
+
+
+@dataclass(frozen=True)
+class Row:
+    lane: str
+    slot: DateTime | None
+    bars: tuple[Bar, ...]
+    deadlines: tuple[DateTime, ...]
+
+
+def night_of(now: DateTime, zone: str) -> Date:
+    local = now.in_timezone(zone)
+    day = local.date()
+    return day if local.hour < NIGHT_TURNS_AT_HOUR else day.add(days=1)
+
+
+def _segment_kind(occurrence: Any, segment: Any) -> str:
+    if segment.ended is None:
+        return "running"
+    return {"deferred": "deferred", "reconciled": "interrupted"}.get(segment.ended.how, "done")
+
+
+def night_rows(reading: Reading) -> tuple[Date, list[Row]]:
+    """One row per lane of the commission: its window tonight and the segments that ran in it."""
+    commission = reading.parsed_commission
+    zone = reading.zone or "UTC"
+    night = night_of(reading.now, zone)
+    rows: list[Row] = []
+    for lane in reading.lanes:
+        occurrence_tonight = lane_occurrence_on(commission, lane.lane, night)
+        bars: list[Bar] = []
+        deadlines: list[DateTime] = []
+        if occurrence_tonight is not None:
+            bars.append(Bar(occurrence_tonight.slot, occurrence_tonight.closes, "window"))
+        state = reading.lane_state(lane.lane)
+        occurrences = [] if state is None else [o for o in (state.open, *state.recent) if o is not None]
+        for occurrence in occurrences:
+            for segment in occurrence.segments:
+                if str(segment.night) != night.isoformat():
+                    continue
+                start = instant(segment.started_at)
+                end = instant(segment.ended.at) if segment.ended is not None else reading.now
+                bars.append(Bar(start, max(start, end), _segment_kind(occurrence, segment)))
+                deadlines.append(instant(segment.deadline))
+        rows.append(
+            Row(
+                lane=lane.lane,
+                slot=None if occurrence_tonight is None else occurrence_tonight.slot,
+                bars=tuple(bars),
+                deadlines=tuple(deadlines),
+            )
+        )
+    return night, rows
+
+
+def span_of(rows: list[Row], night: Date, zone: str, now: DateTime | None = None) -> tuple[DateTime, DateTime]:
+    """From a quarter hour before the first slot to an hour after the last slot (or the last deadline,
+    or half an hour after now), never past the last close: the part of the night where things happen."""
+    starts = [bar.start for row in rows for bar in row.bars]
+    ends = [bar.end for row in rows for bar in row.bars] + [d for row in rows for d in row.deadlines]
+    if not starts:
+        base = pendulum.datetime(night.year, night.month, night.day, 2, tz=zone).in_timezone("UTC")
+        return base.subtract(minutes=15), base.add(hours=3)
+    first = min(starts).subtract(minutes=15)
+    first = first.subtract(minutes=first.in_timezone(zone).minute % 15)
+    slots = [row.slot for row in rows if row.slot is not None]
+    deadlines = [d for row in rows for d in row.deadlines]
+    wanted = max([*(s.add(hours=1) for s in slots), *deadlines, now.add(minutes=30) if now else first])
+    last = min(max(ends), wanted)
+    return first, max(last, first.add(hours=1))
+
+
+class Timeline(Widget):
+    """Rows of bars in local time; the `now` line moves with the clock."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "timeline--axis",
+        "timeline--label",
+        "timeline--window",
+        "timeline--slot",
+        "timeline--running",
+        "timeline--done",
+        "timeline--deferred",
+        "timeline--interrupted",
+        "timeline--deadline",
+        "timeline--now",
+    }
+
+    DEFAULT_CSS = """
+    Timeline { height: auto; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reading: Reading | None = None
+
+    def show(self, reading: Reading) -> None:
+        self.reading = reading
+        self.refresh(layout=True)
+
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        if self.reading is None or self.reading.commission is None:
+            return 1
+        return len(self.reading.lanes) + 3
+
+    def render(self) -> Text:
+        reading = self.reading
+        if reading is None or reading.commission is None:
+            return Text("")
+        zone = reading.zone or "UTC"
+        night, rows = night_rows(reading)
+        first, last = span_of(rows, night, zone, reading.now)
+        width = max(self.size.width - LABEL_WIDTH - 1, 20)
+        total = max((last - first).total_seconds(), 1.0)
+
+        def column(moment: DateTime) -> int:
+            return int((moment - first).total_seconds() / total * (width - 1))
+
+        style = self.get_component_rich_style
+        styles: dict[str, Any] = {"": ""} | {name: style(name) for name in self.COMPONENT_CLASSES}
+        out = Text(no_wrap=True)
+        out.append(f"{'night of ' + night.format('ddd D MMM'):<{LABEL_WIDTH}}", style=style("timeline--label"))
+        axis = [" "] * width
+        hour = first.in_timezone(zone).start_of("hour").add(hours=1)
+        while hour <= last:
+            col = column(hour.in_timezone("UTC"))
+            label = hour.format("HH:mm")
+            if col >= 0 and col + len(label) <= width:
+                axis[col : col + len(label)] = list(label)
+            hour = hour.add(hours=1)
+        out.append("".join(axis) + "\n", style=style("timeline--axis"))
+        now_col = column(reading.now) if first <= reading.now <= last else None
+        for row in rows:
+            out.append(f"{row.lane:<{LABEL_WIDTH}}"[:LABEL_WIDTH], style=style("timeline--label"))
+            cells: list[tuple[str, str]] = [(" ", "")] * width
+            for bar in sorted(row.bars, key=lambda b: b.kind != "window"):
+                start, end = max(column(bar.start), 0), min(column(bar.end), width - 1)
+                glyph = "─" if bar.kind == "window" else "█"
+                for col in range(start, max(end, start) + 1):
+                    cells[col] = (glyph, f"timeline--{bar.kind}")
+            if row.slot is not None and 0 <= column(row.slot) < width:
+                cells[column(row.slot)] = ("▶", "timeline--slot")
+            for deadline in row.deadlines:
+                if 0 <= column(deadline) < width:
+                    cells[column(deadline)] = ("┤", "timeline--deadline")
+            if now_col is not None:
+                glyph, _ = cells[now_col]
+                cells[now_col] = (glyph if glyph in "█┤" else "│", "timeline--now")
+            if not row.bars:
+                note = "no slot tonight"
+                cells[: len(note)] = [(ch, "timeline--axis") for ch in note]
+            # One span per run of cells of one class, not one per cell: a wide night is thousands of cells,
+            # and every span is styled and measured again on each paint.
+            for cls, run in groupby(cells, key=lambda cell: cell[1]):
+                out.append("".join(glyph for glyph, _ in run), style=styles[cls])
+            out.append("\n")
+        out.append(" " * LABEL_WIDTH)
+        legend = (
+            ("▶", "timeline--slot", " slot  "),
+            ("─", "timeline--window", " window  "),
+            ("█", "timeline--running", " running  "),
+            ("█", "timeline--done", " done  "),
+            ("█", "timeline--deferred", " deferred  "),
+            ("█", "timeline--interrupted", " interrupted  "),
+            ("┤", "timeline--deadline", " deadline  "),
+            ("│", "timeline--now", " now " + reading.now.in_timezone(zone).format("HH:mm")),
+        )
+        for glyph, cls, words in legend:
+            out.append(glyph, style=style(cls))
+            out.append(words, style=style("timeline--axis"))
+        return out

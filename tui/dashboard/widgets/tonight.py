@@ -1,0 +1,117 @@
+"""Tonight: every lane with the occurrence it would act on, its state, its plan in words, and the timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+
+from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.widgets.freshness import freshness_words
+from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.timeline import Timeline
+from factory_schedule.tui.dashboard.words import clock_time, plan_words, state_words
+
+WEEKDAYS = {1: "Mon", 2: "Tue", 3: "Wed", 4: "Thu", 5: "Fri", 6: "Sat", 7: "Sun"}
+COLUMNS = (
+    ("lane", "lane"),
+    ("time", "slot"),
+    ("occurrence", "occurrence"),
+    ("state", "state"),
+    ("plan", "plan"),
+)
+
+
+def _short_key(key: str) -> str:
+    """ "2026-12-20" -> "12-20", "2026-W52" -> "W52": the year is in the header."""
+    return key.split("-", 1)[1] if key[:4].isdigit() and "-" in key else key
+
+
+def _not_yet(plan: Any | None, reading: Reading) -> str:
+    """The state of an occurrence the lane has not admitted yet (the seed's status words)."""
+    if plan is None or plan.occurrence_id is None:
+        return "—"
+    if plan.action == "admit" and plan.at is not None and plan.at <= reading.now:
+        return "due"
+    return "scheduled"
+
+
+def _state_with_lease(reading: Reading, occurrence: Any | None, zone: str) -> str:
+    """The state, and for a running occurrence whether its runner's lease is fresh."""
+    if occurrence is None:
+        return "—"
+    words = state_words(occurrence)
+    freshness = freshness_words(reading, occurrence, zone)
+    if freshness.startswith("lease alive"):
+        return f"{words}, lease alive"
+    if freshness.startswith("lease stale"):
+        return f"{words}, lease stale"
+    if freshness == "no lease held":
+        return f"{words}, no lease"
+    return words
+
+
+def lane_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+    zone = reading.zone or "UTC"
+    rows: dict[str, tuple[Any, ...]] = {}
+    for lane in reading.lanes:
+        state = reading.lane_state(lane.lane)
+        occurrence = None if state is None else state.open
+        plan = reading.plan_for(lane.lane)
+        shown = occurrence
+        if plan is not None and plan.occurrence_id:
+            occurrence_label = _short_key(plan.occurrence_id.rsplit("/", 1)[-1])
+        else:
+            occurrence_label = "—" if shown is None else _short_key(shown.key)
+        weekday = "" if lane.weekday is None else WEEKDAYS[lane.weekday] + " "
+        rows[lane.lane] = (
+            lane.lane,
+            f"{weekday}{lane.time}",
+            occurrence_label,
+            _state_with_lease(reading, shown, zone) if shown is not None else _not_yet(plan, reading),
+            plan_words(plan, occurrence, reading.now, zone),
+        )
+    return rows
+
+
+def calls_in_flight(reading: Reading) -> Text:
+    zone = reading.zone or "UTC"
+    text = Text()
+    flights = [
+        (state.open, state.open.call_in_flight)
+        for state in reading.view.lanes
+        if state.open is not None and state.open.call_in_flight is not None
+    ]
+    if not flights:
+        text.append("No call in flight.", style="dim")
+        return text
+    text.append(f"{len(flights)} call{'s' if len(flights) != 1 else ''} in flight: ", style="bold")
+    text.append(
+        "; ".join(
+            f"{occ.id.removeprefix('discovery/')} {call.task} #{call.k} since {clock_time(call.admitted_at, zone)}"
+            for occ, call in flights
+        )
+    )
+    return text
+
+
+class TonightView(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="tonight-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="tonight-flights", classes="view-caption")
+        yield Timeline(id="timeline")
+
+    def on_mount(self) -> None:
+        ensure_columns(self.query_one(DataTable), COLUMNS)
+
+    def show(self, reading: Reading) -> None:
+        if reading.view is None:
+            sync_rows(self.query_one(DataTable), {})
+            self.query_one("#tonight-flights", Static).update("")
+            return
+        sync_rows(self.query_one(DataTable), lane_rows(reading))
+        self.query_one("#tonight-flights", Static).update(calls_in_flight(reading))
+        self.query_one(Timeline).show(reading)

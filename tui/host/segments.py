@@ -1,0 +1,283 @@
+"""The tick's process runner: take a segment's lease, run the runner COMMAND, heartbeat while it runs.
+
+The schedule decides; this module only keeps the evidence a supervisor needs
+when a runner dies. A segment's lease names the runner's token, process and host;
+a thread heartbeats it every TTL/3 while the process lives. When the process
+exits having deferred or settled its segment, the lease is released. When it
+exits (or is killed) leaving the segment running, the lease is deliberately left
+in place without heartbeats: it goes stale after 2 x TTL, and `health` lists it
+with what a `reconcile` confirmation needs. Nothing here ever ends a segment.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from factory_schedule.store import Journal, leases
+from factory_schedule.tui.host.paths import ENV_JOURNAL
+
+ENV_OCCURRENCE = "FACTORY_OCCURRENCE"
+ENV_RUNNER = "FACTORY_RUNNER"
+ENV_SEGMENT = "FACTORY_SEGMENT"
+ENV_LANE = "FACTORY_LANE"
+ENV_LEASE_SCOPE = "FACTORY_LEASE_SCOPE"
+ENV_LEASE_TTL = "FACTORY_LEASE_TTL"
+
+SEGMENT_SCOPE_PREFIX = "segment/"
+
+
+def new_runner_token() -> str:
+    """A fresh token for one segment's runner: the schedule's fence between runners."""
+    return "r-" + secrets.token_hex(6)
+
+
+def new_tick_owner() -> str:
+    return f"tick-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def segment_scope(occurrence_id: str, segment: int) -> str:
+    return f"{SEGMENT_SCOPE_PREFIX}{occurrence_id}/{segment}"
+
+
+def parse_segment_scope(scope: str) -> tuple[str, int] | None:
+    """(occurrence ID, segment) of a segment scope; None for any other scope."""
+    if not scope.startswith(SEGMENT_SCOPE_PREFIX):
+        return None
+    occurrence_id, _, number = scope[len(SEGMENT_SCOPE_PREFIX) :].rpartition("/")
+    if not occurrence_id or not number.isdigit():
+        return None
+    return occurrence_id, int(number)
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def process_alive(pid: object) -> bool:
+    """Whether a process with this ID exists on this host (signal 0 tests without sending)."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def field_of(value: Any, name: str, default: Any = None) -> Any:
+    """Read `name` from a dataclass, a model or a dict (snake_case or camelCase)."""
+    if isinstance(value, Mapping):
+        if name in value:
+            return value[name]
+        head, *rest = name.split("_")
+        camel = head + "".join(part.title() for part in rest)
+        return value.get(camel, default)
+    return getattr(value, name, default)
+
+
+def running_segment(occurrence: Any) -> tuple[int, str] | None:
+    """(n, runner) of the occurrence's segment that has not ended, if any."""
+    segments = field_of(occurrence, "segments") or []
+    if not segments:
+        return None
+    last = segments[-1]
+    if field_of(last, "ended") is not None:
+        return None
+    number = field_of(last, "n")
+    if number is None:
+        number = len(segments)
+    return int(number), str(field_of(last, "runner"))
+
+
+def segment_still_running(view: Any, occurrence_id: str, segment: int, runner: str) -> bool:
+    """Whether the schedule still shows this runner's segment running (it neither deferred nor settled)."""
+    if view is None:
+        return False
+    for occurrence in field_of(view, "occurrences") or []:
+        if field_of(occurrence, "id") != occurrence_id:
+            continue
+        if field_of(occurrence, "state") != "running":
+            return False
+        running = running_segment(occurrence)
+        return running is not None and running[0] == segment and running[1] == runner
+    return False
+
+
+class Heartbeat(threading.Thread):
+    """Extends one lease every `interval` seconds until stopped, or until the lease is no longer ours."""
+
+    def __init__(
+        self, journal: Journal, scope: str, owner: str, interval: float, now: Callable[[], datetime]
+    ) -> None:
+        super().__init__(name=f"heartbeat {scope}", daemon=True)
+        self.journal = journal
+        self.scope = scope
+        self.owner = owner
+        self.interval = interval
+        self.now = now
+        self.lost: str | None = None
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.interval):
+            try:
+                leases.heartbeat(self.journal, self.scope, self.owner, self.now())
+            except leases.LeaseOwnerError as error:
+                self.lost = str(error)
+                return
+            except Exception as error:  # a busy or briefly unreachable journal: try again next beat
+                print(f"factory-schedule tick: heartbeat of {self.scope} failed: {error}", file=sys.stderr)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=max(self.interval * 2, 5))
+
+
+@dataclass(frozen=True)
+class SegmentJob:
+    lane: str
+    occurrence_id: str
+    segment: int
+    runner: str
+
+
+@dataclass(frozen=True)
+class SegmentRun:
+    """What happened to one segment's runner process, as the tick reports it."""
+
+    lane: str
+    occurrence: str
+    segment: int
+    runner: str
+    scope: str
+    pid: int | None
+    exit: int | None
+    segment_running: bool
+    lease: str  # released | left-to-go-stale | held-by-another | lost
+    detail: str = ""
+
+
+def runner_environment(base: Mapping[str, str], journal_url: str, job: SegmentJob, ttl: float) -> dict[str, str]:
+    env = dict(base)
+    env.update(
+        {
+            ENV_JOURNAL: journal_url,
+            ENV_OCCURRENCE: job.occurrence_id,
+            ENV_RUNNER: job.runner,
+            ENV_SEGMENT: str(job.segment),
+            ENV_LANE: job.lane,
+            ENV_LEASE_SCOPE: segment_scope(job.occurrence_id, job.segment),
+            ENV_LEASE_TTL: f"{ttl:g}",
+        }
+    )
+    return env
+
+
+def run_segment(
+    journal: Journal,
+    journal_url: str,
+    job: SegmentJob,
+    command: Sequence[str],
+    ttl: float,
+    now: Callable[[], datetime],
+    read_view: Callable[[], Any],
+) -> SegmentRun:
+    """Hold the segment's lease while COMMAND runs; release it only if the runner ended its segment."""
+    scope = segment_scope(job.occurrence_id, job.segment)
+    info: dict[str, Any] = {
+        "pid": os.getpid(),
+        "tick_pid": os.getpid(),
+        "host": this_host(),
+        "runner": job.runner,
+        "occurrence": job.occurrence_id,
+        "segment": job.segment,
+        "lane": job.lane,
+        "command": list(command),
+        "started": now().isoformat(),
+    }
+    base = dict(scope=scope, lane=job.lane, occurrence=job.occurrence_id, segment=job.segment, runner=job.runner)
+    try:
+        leases.acquire(journal, scope, job.runner, ttl, now(), info)
+    except leases.LeaseHeldError as error:
+        return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="held-by-another",
+                          detail=str(error))
+    env = runner_environment(os.environ, journal_url, job, ttl)
+    try:
+        process = subprocess.Popen(list(command), env=env, stdout=sys.stderr, stdin=subprocess.DEVNULL)
+    except OSError as error:
+        # Nothing ran, so nothing was sent: the segment is still running with no runner. Leave the
+        # lease to go stale so health shows it; a supervisor's reconcile then frees the lane.
+        return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
+                          detail=f"cannot run {command[0]!r}: {error.strerror}")
+    info["pid"] = process.pid
+    beat = Heartbeat(journal, scope, job.runner, ttl / 3, now)
+    try:
+        leases.heartbeat(journal, scope, job.runner, now(), info)
+    except leases.LeaseOwnerError as error:
+        beat.lost = str(error)
+    else:
+        beat.start()
+    code = process.wait()
+    if beat.is_alive():
+        beat.stop()
+    if beat.lost is not None:
+        return SegmentRun(**base, pid=process.pid, exit=code, segment_running=False, lease="lost", detail=beat.lost)
+    try:
+        still_running = segment_still_running(read_view(), job.occurrence_id, job.segment, job.runner)
+    except Exception as error:  # cannot tell: keep the lease, which errs towards a supervisor looking
+        return SegmentRun(**base, pid=process.pid, exit=code, segment_running=True, lease="left-to-go-stale",
+                          detail=f"could not read the schedule: {error}")
+    if still_running:
+        return SegmentRun(**base, pid=process.pid, exit=code, segment_running=True, lease="left-to-go-stale",
+                          detail="the runner exited without deferring or settling its segment")
+    try:
+        leases.release(journal, scope, job.runner)
+    except leases.LeaseOwnerError as error:
+        return SegmentRun(**base, pid=process.pid, exit=code, segment_running=False, lease="lost", detail=str(error))
+    return SegmentRun(**base, pid=process.pid, exit=code, segment_running=False, lease="released")
+
+
+def run_segments(
+    journal: Journal,
+    journal_url: str,
+    jobs: Sequence[SegmentJob],
+    command: Sequence[str],
+    ttl: float,
+    now: Callable[[], datetime],
+    read_view: Callable[[], Any],
+    report: Callable[[SegmentRun], None],
+) -> list[SegmentRun]:
+    """Run every admitted segment's COMMAND at once (each lane has its own deadline) and wait for all."""
+    runs: list[SegmentRun] = []
+    lock = threading.Lock()
+
+    def one(job: SegmentJob) -> None:
+        try:
+            result = run_segment(journal, journal_url, job, command, ttl, now, read_view)
+        except Exception as error:
+            scope = segment_scope(job.occurrence_id, job.segment)
+            result = SegmentRun(job.lane, job.occurrence_id, job.segment, job.runner, scope, None, None, True,
+                                "unknown", detail=f"{type(error).__name__}: {error}")
+        with lock:
+            runs.append(result)
+            report(result)
+
+    threads = [threading.Thread(target=one, args=(job,), name=f"segment {job.occurrence_id}") for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return runs
