@@ -56,6 +56,12 @@ def main(provider: str) -> int:
     args = sys.argv[1:]
     if provider == "claude" and args[:2] == ["auth", "status"]:
         return _auth_status()
+    if provider == "codex" and args[:2] == ["login", "status"]:
+        if os.environ.get("FAKE_CODEX_LOGGED_OUT") is not None:
+            print("Not logged in", file=sys.stderr)
+            return 1
+        print("Logged in using ChatGPT", file=sys.stderr)
+        return 0
     prompt = _prompt(provider, args)
     found = MARKER.search(prompt)
     name = found.group(1) if found else os.environ.get("FAKE_TRANSCRIPT", "normal")
