@@ -245,3 +245,19 @@ def test_run_help_documents_the_prompt_folder() -> None:
     done = subprocess.run([*CLI, "run", "--help"], capture_output=True, text=True, cwd=REPO, timeout=60)
     for words in ("lane.toml", "provider = ", "sign_in = ", "bound = ", "timeout_minutes", "--check", "[tasks.scan]"):
         assert words in done.stdout
+
+
+def test_a_lane_whose_prompts_cannot_be_used_is_settled_unavailable_and_nothing_is_sent(
+        sqlite_url: str, schedule: LifecycleSchedule, tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts"
+    write_lane(prompts, "alpha/basic", 'provider = "codex"\nsign_in = "owner@example.com"\nbound = 1000\n',
+               {"scan": {"a.md": "x"}})
+    record(schedule, lanes_commission(("alpha", "scan", "claude")))
+    code, lines, _err = tick(sqlite_url, tmp_path, prompts)
+    assert code == 6  # the runner exited 2: the tick says a runner failed
+    [segment_run] = [line["segment_run"] for line in lines if "segment_run" in line]
+    assert (segment_run["exit"], segment_run["lease"]) == (2, "released")
+    alpha = occurrence_of(schedule, "alpha/basic")
+    assert (alpha.settlement.status, alpha.calls) == ("unavailable", [])
+    assert "provider: codex does not run task scan" in alpha.settlement.reason
+    assert contacts(tmp_path) == []
