@@ -199,3 +199,13 @@ def test_codex_an_error_event_then_turn_completed_is_lost_not_a_result() -> None
                  '{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1}}'):
         stream.feed(line)
     assert stream.outcome(ProcessEnd(exit_code=0), 0.0).report == {"kind": "lost"}
+
+
+@pytest.mark.parametrize(("provider", "name", "words"), [
+    ("claude", "unauthorized-401", "Invalid API key"),
+    ("codex", "usage-limit", "hit your usage limit"),
+    ("codex", "forbidden-403", "403 Forbidden"),
+])
+def test_a_refusal_keeps_the_providers_message_as_data(provider: str, name: str, words: str) -> None:
+    made = make_call(provider, provider, f"[transcript: {name}]", BOUND, HANG_TIMEOUT, env=fake_env())  # type: ignore[arg-type]
+    assert words in made.outcome.extra["provider_message"]

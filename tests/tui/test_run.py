@@ -233,6 +233,7 @@ def test_run_check_names_each_lanes_problem_in_one_line(
     assert done.returncode == 2
     alpha, beta = json_lines(done.stdout)
     assert alpha["ok"] and alpha["tasks"] == {"scan": {"bound": BOUND, "work": ["10-unit-1"]}}
+    assert alpha["warning"].endswith(f'set executable = "{alpha["executable"]}" in lane.toml')  # found on PATH
     assert not beta["ok"] and beta["error"].endswith("lane.toml: bound: Input should be a valid integer")
 
 

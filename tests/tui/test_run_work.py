@@ -13,11 +13,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pendulum
 import pytest
 
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import JournalError, open_journal
 from factory_schedule.tui.cli.runner import SystemClock
+from factory_schedule.tui.host.providers.calls import make_call
 from factory_schedule.tui.host.providers.prompts import load_lane
 from factory_schedule.tui.host.providers.work import EXIT_DONE, EXIT_UNRECORDED, Retry, Segment, SegmentWork
 
@@ -146,3 +148,23 @@ def test_a_bound_that_does_not_fit_the_week_defers_budget_exhausted(
     assert [line["reason"] for line in lines if line["run"] == "refused"] == ["budget-exhausted"]
     assert segment.ended == {"run": "deferred", "reason": "budget-exhausted"}
     assert contacts(tmp_path) == []
+
+
+def test_no_call_is_left_running_past_the_segments_deadline(
+        schedule: LifecycleSchedule, tmp_path: Path) -> None:
+    occurrence = started(schedule)
+    view = schedule.read()
+    assert view is not None
+    [record] = [o for o in view.occurrences if o.id == occurrence]
+    two_seconds_before = pendulum.parse(record.segments[-1].deadline).timestamp() - 2  # type: ignore[union-attr]
+    asked: list[float] = []
+
+    def make(*args: Any, **kwargs: Any) -> Any:
+        asked.append(args[4])  # the call's timeout
+        return make_call(*args, **kwargs)
+
+    segment = Segment(occurrence=occurrence, runner=RUNNER, sign_in="owner@example.com")
+    SegmentWork(schedule, binding(tmp_path, "hang"), segment, lambda _line: None, make=make, retry=NO_WAIT,
+                clock=lambda: two_seconds_before).run()
+    assert asked == [2.0]  # the lane's 3 s timeout, cut to the 2 s left before the deadline
+    assert [c.outcome for c in calls_of(schedule, occurrence)] == ["lost"]

@@ -91,9 +91,15 @@ def _check(args: argparse.Namespace) -> int:
                 failed = True
                 emit({"lane": lane, "ok": False, "error": str(error)})
                 continue
-            emit({"lane": lane, "ok": True, "provider": binding.provider, "executable": binding.executable,
-                  "sign_in": binding.sign_in, "tasks": {t.task: {"bound": t.bound, "work": [u.work for u in t.units]}
-                                                        for t in binding.tasks}})
+            answer: dict[str, Any] = {
+                "lane": lane, "ok": True, "provider": binding.provider, "executable": binding.executable,
+                "sign_in": binding.sign_in,
+                "tasks": {t.task: {"bound": t.bound, "work": [u.work for u in t.units]} for t in binding.tasks}}
+            if binding.executable_from_path:
+                answer["warning"] = (f"{binding.provider} was found on your PATH; the LaunchAgent's PATH is only the "
+                                     f"system's and factory-schedule's folder: set executable = "
+                                     f"\"{binding.executable}\" in lane.toml")
+            emit(answer)
         return EXIT_BAD_INPUT if failed else EXIT_OK
 
     return run_guarded(work)

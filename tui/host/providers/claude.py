@@ -24,6 +24,7 @@ from factory_schedule.tui.host.providers.ending import ProcessEnd
 from factory_schedule.tui.host.providers.outcome import CallOutcome, lost
 
 SIGN_IN_STATUSES = (401, 403)
+MESSAGE_KEPT = 500  # characters of an error result's text the runner prints, as a JSON string
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -159,6 +160,8 @@ class ClaudeStream:
             return lost(f"the stream ended without a result; the provider {end.describe()}", window.for_lost,
                         **common)
         result = self.result
+        if result.get("is_error") is True and isinstance(result.get("result"), str):
+            common["extra"] = {"provider_message": result["result"][:MESSAGE_KEPT]}
         tokens = _tokens(result.get("usage", {}))
         status = result.get("api_error_status")
         is_error = result.get("is_error")

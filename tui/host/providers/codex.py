@@ -33,6 +33,7 @@ FORBIDDEN_WORDS = ("forbidden",)
 _STATUS_401 = re.compile(r"\b401\b")
 _STATUS_403 = re.compile(r"\b403\b")
 RATE_LIMIT_TYPE = "codex"
+MESSAGE_KEPT = 500  # characters of a failure's message the runner prints, as a JSON string
 
 _RESETS_AT = re.compile(r'"?resets_at"?\s*[:=]\s*(\d{9,11})')
 _RESETS_IN_SECONDS = re.compile(r'"?resets_in_seconds"?\s*[:=]\s*(\d+)')
@@ -173,7 +174,7 @@ class CodexStream:
         return self.tokens <= self.bound
 
     def _failure_outcome(self, end: ProcessEnd, now: float, common: dict[str, Any]) -> CallOutcome:
-        message = self.failures[-1]
+        common = {**common, "extra": {"provider_message": self.failures[-1][:MESSAGE_KEPT]}}
         # The failure names the cause; earlier failures of the same call may carry more (the reset).
         classes = [classify_failure(text) for text in self.failures]
         if "usage-limit" in classes:
@@ -189,8 +190,7 @@ class CodexStream:
             if name in classes:
                 return CallOutcome({"kind": "sign-in-needed", "tokens": self.tokens, "httpStatus": status},
                                    stop="sign-in", detail=f"the provider refused the sign-in ({status})", **common)
-        return lost(f"the turn failed ({len(message)} characters of message kept in the call's log); "
-                    f"the provider {end.describe()}", **common)
+        return lost(f"the turn failed; the provider {end.describe()}", **common)
 
     def outcome(self, end: ProcessEnd, now: float) -> CallOutcome:
         common: dict[str, Any] = {"session": self.session, "tokens_seen": self.tokens}

@@ -98,6 +98,7 @@ class LaneBinding:
     executable: str
     sign_in: str
     workdir: Path
+    executable_from_path: bool
     transcripts: Path | None
     tasks: tuple[TaskBinding, ...]
 
@@ -209,6 +210,7 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
         raise BindingError(f"{lane_file}: workdir: {workdir} is not a folder")
     return LaneBinding(
         lane=lane, folder=folder, provider=settings.provider, executable=str(resolved), sign_in=settings.sign_in,
+        executable_from_path=not os.path.isabs(os.path.expanduser(executable)),
         workdir=workdir, transcripts=_path(settings.transcripts, folder) if settings.transcripts else None,
         tasks=tuple(bindings),
     )

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pendulum
+
 from factory_schedule.core import ScheduleError
 from factory_schedule.store import JournalError
 from factory_schedule.tui.host.providers.calls import Made, make_call
@@ -26,6 +28,7 @@ from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding
 
 TRANSIENT_CODES = ("CONTENDED", "CONFLICT")
 EXIT_DONE = 0
+MIN_CALL_SECONDS = 1.0
 EXIT_UNRECORDED = 7  # a report the journal would not take after every retry: the segment is left to a supervisor
 
 Emit = Callable[[dict[str, Any]], None]
@@ -76,13 +79,16 @@ MakeCall = Callable[..., Made]
 
 class SegmentWork:
     def __init__(self, schedule: Any, binding: LaneBinding | None, segment: Segment, emit: Emit,
-                 make: MakeCall = make_call, retry: Retry | None = None) -> None:
+                 make: MakeCall = make_call, retry: Retry | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.schedule = schedule
         self.binding = binding
         self.segment = segment
         self.emit = emit
         self.make = make
         self.retry = retry or Retry()
+        self.clock = clock
+        self.deadline: float | None = None
 
     # -- the journal, retried ----------------------------------------------------------------
 
@@ -156,6 +162,18 @@ class SegmentWork:
                 self._end(call.k, {"kind": "lost"})
                 self.emit({"run": "lost-in-flight", "call": call.k, "task": call.task, "work": call.work})
 
+    def _read_deadline(self) -> None:
+        """The running segment's deadline: no call is left running past it."""
+        occurrence = self._occurrence()
+        segments = list(getattr(occurrence, "segments", None) or [])
+        if segments and getattr(segments[-1], "deadline", None):
+            self.deadline = pendulum.parse(segments[-1].deadline).timestamp()  # type: ignore[union-attr]
+
+    def _timeout(self, task: TaskBinding) -> float:
+        if self.deadline is None:
+            return task.timeout_seconds
+        return max(min(task.timeout_seconds, self.deadline - self.clock()), MIN_CALL_SECONDS)
+
     def _contact(self, task: TaskBinding, unit: Unit, call: int) -> Made:
         assert self.binding is not None
         transcript: Path | None = None
@@ -165,7 +183,7 @@ class SegmentWork:
             transcript = folder / f"{call:03d}-{task.task}-{unit.work}.jsonl"
         self.segment.sent.append((task.task, unit.work))
         return self.make(self.binding.provider, self.binding.executable, unit.prompt, task.bound,
-                         task.timeout_seconds, task.args, cwd=self.binding.workdir, transcript=transcript)
+                         self._timeout(task), task.args, cwd=self.binding.workdir, transcript=transcript)
 
     def _after_refusal(self, task: TaskBinding, unit: Unit, reason: str, detail: str) -> str | None:
         """What a refusal does: `next` unit, `task` (skip the rest of this task), or stop (None after ending)."""
@@ -227,12 +245,14 @@ class SegmentWork:
             "report": made.outcome.report, "debit": getattr(ended, "debit", None), "stop": made.outcome.stop,
             "detail": made.outcome.detail, "session": made.outcome.session,
             "provider_exit": made.run.end.exit_code, "provider_stderr_tail": made.run.stderr_tail[-500:],
+            **made.outcome.extra,
         })
         return "next" if self._after_report(made) else None
 
     def run(self) -> int:
         assert self.binding is not None
         try:
+            self._read_deadline()
             for task in self.binding.tasks:
                 for unit in task.units:
                     step = self._unit(task, unit)
