@@ -86,3 +86,9 @@ def test_two_files_with_one_work_key_are_refused(tmp_path: Path) -> None:
 def test_a_lane_outside_the_commission_is_refused() -> None:
     with pytest.raises(BindingError, match="gamma/basic: not a lane of the current commission"):
         lane_tasks({"lanes": [{"lane": "alpha/basic", "tasks": TASKS}]}, "gamma/basic")
+
+
+def test_more_units_than_the_task_may_call_in_a_night_are_refused(tmp_path: Path) -> None:
+    lane(tmp_path, files={f"{i}.md": b"x" for i in range(5)})
+    assert error_of(tmp_path).endswith("scan: 5 prompt files, but task scan may make 4 calls a night: the rest "
+                                       "would never be sent")

@@ -201,9 +201,14 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
         if not task_folder.is_dir():
             raise BindingError(f"{task_folder}: missing (one folder per task of the lane, holding its prompts)")
         minutes = override.timeout_minutes or settings.timeout_minutes
+        units = _units(task_folder)
+        max_calls = int(task.get("maxCalls", len(units)))
+        if len(units) > max_calls:
+            raise BindingError(f"{task_folder}: {len(units)} prompt files, but task {name} may make {max_calls} "
+                               "calls a night: the rest would never be sent")
         bindings.append(TaskBinding(
             task=name, account=account, bound=bound, timeout_seconds=minutes * 60,
-            args=tuple(override.args if override.args is not None else settings.args), units=_units(task_folder),
+            args=tuple(override.args if override.args is not None else settings.args), units=units,
         ))
     workdir = _path(settings.workdir, folder) if settings.workdir else folder
     if not workdir.is_dir():
