@@ -15,6 +15,7 @@ The prompt folder (--prompts, or $FACTORY_PROMPTS):
     PROMPTS/alpha/basic/lane.toml          the lane's settings
     PROMPTS/alpha/basic/scan/10-repo.md    one prompt file per unit of work of task `scan`;
     PROMPTS/alpha/basic/scan/20-deps.md    the name without suffix is the work key, sent in name order
+                                           (at most the task's maxCalls files)
 
 lane.toml:
 

@@ -34,6 +34,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from factory_schedule.tui.host.providers.binding_health import BindingRead, snapshot_of
 from factory_schedule.tui.host.providers.calls import ACCOUNT_OF, ProviderName
 
 LANE_FILE = "lane.toml"
@@ -219,3 +220,18 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
         workdir=workdir, transcripts=_path(settings.transcripts, folder) if settings.transcripts else None,
         tasks=tuple(bindings),
     )
+
+
+def read_binding(source: str, lane: str) -> BindingRead:
+    """Read a lane's binding once (health's `judge_binding` takes two such readings): source, resolved path,
+    and the snapshot of lane.toml and every prompt file."""
+    try:
+        folder = Path(os.path.expanduser(source)) / lane
+        resolved = folder.resolve(strict=True)
+        files = {LANE_FILE: (resolved / LANE_FILE).read_bytes()}
+        for path in sorted(resolved.glob("*/*")):
+            if path.is_file() and path.suffix in PROMPT_SUFFIXES and not path.name.startswith("."):
+                files[path.relative_to(resolved).as_posix()] = path.read_bytes()
+    except OSError as error:
+        return BindingRead(lane, source, error=f"{error.filename or source}: {error.strerror}")
+    return BindingRead(lane, source, str(resolved), snapshot_of(files))
