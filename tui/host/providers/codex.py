@@ -70,7 +70,7 @@ def reset_from_message(message: str, now: float, local_zone: str) -> int | None:
             return None
         hour_24 = int(hour) % 12 + (12 if half and half.lower() == "pm" else 0) if half else int(hour)
         try:
-            zone = pendulum.local_timezone() if local_zone == "local" else pendulum.timezone(local_zone)
+            zone = pendulum.now().timezone if local_zone == "local" else local_zone
             local = pendulum.datetime(int(year), month_number, int(day), hour_24, int(minute), tz=zone)
         except ValueError:  # an impossible date, or a zone name pendulum does not know
             return None
