@@ -18,8 +18,8 @@ from typing import Any
 import pendulum
 
 REPO = Path(__file__).resolve().parents[2]
-FAKE_PROVIDER = REPO / "tests" / "tui" / "fake_provider.py"
-EXAMPLE_RUNNER = REPO / "tests" / "tui" / "example_runner.sh"
+FAKE_PROVIDER = REPO / "examples" / "fake_provider.py"
+EXAMPLE_RUNNER = REPO / "examples" / "example_runner.sh"
 LOCAL_HOUR_TARGET = 6
 
 

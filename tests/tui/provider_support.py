@@ -1,0 +1,24 @@
+"""Shared by the provider and run tests: the fake `claude` and `codex` executables on PATH."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FAKES = REPO / "tests" / "fakes"
+TRANSCRIPTS = REPO / "tests" / "tui" / "transcripts"
+
+
+def fake_path(base: str | None = None) -> str:
+    """PATH with the fake provider executables first."""
+    return str(FAKES) + os.pathsep + (base if base is not None else os.environ.get("PATH", ""))
+
+
+def fake_env(log: Path | None = None, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = fake_path()
+    if log is not None:
+        env["FAKE_PROVIDER_LOG"] = str(log)
+    env.update(extra)
+    return env

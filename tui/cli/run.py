@@ -1,0 +1,169 @@
+"""`factory-schedule run`: the runner `tick` fires for an admitted segment, through Claude Code or Codex.
+
+    factory-schedule tick -- factory-schedule run --prompts ~/factory/prompts
+
+For each task of the lane, and each unit of work of the task (one prompt file each),
+it asks `admit_call` before contacting the provider and contacts it only on a fresh
+admission; it reports every contact with `end_call` (retried until the journal has it),
+and defers or settles as the refusal table in the README says. Work whose effect is
+unknown is never sent again. It prints one JSON line per call and one when the segment
+ends (the tick sends them to its stderr); the provider's own output never reaches the
+terminal: at most the tail of its stderr, as a JSON string.
+
+The prompt folder (--prompts, or $FACTORY_PROMPTS):
+
+    PROMPTS/alpha/basic/lane.toml          the lane's settings
+    PROMPTS/alpha/basic/scan/10-repo.md    one prompt file per unit of work of task `scan`;
+    PROMPTS/alpha/basic/scan/20-deps.md    the name without suffix is the work key, sent in name order
+                                           (at most the task's maxCalls files)
+
+lane.toml:
+
+    provider = "claude"              # claude (Claude Code) or codex (Codex); must match the task's account
+    sign_in = "owner@example.com"    # your recorded sign-in; Claude Code's own `auth status` email wins
+    bound = 150000                   # tokens one call may use, at most the task's callBound
+    timeout_minutes = 30             # a call still running then is stopped and reported lost
+    args = ["--model", "sonnet"]     # optional: more arguments for every call
+    executable = "claude"            # optional: the CLI (default: the provider's name on PATH)
+    workdir = "~/src/alpha"          # optional: where the CLI runs (default: the lane's folder)
+    transcripts = "~/factory/calls"  # optional: keep each call's raw JSON lines, one file per call
+    [tasks.scan]                     # optional per task: bound, timeout_minutes, args
+    bound = 100000
+
+`run --check` checks every lane of the current commission (or --lane) and prints one
+JSON line per lane: its tasks and work keys, or the one-line error. It sends nothing.
+
+Exit codes: 0 the segment ended (deferred or settled); 2 bad input or a prompt folder
+that cannot be used (the segment is settled, nothing was sent); 3 the journal could not
+be opened; 7 a report the journal would not take after every retry (the segment is left
+running for `health` and a supervisor's `reconcile`); other codes as the runner CLI's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from factory_schedule.tui.cli.runner import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    BadInput,
+    emit,
+    journal_url_of,
+    open_schedule,
+    run_guarded,
+)
+from factory_schedule.tui.host.providers import prompts, session
+from factory_schedule.tui.host.providers.work import Segment, SegmentWork
+from factory_schedule.tui.host.segments import ENV_LANE, ENV_OCCURRENCE, ENV_RUNNER
+
+ENV_PROMPTS = "FACTORY_PROMPTS"
+
+
+def _prompts_folder(args: argparse.Namespace) -> Path:
+    text = args.prompts or os.environ.get(ENV_PROMPTS)
+    if not text:
+        raise BadInput(f"give the prompt folder with --prompts DIR or ${ENV_PROMPTS}")
+    folder = Path(os.path.expanduser(text))
+    if not folder.is_dir():
+        raise BadInput(f"{folder}: the prompt folder does not exist")
+    return folder
+
+
+def _commission(schedule: Any) -> dict[str, Any]:
+    view = schedule.read()
+    if view is None:
+        raise BadInput("the journal has no commission yet")
+    return dict(view.commission)
+
+
+def _check(args: argparse.Namespace) -> int:
+    def work() -> int:
+        folder = _prompts_folder(args)
+        commission = _commission(open_schedule(journal_url_of(args)))
+        lanes = [args.lane] if args.lane else [str(entry["lane"]) for entry in commission.get("lanes", [])]
+        failed = False
+        for lane in lanes:
+            try:
+                binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane))
+            except prompts.BindingError as error:
+                failed = True
+                emit({"lane": lane, "ok": False, "error": str(error)})
+                continue
+            answer: dict[str, Any] = {
+                "lane": lane, "ok": True, "provider": binding.provider, "executable": binding.executable,
+                "sign_in": binding.sign_in,
+                "tasks": {t.task: {"bound": t.bound, "work": [u.work for u in t.units]} for t in binding.tasks}}
+            if binding.executable_from_path:
+                answer["warning"] = (f"{binding.provider} was found on your PATH; the LaunchAgent's PATH is only the "
+                                     f"system's and factory-schedule's folder: set executable = "
+                                     f"\"{binding.executable}\" in lane.toml")
+            emit(answer)
+        return EXIT_BAD_INPUT if failed else EXIT_OK
+
+    return run_guarded(work)
+
+
+def _segment_from(args: argparse.Namespace) -> tuple[str, str, str]:
+    occurrence = args.occurrence or os.environ.get(ENV_OCCURRENCE)
+    runner = args.runner or os.environ.get(ENV_RUNNER)
+    lane = args.lane or os.environ.get(ENV_LANE)
+    if not (occurrence and runner and lane):
+        raise BadInput(f"run me from `factory-schedule tick -- factory-schedule run ...` (it sets {ENV_OCCURRENCE}, "
+                       f"{ENV_RUNNER} and {ENV_LANE}), or give --occurrence, --runner and --lane")
+    return occurrence, runner, lane
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.check:
+        return _check(args)
+
+    def work() -> int:
+        occurrence, runner, lane = _segment_from(args)
+        folder = _prompts_folder(args)
+        schedule = open_schedule(journal_url_of(args))
+        commission = _commission(schedule)
+        segment = Segment(occurrence=occurrence, runner=runner, sign_in="")
+        try:
+            binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane))
+        except prompts.BindingError as error:
+            emit({"run": "unusable-prompts", "lane": lane, "error": str(error)})
+            worker = SegmentWork(schedule, None, segment, emit)
+            worker.settle(f"prompt folder unusable: {error}")
+            emit({**(segment.ended or {}), "occurrence": occurrence, "runner": runner, "sent": 0})
+            return EXIT_BAD_INPUT
+        status = session.probe(binding.provider, binding.executable, binding.workdir)
+        segment.sign_in = status.sign_in or binding.sign_in
+        worker = SegmentWork(schedule, binding, segment, emit)
+        emit({"run": "started", "lane": lane, "occurrence": occurrence, "runner": runner,
+              "provider": binding.provider, "sign_in": segment.sign_in,
+              "sign_in_from": "cli" if status.sign_in else "lane.toml"})
+        if status.logged_in is False:
+            if not worker.defer("logged-out"):
+                worker.settle(f"{binding.provider} is not signed in")
+            code = EXIT_OK
+        else:
+            code = worker.run()
+        emit({**(segment.ended or {"run": "left-running"}), "occurrence": occurrence, "runner": runner,
+              "sent": len(segment.sent)})
+        return code
+
+    return run_guarded(work)
+
+
+def register(subcommands: Any) -> None:
+    run = subcommands.add_parser(
+        "run",
+        help="the runner for `tick`: each unit of work of the lane through Claude Code or Codex",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--prompts", metavar="DIR", help=f"the prompt folder (default: ${ENV_PROMPTS})")
+    run.add_argument("--check", action="store_true",
+                     help="check the prompt folder against the current commission; send nothing")
+    run.add_argument("--lane", help=f"the lane (default: ${ENV_LANE}, set by tick)")
+    run.add_argument("--occurrence", help=f"the occurrence (default: ${ENV_OCCURRENCE}, set by tick)")
+    run.add_argument("--runner", help=f"the segment's runner token (default: ${ENV_RUNNER}, set by tick)")
+    run.set_defaults(handler=_run)

@@ -1,0 +1,183 @@
+"""Claude Code (`claude -p PROMPT --output-format stream-json --verbose`): its JSON lines, read into one report.
+
+What the stream carries, and what this reads (README, "Running it for real", cites the sources):
+
+- `rate_limit_event` with `rate_limit_info`: `status` (allowed, allowed_warning, rejected), `resetsAt` (epoch
+  seconds), `rateLimitType`, `overageStatus`, `isUsingOverage` (may be absent): the call's usage-window observation;
+- `assistant` messages with `message.id` and `message.usage`: the usage streamed while the call runs, which is
+  what the call's bound is enforced against;
+- the final `result` message: `is_error`, `subtype`, `api_error_status` (401 or 403 is a refused sign-in) and
+  `usage` (input, output, cache-creation and cache-read tokens: all four are counted). Claude Code can end an API
+  error with `subtype: "success"` and exit 0, so `is_error` and `api_error_status` decide, never `subtype`.
+
+Any other event type is ignored. A line that is not a JSON object, or an event this reads in a shape it does not
+know, makes the call `lost`: the adapter never guesses what a provider said.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from factory_schedule.tui.host.providers import windows
+from factory_schedule.tui.host.providers.ending import ProcessEnd
+from factory_schedule.tui.host.providers.outcome import CallOutcome, lost
+
+SIGN_IN_STATUSES = (401, 403)
+MESSAGE_KEPT = 500  # characters of an error result's text the runner prints, as a JSON string
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def command(executable: str, prompt: str, extra_args: list[str]) -> list[str]:
+    return [executable, "-p", prompt, "--output-format", "stream-json", "--verbose", *extra_args]
+
+
+def auth_status_command(executable: str) -> list[str]:
+    """`claude auth status` prints JSON (`loggedIn`, `authMethod`, and the account's `email` where it has one)."""
+    return [executable, "auth", "status"]
+
+
+def sign_in_from_auth_status(text: str) -> tuple[bool | None, str | None]:
+    """(logged in?, the account's email) from `claude auth status`; (None, None) when its output says neither."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return None, None
+    if not isinstance(document, dict):
+        return None, None
+    logged_in = document.get("loggedIn")
+    email = document.get("email")
+    return (logged_in if isinstance(logged_in, bool) else None,
+            email.strip() if isinstance(email, str) and email.strip() else None)
+
+
+def _tokens(usage: Any) -> int | None:
+    """The tokens a usage object counts; None when it is not one (a shape this does not know)."""
+    if not isinstance(usage, dict):
+        return None
+    total = 0
+    for name in USAGE_FIELDS:
+        value = usage.get(name, 0)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return None
+        total += value
+    return total
+
+
+class ClaudeStream:
+    """Reads one call's stream line by line; `feed` says when streamed usage has passed the bound."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self.doubt: str | None = None
+        self.session: str | None = None
+        self.observations: list[dict[str, Any]] = []
+        self.streamed: dict[str, int] = {}  # assistant message ID -> its latest usage
+        self.result: dict[str, Any] | None = None
+        self.lines = 0
+
+    @property
+    def tokens_streamed(self) -> int:
+        return sum(self.streamed.values())
+
+    def _doubt(self, why: str) -> None:
+        if self.doubt is None:
+            self.doubt = why
+
+    def feed(self, line: str) -> bool:
+        """Read one line; False once streamed usage passes the bound (the caller stops the process)."""
+        if not line.strip():
+            return True
+        self.lines += 1
+        try:
+            event = json.loads(line)
+        except ValueError:
+            self._doubt(f"line {self.lines} is not JSON")
+            return True
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            self._doubt(f"line {self.lines} is not an event")
+            return True
+        if isinstance(event.get("session_id"), str) and self.session is None:
+            self.session = event["session_id"]
+        kind = event["type"]
+        if kind == "rate_limit_event":
+            self._read_window(event.get("rate_limit_info"))
+        elif kind == "assistant":
+            self._read_streamed_usage(event.get("message"))
+        elif kind == "result":
+            if self.result is not None:
+                self._doubt(f"line {self.lines} is a second result")
+            self.result = event
+        return self.tokens_streamed <= self.bound
+
+    def _read_window(self, info: Any) -> None:
+        if not isinstance(info, dict) or not isinstance(info.get("status"), str) or not info["status"]:
+            self._doubt(f"line {self.lines}: a rate_limit_event without a rate_limit_info status")
+            return
+        reset = info.get("resetsAt")
+        kind = info.get("rateLimitType")
+        overage = info.get("isUsingOverage")
+        if (reset is not None and (isinstance(reset, bool) or not isinstance(reset, int))) or (
+            kind is not None and not isinstance(kind, str)) or (overage is not None and not isinstance(overage, bool)):
+            self._doubt(f"line {self.lines}: a rate_limit_info field of an unknown shape")
+            return
+        self.observations.append(windows.observation(info["status"], reset, kind, overage))
+
+    def _read_streamed_usage(self, message: Any) -> None:
+        if not isinstance(message, dict) or "usage" not in message:
+            return  # a message without usage counts nothing; the result's usage is what is reported
+        tokens = _tokens(message["usage"])
+        if tokens is None:
+            self._doubt(f"line {self.lines}: an assistant message's usage of an unknown shape")
+            return
+        identity = message.get("id")
+        key = identity if isinstance(identity, str) else f"line-{self.lines}"
+        self.streamed[key] = tokens
+
+    def _observation(self) -> dict[str, Any] | None:
+        """The observation to report: a closed window first, then overage, else the latest seen."""
+        for wanted in (windows.closes, windows.overage):
+            for document in reversed(self.observations):
+                if wanted(document):
+                    return dict(document)
+        return dict(self.observations[-1]) if self.observations else None
+
+    def outcome(self, end: ProcessEnd, now: float) -> CallOutcome:
+        """The report for this call, from what the stream said and how the process ended."""
+        window = windows.Window.of(self._observation(), now)
+        common: dict[str, Any] = {"session": self.session, "tokens_seen": self.tokens_streamed, "stop": window.stop}
+        if self.doubt is not None:
+            return lost(self.doubt, window.for_lost, **common)
+        if end.over_bound:
+            return CallOutcome({"kind": "result", "tokens": self.tokens_streamed, "output": "malformed"},
+                               detail=f"stopped at {self.tokens_streamed} tokens, past the bound {self.bound}",
+                               **common)
+        if end.timed_out or end.exit_code is None:
+            return lost(f"the provider was {end.describe()}", window.for_lost, **common)
+        if self.result is None:
+            return lost(f"the stream ended without a result; the provider {end.describe()}", window.for_lost,
+                        **common)
+        result = self.result
+        if result.get("is_error") is True and isinstance(result.get("result"), str):
+            common["extra"] = {"provider_message": result["result"][:MESSAGE_KEPT]}
+        tokens = _tokens(result.get("usage", {}))
+        status = result.get("api_error_status")
+        is_error = result.get("is_error")
+        if tokens is None or not isinstance(is_error, bool) or (
+                status is not None and (isinstance(status, bool) or not isinstance(status, int))):
+            return lost("a result message of an unknown shape", window.for_lost, **common)
+        if is_error and status in SIGN_IN_STATUSES:
+            return CallOutcome({"kind": "sign-in-needed", "tokens": tokens, "httpStatus": status,
+                                **window.for_report},
+                               detail=f"the provider refused the sign-in (HTTP {status})",
+                               **{**common, "stop": "overage" if window.overage else "sign-in"})
+        if is_error and window.stop == "usage-limit":
+            return CallOutcome({"kind": "usage-limit", "tokens": tokens, **window.for_report},
+                               detail="the usage window is closed", **common)
+        if is_error or end.exit_code != 0:
+            return lost(f"the provider reported an error ({result.get('subtype')!s}, status {status!s}) and "
+                        f"{end.describe()}", window.for_lost, **common)
+        return CallOutcome({"kind": "result", "tokens": tokens, "output": "ok", **window.for_report},
+                           detail="completed", **common)

@@ -1,0 +1,127 @@
+"""Run one provider call as a process: stream its stdout to a parser, enforce its deadline and bound.
+
+The provider runs in a session of its own so that stopping it stops everything it
+started. Its stdout is read line by line and handed to the parser (and, when asked,
+copied byte for byte to a transcript file); its stderr goes to a temporary file of
+which only the tail is kept, as data. Nothing the provider prints reaches the
+owner's terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from factory_schedule.tui.host.providers.ending import ProcessEnd
+
+STDERR_TAIL_BYTES = 2000
+STOP_GRACE_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class CallRun:
+    end: ProcessEnd
+    stderr_tail: str
+    pid: int | None
+    start_error: str | None = None
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the provider's process group, then SIGKILL what is left after a grace period."""
+    for sig, wait in ((signal.SIGTERM, STOP_GRACE_SECONDS), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            process.wait(timeout=wait if wait is not None else 10)
+            if sig == signal.SIGTERM:
+                # The leader is gone; its group may not be: make sure.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _pump(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
+    try:
+        for line in stream:
+            lines.put(line)
+    finally:
+        lines.put(None)
+
+
+def run_call(
+    argv: Sequence[str],
+    feed: Callable[[str], bool],
+    timeout_seconds: float,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    transcript: Path | None = None,
+) -> CallRun:
+    """Run `argv`, feeding each stdout line to `feed` until it ends, `feed` returns False, or the deadline passes."""
+    deadline = time.monotonic() + timeout_seconds
+    with tempfile.TemporaryFile() as stderr:
+        try:
+            process = subprocess.Popen(
+                list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+                cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,
+            )
+        except OSError as error:
+            return CallRun(ProcessEnd(exit_code=None), "", None, start_error=f"{argv[0]}: {error.strerror}")
+        assert process.stdout is not None
+        lines: queue.Queue[bytes | None] = queue.Queue()
+        reader = threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True, name="provider stdout")
+        reader.start()
+        timed_out = over_bound = False
+        copy = transcript.open("ab") if transcript is not None else None
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                try:
+                    line = lines.get(timeout=left)
+                except queue.Empty:
+                    timed_out = True
+                    break
+                if line is None:
+                    break
+                if copy is not None:
+                    copy.write(line)
+                if not feed(line.decode("utf-8", errors="replace")):
+                    over_bound = True
+                    break
+            if timed_out or over_bound:
+                _stop(process)
+            else:
+                try:
+                    process.wait(timeout=max(deadline - time.monotonic(), 0.1))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    _stop(process)
+        finally:
+            if copy is not None:
+                copy.close()
+        reader.join(timeout=5)
+        code = process.wait()
+        stderr.seek(0, os.SEEK_END)
+        size = stderr.tell()
+        stderr.seek(max(size - STDERR_TAIL_BYTES, 0))
+        tail = stderr.read().decode("utf-8", errors="replace")
+    exit_code = code if code >= 0 and not timed_out else None
+    if over_bound:
+        exit_code = code if code >= 0 else None
+    return CallRun(ProcessEnd(exit_code=exit_code, timed_out=timed_out, over_bound=over_bound), tail, process.pid)

@@ -1,0 +1,237 @@
+"""The owner's prompt folder: which provider runs a lane, and the prompt of every unit of work of each task.
+
+    PROMPTS/alpha/basic/lane.toml        the lane's settings (below)
+    PROMPTS/alpha/basic/scan/10-repo.md  one prompt file per unit of work of task `scan`:
+    PROMPTS/alpha/basic/scan/20-deps.md  the file's name without its suffix is the work key
+
+The lane's folder is its name (`alpha/basic`); it has one folder per task of the lane
+in the current commission, each with at least one `.md` or `.txt` prompt file, sent in
+the order of their names. lane.toml:
+
+    provider = "claude"            # claude (Claude Code) or codex (Codex); the task's account must match
+    sign_in = "owner@example.com"  # your recorded sign-in, used where the CLI reports none for its session
+    bound = 150000                 # tokens one call may use: at most the task's callBound
+    timeout_minutes = 30           # a call still running then is stopped and reported lost
+    args = ["--model", "sonnet"]   # optional: more arguments for every call
+    executable = "claude"          # optional: the CLI (default: the provider's name, found on PATH)
+    workdir = "~/src/alpha"        # optional: where the CLI runs (default: the lane's folder)
+    transcripts = "~/factory/calls"  # optional: keep each call's raw output here, one file per call
+    [tasks.scan]                   # optional, per task: bound, timeout_minutes, args
+    bound = 100000
+
+Everything is checked before the first call, each problem as one line naming its file
+and field, so a mistake costs a clear error and never a paid call.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from factory_schedule.tui.host.providers.binding_health import BindingRead, snapshot_of
+from factory_schedule.tui.host.providers.calls import ACCOUNT_OF, ProviderName
+
+LANE_FILE = "lane.toml"
+PROMPT_SUFFIXES = (".md", ".txt")
+MAX_PROMPT_BYTES = 1_000_000
+MAX_WORK_KEY = 200
+
+Minutes = Annotated[float, Field(gt=0, le=24 * 60)]
+Tokens = Annotated[int, Field(ge=1)]
+
+
+class BindingError(Exception):
+    """A lane's prompt folder cannot be used; the message is one line naming the file and the field."""
+
+
+class TaskSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    bound: Tokens | None = None
+    timeout_minutes: Minutes | None = None
+    args: list[str] | None = None
+
+
+class LaneSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    provider: Literal["claude", "codex"]
+    sign_in: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$")]
+    bound: Tokens
+    timeout_minutes: Minutes = 30
+    args: list[str] = []
+    executable: Annotated[str, Field(min_length=1)] | None = None
+    workdir: Annotated[str, Field(min_length=1)] | None = None
+    transcripts: Annotated[str, Field(min_length=1)] | None = None
+    tasks: dict[str, TaskSettings] = {}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit of work: its key (the prompt file's name without suffix) and its prompt."""
+
+    work: str
+    prompt: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class TaskBinding:
+    task: str
+    account: str
+    bound: int
+    timeout_seconds: float
+    args: tuple[str, ...]
+    units: tuple[Unit, ...]
+
+
+@dataclass(frozen=True)
+class LaneBinding:
+    lane: str
+    folder: Path
+    provider: ProviderName
+    executable: str
+    sign_in: str
+    workdir: Path
+    executable_from_path: bool
+    transcripts: Path | None
+    tasks: tuple[TaskBinding, ...]
+
+
+def _one_line(path: Path, error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "file"
+    return f"{path}: {where}: {first['msg']}"
+
+
+def _read_settings(path: Path) -> LaneSettings:
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BindingError(f"{path}: missing (each lane folder needs its lane.toml)") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BindingError(f"{path}: cannot be read: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise BindingError(f"{path}: not TOML: {error}") from None
+    try:
+        return LaneSettings.model_validate(document)
+    except ValidationError as error:
+        raise BindingError(_one_line(path, error)) from None
+
+
+def _units(folder: Path) -> tuple[Unit, ...]:
+    files = sorted(p for p in folder.iterdir()
+                   if p.is_file() and p.suffix in PROMPT_SUFFIXES and not p.name.startswith("."))
+    if not files:
+        raise BindingError(f"{folder}: no prompt files (one .md or .txt file per unit of work)")
+    units = []
+    seen: dict[str, Path] = {}
+    for path in files:
+        work = path.stem
+        if work != work.strip() or not work or len(work) > MAX_WORK_KEY:
+            raise BindingError(f"{path}: its name is not a usable work key (1 to {MAX_WORK_KEY} characters, "
+                               "no leading or trailing space)")
+        if work in seen:
+            raise BindingError(f"{path}: work key {work!r} is also {seen[work].name}")
+        seen[work] = path
+        raw = path.read_bytes()
+        if len(raw) > MAX_PROMPT_BYTES:
+            raise BindingError(f"{path}: a prompt of {len(raw)} bytes is above {MAX_PROMPT_BYTES}")
+        try:
+            text = raw.decode("utf-8-sig").replace("\r\n", "\n")
+        except UnicodeDecodeError:
+            raise BindingError(f"{path}: not UTF-8 text") from None
+        if not text.strip():
+            raise BindingError(f"{path}: empty prompt")
+        units.append(Unit(work=work, prompt=text, path=path))
+    return tuple(units)
+
+
+def _path(text: str, base: Path) -> Path:
+    path = Path(os.path.expanduser(text))
+    return path if path.is_absolute() else base / path
+
+
+def lane_tasks(commission: dict[str, Any], lane: str) -> list[dict[str, Any]]:
+    """The lane's tasks in the commission (`task`, `account`, `callBound`, ...); BindingError when no such lane."""
+    for entry in commission.get("lanes", []):
+        if entry.get("lane") == lane:
+            return list(entry.get("tasks", []))
+    raise BindingError(f"{lane}: not a lane of the current commission")
+
+
+def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any = shutil.which) -> LaneBinding:
+    """The lane's binding checked against its commission tasks; BindingError (one line) on the first problem."""
+    folder = prompts / lane
+    if not folder.is_dir():
+        raise BindingError(f"{folder}: no such folder (a lane's prompts live in PROMPTS/<product>/<rhythm>/)")
+    settings = _read_settings(folder / LANE_FILE)
+    lane_file = folder / LANE_FILE
+    names = [str(task["task"]) for task in tasks]
+    unknown = sorted(set(settings.tasks) - set(names))
+    if unknown:
+        raise BindingError(f"{lane_file}: tasks.{unknown[0]}: not a task of lane {lane} ({', '.join(names)})")
+    strays = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")
+                    and p.name not in names)
+    if strays:
+        raise BindingError(f"{folder / strays[0]}: not a task of lane {lane} ({', '.join(names)})")
+    executable = settings.executable or settings.provider
+    resolved = which(os.path.expanduser(executable))
+    if resolved is None:
+        raise BindingError(f"{lane_file}: executable: {executable!r} is not an executable on PATH")
+    bindings = []
+    for task in tasks:
+        name = str(task["task"])
+        account = str(task["account"])
+        if ACCOUNT_OF[settings.provider] != account:
+            raise BindingError(f"{lane_file}: provider: {settings.provider} does not run task {name}, "
+                               f"which the commission pays from the {account} account")
+        override = settings.tasks.get(name, TaskSettings())
+        bound = override.bound or settings.bound
+        call_bound = int(task["callBound"])
+        if bound > call_bound:
+            where = f"tasks.{name}.bound" if override.bound else "bound"
+            raise BindingError(f"{lane_file}: {where}: {bound} is above task {name}'s callBound {call_bound}")
+        task_folder = folder / name
+        if not task_folder.is_dir():
+            raise BindingError(f"{task_folder}: missing (one folder per task of the lane, holding its prompts)")
+        minutes = override.timeout_minutes or settings.timeout_minutes
+        units = _units(task_folder)
+        max_calls = int(task.get("maxCalls", len(units)))
+        if len(units) > max_calls:
+            raise BindingError(f"{task_folder}: {len(units)} prompt files, but task {name} may make {max_calls} "
+                               "calls a night: the rest would never be sent")
+        bindings.append(TaskBinding(
+            task=name, account=account, bound=bound, timeout_seconds=minutes * 60,
+            args=tuple(override.args if override.args is not None else settings.args), units=units,
+        ))
+    workdir = _path(settings.workdir, folder) if settings.workdir else folder
+    if not workdir.is_dir():
+        raise BindingError(f"{lane_file}: workdir: {workdir} is not a folder")
+    return LaneBinding(
+        lane=lane, folder=folder, provider=settings.provider, executable=str(resolved), sign_in=settings.sign_in,
+        executable_from_path=not os.path.isabs(os.path.expanduser(executable)),
+        workdir=workdir, transcripts=_path(settings.transcripts, folder) if settings.transcripts else None,
+        tasks=tuple(bindings),
+    )
+
+
+def read_binding(source: str, lane: str) -> BindingRead:
+    """Read a lane's binding once (health's `judge_binding` takes two such readings): source, resolved path,
+    and the snapshot of lane.toml and every prompt file."""
+    try:
+        folder = Path(os.path.expanduser(source)) / lane
+        resolved = folder.resolve(strict=True)
+        files = {LANE_FILE: (resolved / LANE_FILE).read_bytes()}
+        for path in sorted(resolved.glob("*/*")):
+            if path.is_file() and path.suffix in PROMPT_SUFFIXES and not path.name.startswith("."):
+                files[path.relative_to(resolved).as_posix()] = path.read_bytes()
+    except OSError as error:
+        return BindingRead(lane, source, error=f"{error.filename or source}: {error.strerror}")
+    return BindingRead(lane, source, str(resolved), snapshot_of(files))

@@ -1,0 +1,266 @@
+"""Work one admitted segment of a lane through its provider: ask, contact, report, then defer or settle.
+
+For each task of the lane and each unit of work, in order: `admit_call` first; the
+provider is contacted only on a fresh admission (`dispatch: true`); every contact is
+reported with `end_call`, the report retried until the journal has it; a replayed
+admission still in flight is ended `lost` (nobody can know whether it went out). A
+refusal or a stopping report ends the segment as the README's refusal table says:
+a closed usage window defers `usage-limit`, a refused sign-in `sign-in-needed`, a
+week's ceiling `budget-exhausted`; paid overage, an unverified owner record, a limit
+without a readable reset and the night's deadline settle. Work of unknown effect is
+never sent again (the schedule refuses it, and this never asks twice).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pendulum
+
+from factory_schedule.core import ScheduleError
+from factory_schedule.store import JournalError
+from factory_schedule.tui.host.providers.calls import Made, make_call
+from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
+
+TRANSIENT_CODES = ("CONTENDED", "CONFLICT")
+EXIT_DONE = 0
+MIN_CALL_SECONDS = 1.0
+EXIT_UNRECORDED = 7  # a report the journal would not take after every retry: the segment is left to a supervisor
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class Unrecorded(Exception):
+    """A call's report could not be written after every retry."""
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How long schedule commands are retried when the journal is busy or briefly unreachable."""
+
+    attempts: int = 8
+    report_attempts: int = 40
+    first_wait: float = 0.2
+    longest_wait: float = 10.0
+    sleep: Callable[[float], None] = time.sleep
+
+    def run(self, action: Callable[[], Any], attempts: int | None = None) -> Any:
+        wait = self.first_wait
+        tries = attempts or self.attempts
+        for attempt in range(1, tries + 1):
+            try:
+                return action()
+            except ScheduleError as error:
+                if error.code not in TRANSIENT_CODES or attempt == tries:
+                    raise
+            except JournalError:
+                if attempt == tries:
+                    raise
+            self.sleep(wait)
+            wait = min(wait * 2, self.longest_wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass
+class Segment:
+    occurrence: str
+    runner: str
+    sign_in: str
+    ended: dict[str, Any] | None = None
+    sent: list[tuple[str, str]] = field(default_factory=list)
+
+
+MakeCall = Callable[..., Made]
+
+
+class SegmentWork:
+    def __init__(self, schedule: Any, binding: LaneBinding | None, segment: Segment, emit: Emit,
+                 make: MakeCall = make_call, retry: Retry | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.schedule = schedule
+        self.binding = binding
+        self.segment = segment
+        self.emit = emit
+        self.make = make
+        self.retry = retry or Retry()
+        self.clock = clock
+        self.deadline: float | None = None
+
+    # -- the journal, retried ----------------------------------------------------------------
+
+    def _admit(self, task: TaskBinding, unit: Unit) -> Any:
+        return self.retry.run(lambda: self.schedule.admit_call(
+            occurrence_id=self.segment.occurrence, runner=self.segment.runner, task=task.task, work=unit.work,
+            bound=task.bound, sign_in=self.segment.sign_in))
+
+    def _end(self, call: int, report: dict[str, Any]) -> Any:
+        try:
+            return self.retry.run(lambda: self.schedule.end_call(
+                occurrence_id=self.segment.occurrence, runner=self.segment.runner, call=call, report=report),
+                attempts=self.retry.report_attempts)
+        except (ScheduleError, JournalError) as error:
+            self.emit({"run": "unrecorded", "call": call, "report": report, "error": str(error)})
+            raise Unrecorded(str(error)) from error
+
+    def defer(self, reason: str, bound: int | None = None) -> bool:
+        try:
+            self.retry.run(lambda: self.schedule.defer(
+                occurrence_id=self.segment.occurrence, runner=self.segment.runner, reason=reason, bound=bound))
+        except ScheduleError as error:
+            self.emit({"run": "defer-refused", "reason": reason, "error": error.code, "message": error.message})
+            return False
+        self.segment.ended = {"run": "deferred", "reason": reason}
+        return True
+
+    def _occurrence(self) -> Any:
+        view = self.retry.run(self.schedule.read)
+        for occurrence in getattr(view, "occurrences", None) or []:
+            if occurrence.id == self.segment.occurrence:
+                return occurrence
+        return None
+
+    def settle(self, why: str) -> None:
+        """Settle with the status the calls support: completed only when every unit was performed cleanly."""
+        occurrence = self._occurrence()
+        calls = list(getattr(occurrence, "calls", None) or [])
+        performed = {(c.task, c.work) for c in calls if c.outcome == "ok"}
+        tasks = self.binding.tasks if self.binding is not None else ()
+        units = {(t.task, u.work) for t in tasks for u in t.units}
+        doubtful = any(c.unknown or c.overage or c.outcome == "malformed" for c in calls)
+        if units and units <= performed and not doubtful:
+            statuses = ["completed", "partial"]
+        elif any(c.outcome in ("ok", "malformed") for c in calls):
+            statuses = ["partial"]
+        else:
+            statuses = ["unavailable", "partial"]
+        last: ScheduleError | None = None
+        for status in statuses:
+            try:
+                self.retry.run(lambda s=status: self.schedule.settle(  # type: ignore[misc]
+                    occurrence_id=self.segment.occurrence, settled_by=self.segment.runner, status=s,
+                    reason=why[:200]))
+            except ScheduleError as error:
+                if error.code != "RULE":
+                    raise
+                last = error
+                continue
+            self.segment.ended = {"run": "settled", "status": status, "reason": why[:200]}
+            return
+        assert last is not None
+        raise last
+
+    # -- the work ----------------------------------------------------------------------------
+
+    def _end_in_flight(self) -> None:
+        occurrence = self._occurrence()
+        for call in getattr(occurrence, "calls", None) or []:
+            if call.ended_at is None:
+                self._end(call.k, {"kind": "lost"})
+                self.emit({"run": "lost-in-flight", "call": call.k, "task": call.task, "work": call.work})
+
+    def _read_deadline(self) -> None:
+        """The running segment's deadline: no call is left running past it."""
+        occurrence = self._occurrence()
+        segments = list(getattr(occurrence, "segments", None) or [])
+        if segments and getattr(segments[-1], "deadline", None):
+            self.deadline = pendulum.parse(segments[-1].deadline).timestamp()  # type: ignore[union-attr]
+
+    def _timeout(self, task: TaskBinding) -> float:
+        if self.deadline is None:
+            return task.timeout_seconds
+        return max(min(task.timeout_seconds, self.deadline - self.clock()), MIN_CALL_SECONDS)
+
+    def _contact(self, task: TaskBinding, unit: Unit, call: int) -> Made:
+        assert self.binding is not None
+        transcript: Path | None = None
+        if self.binding.transcripts is not None:
+            folder = self.binding.transcripts / self.segment.occurrence.replace("/", "_")
+            folder.mkdir(parents=True, exist_ok=True)
+            transcript = folder / f"{call:03d}-{task.task}-{unit.work}.jsonl"
+        self.segment.sent.append((task.task, unit.work))
+        return self.make(self.binding.provider, self.binding.executable, unit.prompt, task.bound,
+                         self._timeout(task), task.args, cwd=self.binding.workdir, transcript=transcript)
+
+    def _after_refusal(self, task: TaskBinding, unit: Unit, reason: str, detail: str) -> str | None:
+        """What a refusal does: `next` unit, `task` (skip the rest of this task), or stop (None after ending)."""
+        self.emit({"run": "refused", "task": task.task, "work": unit.work, "reason": reason, "detail": detail})
+        if reason in ("duplicate-work", "unknown-effect"):
+            return "next"
+        if reason == "call-bound":
+            return "task"
+        if reason == "limited":
+            if not self.defer("usage-limit"):
+                self.settle(f"usage window closed: {detail}")
+        elif reason == "sign-in-needed":
+            if not self.defer("sign-in-needed"):
+                self.settle("the account refused its sign-in")
+        elif reason == "budget-exhausted":
+            if not self.defer("budget-exhausted", bound=task.bound):
+                self.settle(f"the week's ceiling: {detail}")
+        elif reason == "deadline":
+            self.settle("the night's deadline passed")
+        else:  # overage-unverified, or a reason this runner does not know: stop asking
+            self.settle(f"stopped: {reason}: {detail}")
+        return None
+
+    def _after_report(self, made: Made) -> bool:
+        """End the segment when the report stops it; True when the segment goes on."""
+        stop = made.outcome.stop
+        if stop == "usage-limit":
+            if not self.defer("usage-limit"):
+                self.settle("the provider's usage window closed")
+            return False
+        if stop == "sign-in":
+            if not self.defer("sign-in-needed"):
+                self.settle("the provider refused the sign-in")
+            return False
+        if stop == "overage":
+            self.settle("the provider ran on paid overage: the owner records the account again")
+            return False
+        if stop == "limit-unread":
+            self.settle("the provider's usage limit was reached without a reset this runner can read")
+            return False
+        return True
+
+    def _unit(self, task: TaskBinding, unit: Unit, retried_open: bool = False) -> str | None:
+        admission = self._admit(task, unit)
+        if not admission.admitted:
+            if admission.reason == "call-open" and not retried_open:
+                self._end_in_flight()
+                return self._unit(task, unit, retried_open=True)
+            return self._after_refusal(task, unit, admission.reason, admission.detail)
+        if not admission.dispatch:
+            if admission.in_flight:  # a replay: whether it went out cannot be known
+                self._end(admission.call, {"kind": "lost"})
+                self.emit({"run": "lost-in-flight", "call": admission.call, "task": task.task, "work": unit.work})
+            return "next"
+        made = self._contact(task, unit, admission.call)
+        ended = self._end(admission.call, made.outcome.report)
+        self.emit({
+            "run": "call", "call": admission.call, "task": task.task, "work": unit.work,
+            "report": made.outcome.report, "debit": getattr(ended, "debit", None), "stop": made.outcome.stop,
+            "detail": made.outcome.detail, "session": made.outcome.session,
+            "provider_exit": made.run.end.exit_code, "provider_stderr_tail": made.run.stderr_tail[-500:],
+            **made.outcome.extra,
+        })
+        return "next" if self._after_report(made) else None
+
+    def run(self) -> int:
+        assert self.binding is not None
+        try:
+            self._read_deadline()
+            for task in self.binding.tasks:
+                for unit in task.units:
+                    step = self._unit(task, unit)
+                    if step is None:
+                        return EXIT_DONE
+                    if step == "task":
+                        break
+            self.settle("every unit of work was asked for")
+        except Unrecorded:
+            return EXIT_UNRECORDED
+        return EXIT_DONE
