@@ -14,7 +14,7 @@ import pytest
 from factory_schedule.core import SCHEDULE_AGGREGATE, SCHEDULE_ERROR_CODES, launch_intervals
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.cli.main import main
-from factory_schedule.tui.cli.runner import ERROR_EXIT_CODES, REFUSAL_EXIT_CODES
+from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, REFUSAL_EXIT_CODES
 
 from .runner_support import cli, commission_due_now, commission_file
 
