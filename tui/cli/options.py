@@ -26,7 +26,7 @@ MAX_JSON_DEPTH = 64  # deeper than any document the engine takes; refused before
 MAX_SECONDS = 86_400.0  # a day: longer than any TTL, grace or poll interval the tool has a use for
 
 
-class ArgumentsRefused(Exception):
+class ArgumentsRefused(BadInput):
     """argparse refused the command line; `main` prints it as `{"error": "INVALID", ...}` and exits 2."""
 
 
