@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.tui.runner_support import commission_due_now  # noqa: E402
+from tests.tui.runner_support import commission_due_now
 
 CLI = [sys.executable, "-m", "factory_schedule.tui.cli"]
 

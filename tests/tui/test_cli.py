@@ -407,7 +407,6 @@ def test_a_worker_lease_from_the_future_whose_tick_is_gone_neither_blocks_the_ti
 
     from factory_schedule.tui.host.segments import this_host
 
-    from .runner_support import json_lines
 
     assert shell("record-commission", str(commission_file(tmp_path, commission_due_now())))[0] == 0
     journal = open_journal(shell.url)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -137,8 +137,8 @@ def _run(url: str, argv: list[str], stdin: str) -> tuple[int, list[str], str]:
     return code, out.getvalue().splitlines(), err.getvalue()
 
 
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_runner_subcommand_answers_hostile_input_with_json_and_an_error_writes_nothing(
     journal: tuple[str, str], data: st.DataObject
