@@ -421,3 +421,37 @@ def test_a_worker_lease_from_the_future_whose_tick_is_gone_neither_blocks_the_ti
     code, _, stderr = cli(shell.url, "tick", "--lane", "alpha/basic", "--", "/bin/true")
     assert code != 4 and "Traceback" not in stderr
     assert leases.get_lease(journal, "worker") is None  # released by this tick after its starts
+
+
+# -- start-up: each command loads only what it uses --------------------------------------------
+
+_LOADED = """
+import contextlib, io, json, sys
+from factory_schedule.tui.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(json.loads(sys.argv[1]))
+heavy = sorted({name.split(".")[0] for name in sys.modules} & {"sqlalchemy", "sqlmodel", "textual", "pydantic"})
+print(json.dumps([code, heavy]))
+"""
+
+
+def _heavy_modules_loaded(*argv: str) -> tuple[int, list[str]]:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _LOADED, json.dumps(list(argv))], capture_output=True, text=True,
+                          timeout=120, check=True)
+    code, heavy = json.loads(done.stdout)
+    return code, heavy
+
+
+def test_help_loads_neither_the_database_nor_textual_nor_pydantic() -> None:
+    assert _heavy_modules_loaded("--help") == (0, [])
+    assert _heavy_modules_loaded("call", "admit", "--help") == (0, [])
+
+
+def test_plan_and_call_admit_load_no_textual(shell: Shell, running: str) -> None:
+    code, heavy = _heavy_modules_loaded("--journal", shell.url, "plan")
+    assert code == 0 and "textual" not in heavy and "sqlalchemy" in heavy
+    code, heavy = _heavy_modules_loaded("--journal", shell.url, "call", "admit", "--occurrence", running, "--runner",
+                                        "r-1", "--task", "scan", "--work", "w1", "--bound", "1000", "--sign-in", "me")
+    assert code == 0 and "textual" not in heavy
