@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from factory_schedule.tui.cli.options import positive_number
+from factory_schedule.tui.cli.output import printable
 
 DEFAULT_SPEED = 60.0
 
@@ -32,12 +33,12 @@ def _demo(args: argparse.Namespace) -> int:
 
     url = getattr(args, "journal", None) or demo_journal_url()
     host = socket.gethostname()
-    shown = shown_url(url)  # a PostgreSQL URL's password stays off the terminal
+    shown = printable(shown_url(url))  # a PostgreSQL URL's password stays off the terminal, and so does an ESC
     print(f"Building the demo journal at {shown} (two simulated weeks through the real engine)...", file=sys.stderr)
     try:
         driver = build_demo(url, host=host)
     except (JournalError, ValueError) as error:
-        print(f"factory-schedule demo: {error}", file=sys.stderr)
+        print(f"factory-schedule demo: {printable(error)}", file=sys.stderr)
         return 2
     if args.build_only:
         print(shown)
