@@ -455,3 +455,16 @@ def test_plan_and_call_admit_load_no_textual(shell: Shell, running: str) -> None
     code, heavy = _heavy_modules_loaded("--journal", shell.url, "call", "admit", "--occurrence", running, "--runner",
                                         "r-1", "--task", "scan", "--work", "w1", "--bound", "1000", "--sign-in", "me")
     assert code == 0 and "textual" not in heavy
+
+
+def test_launchd_print_puts_a_named_journal_in_the_environment_not_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commission = commission_due_now()
+    path = commission_file(tmp_path, commission)
+    url = "postgresql+psycopg://owner:s3cret@db.example/journal"
+    assert main(["launchd", "print", str(path), "--host-zone", commission["zone"], "--journal", url, "--",
+                 "/opt/factory-schedule", "tick"]) == 0
+    agent = plistlib.loads(capsys.readouterr().out.encode())
+    assert agent["EnvironmentVariables"] == {"FACTORY_JOURNAL": url}
+    assert agent["ProgramArguments"] == ["/opt/factory-schedule", "tick"]

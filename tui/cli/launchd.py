@@ -13,9 +13,9 @@ when the machine's zone cannot be read.
 
 ProgramArguments are PROGRAM and its arguments after `--` (the first an absolute path);
 without them, `<factory-schedule> tick`, which still needs its runner command appended
-before the agent can run (a note on stderr says so). The journal URL is not put on the
-command line (where `ps` shows a password): `launchd install` puts it in the agent's
-EnvironmentVariables as FACTORY_JOURNAL.
+before the agent can run (a note on stderr says so). A journal named with `--journal`
+goes in the agent's EnvironmentVariables as FACTORY_JOURNAL, never on the command line
+(where `ps` shows a password), as `launchd install` does.
 
 Exit status: 0 printed; 2 the commission file or an argument was refused (one line on stderr).
 """
@@ -113,6 +113,9 @@ def render(args: argparse.Namespace) -> str:
         raise Refused(error.message) from None
     spec: dict[str, Any] = {"label": args.label, "program_arguments": _program(args, program)}
     spec["start_calendar_interval"] = intervals
+    journal = getattr(args, "journal", None)
+    if journal:  # as `launchd install` does: in the environment, never on a command line `ps` shows
+        spec["environment_variables"] = {"FACTORY_JOURNAL": journal}
     if args.log_dir:
         log_dir = os.path.abspath(args.log_dir)
         spec["standard_out_path"] = os.path.join(log_dir, "tick.out.log")
