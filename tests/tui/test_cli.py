@@ -14,7 +14,7 @@ import pytest
 from factory_schedule.core import SCHEDULE_AGGREGATE, SCHEDULE_ERROR_CODES, launch_intervals
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.cli.main import main
-from factory_schedule.tui.cli.runner import ERROR_EXIT_CODES, REFUSAL_EXIT_CODES
+from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, REFUSAL_EXIT_CODES
 
 from .runner_support import cli, commission_due_now, commission_file
 
@@ -201,3 +201,270 @@ def test_health_exits_0_when_it_finds_only_information_and_prints_words(shell: S
     lines = shell.capsys.readouterr().out.splitlines()
     assert code == 0, lines
     assert lines[0].startswith("info: [running-without-lease]") and lines[-1].startswith("healthy")
+
+
+# -- every failure is one JSON line and an exit code -----------------------------------------
+
+# Every subcommand path of the command line (the fuzz test and the --journal tests walk them all).
+COMMAND_PATHS = (
+    ("call", "admit"), ("call", "end"), ("defer",), ("settle",), ("reconcile",), ("record-account",),
+    ("record-commission",), ("start",), ("status",), ("plan",), ("show",), ("lease", "list"),
+    ("lease", "heartbeat"), ("lease", "release"), ("tick",), ("tick-segment",), ("health",), ("launchd", "print"),
+    ("launchd", "install"), ("dashboard",), ("demo",), ("screenshots",),
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("call", "admit", "--bound", "1.5"), ("no-such-command",), ("status",), ("plan", "--no-such-flag"),
+     ("tick", "--ttl", "nan", "--", "/bin/true"), ("tick", "--ttl", "inf", "--", "/bin/true"),
+     ("tick", "--ttl", "1e300", "--", "/bin/true"), ("health", "--grace", "nan"), ("lease", "heartbeat")],
+    ids=lambda args: " ".join(args),
+)
+def test_an_argument_argparse_refuses_prints_the_json_error_shape_not_usage(
+    args: tuple[str, ...], shell: Shell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["--journal", shell.url, *args])
+    captured = capsys.readouterr()
+    [line] = captured.out.splitlines()
+    error = json.loads(line)
+    assert (code, error["error"]) == (2, "INVALID") and error["message"], error
+    assert "usage:" not in captured.out + captured.err
+
+
+@pytest.mark.parametrize("path", COMMAND_PATHS, ids=" ".join)
+def test_every_subcommands_help_names_journal_which_may_follow_the_subcommand(
+    path: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*path, "--help"]) == 0
+    assert "--journal URL" in capsys.readouterr().out
+
+
+def test_journal_after_the_subcommand_is_the_same_as_before_it(shell: Shell, running: str) -> None:
+    shell.capsys.readouterr()
+    assert main(["plan", "--journal", shell.url]) == 0
+    after = shell.capsys.readouterr().out
+    assert main(["--journal", shell.url, "plan"]) == 0
+    assert shell.capsys.readouterr().out == after and json.loads(after)["plan"][0]["occurrence_id"] == running
+    assert main(["health", "--json", "--journal", shell.url]) == 0
+    assert json.loads(shell.capsys.readouterr().out)["healthy"] is True
+
+
+def test_health_json_says_whether_the_chain_verified(shell: Shell, running: str) -> None:
+    shell.capsys.readouterr()
+    main(["--journal", shell.url, "health", "--json"])
+    report = json.loads(shell.capsys.readouterr().out)
+    assert report["verified"] is True and report["verified_through"] == shell.head()
+
+
+# -- a journal that does not exist is refused, not created -----------------------------------
+
+NON_CREATING = [
+    ("plan",), ("show",), ("status", "discovery/alpha/basic/2026-12-07"), ("lease", "list"),
+    ("start", "--lane", "alpha/basic", "--runner", "r-1"),
+    ("record-account", "--account", "claude", "--sequence", "1", "--sign-in", "me", "--overage", "off",
+     "--recorded-by", "owner"),
+    ("call", "admit", "--occurrence", "discovery/alpha/basic/2026-12-07", "--runner", "r-1", "--task", "scan",
+     "--work", "w", "--bound", "1", "--sign-in", "me"),
+    ("defer", "--occurrence", "discovery/alpha/basic/2026-12-07", "--runner", "r-1", "--reason", "usage-limit"),
+    ("settle", "--occurrence", "discovery/alpha/basic/2026-12-07", "--settled-by", "me", "--status", "completed",
+     "--reason", "done"),
+    ("lease", "release", "--scope", "worker", "--owner", "me"),
+    ("tick", "--", "/bin/true"),
+]
+
+
+@pytest.mark.parametrize("args", NON_CREATING, ids=lambda args: " ".join(args[:2]))
+def test_a_journal_path_that_does_not_exist_is_refused_in_one_line_and_not_created(
+    args: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = tmp_path / "jornal.db"
+    code = main(["--journal", f"sqlite:///{typo}", *args])
+    [line] = capsys.readouterr().out.splitlines()
+    error = json.loads(line)
+    assert (code, error["error"]) == (3, "JOURNAL") and str(typo) in error["message"]
+    assert not typo.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_health_never_calls_a_missing_or_empty_journal_healthy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.db"
+    assert main(["--journal", f"sqlite:///{missing}", "health", "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["healthy"] is False and report["verified"] is False and not missing.exists()
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    open_journal(empty)
+    assert main(["--journal", empty, "health"]) == 1
+    assert "not-commissioned" in capsys.readouterr().out
+
+
+def test_recording_the_first_commission_starts_a_journal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    new = tmp_path / "new.db"
+    commission = commission_file(tmp_path, commission_due_now())
+    assert main(["--journal", f"sqlite:///{new}", "record-commission", str(commission)]) == 0
+    assert new.exists() and json.loads(capsys.readouterr().out)["version"] == 1
+
+
+def test_the_dashboard_refuses_a_named_journal_that_does_not_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = tmp_path / "jornal.db"
+    assert main(["dashboard", "--journal", f"sqlite:///{typo}"]) == 2
+    assert str(typo) in capsys.readouterr().err and not typo.exists()
+
+
+# -- plain text is escaped, suggested command lines are quoted --------------------------------
+
+
+def test_health_text_escapes_control_characters_from_the_journal(
+    shell: Shell, running: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pendulum
+
+    journal = open_journal(shell.url)
+    hostile = "tick-\x1b[2J\x1b[1;1Hall good\x1b[8m"
+    leases.acquire(journal, "worker", hostile, 1, pendulum.now("UTC").subtract(hours=1), {"host": "elsewhere"})
+    capsys.readouterr()
+    assert main(["--journal", shell.url, "health"]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "tick-\\x1b[2J\\x1b[1;1Hall good\\x1b[8m" in out
+
+
+def test_the_reconcile_line_health_suggests_is_shell_quoted(
+    shell: Shell, running: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shlex
+
+    import pendulum
+
+    from factory_schedule.tui.host.segments import segment_scope, this_host
+
+    journal = open_journal(shell.url)
+    info = {"pid": 2**22 + 12345, "host": this_host(), "runner": "r-1", "occurrence": running, "segment": 1}
+    leases.acquire(journal, segment_scope(running, 1), "r-1", 1, pendulum.now("UTC").subtract(hours=1), info)
+    capsys.readouterr()
+    assert main(["--journal", shell.url, "health"]) == 1
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "to confirm:" in line]
+    words = shlex.split(line.split("to confirm: ", 1)[1])
+    assert words[:6] == ["factory-schedule", "reconcile", "--occurrence", running, "--runner", "r-1"]
+    assert words[8] == "--evidence" and words[9].startswith(f"runner process {info['pid']} on ")
+    code, result = shell(*words[1:])  # pasted as printed, it confirms the dead runner
+    assert code == 0 and result["occurrence"]["state"] == "interrupted"
+
+
+# -- the LaunchAgent -------------------------------------------------------------------------
+
+
+def test_launchd_install_refuses_a_relative_runner_and_its_help_says_where_the_journal_goes(
+    shell: Shell, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commission = commission_due_now()
+    path = commission_file(tmp_path, commission)
+    output = tmp_path / "agent.plist"
+    code, refused = shell("launchd", "install", "--commission", str(path), "--host-zone", commission["zone"],
+                          "--output", str(output), "--", "runner.sh")
+    assert code == 2 and "absolute" in refused["message"] and not output.exists()
+    capsys.readouterr()
+    assert main(["launchd", "install", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "EnvironmentVariables" in text and "--journal URL tick" not in text
+
+
+# -- the pipe, and real processes ------------------------------------------------------------
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(shell: Shell, running: str) -> None:
+    import subprocess
+
+    from .runner_support import cli_env
+
+    process = subprocess.Popen([sys.executable, "-m", "factory_schedule.tui.cli", "show"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(shell.url))
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # `| head -c0`: the reader is gone before the first line
+    error = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141 and "Traceback" not in error and error == ""
+
+
+def test_arguments_that_are_not_utf8_are_refused_in_one_json_line(shell: Shell, running: str) -> None:
+    import subprocess
+
+    from .runner_support import cli_env
+
+    for argv in ([b"status", b"\xff\xfe"], [b"settle", b"--occurrence", running.encode(), b"--settled-by",
+                                            b"me\xed\xa0\x80", b"--status", b"completed", b"--reason", b"x"]):
+        done = subprocess.run([sys.executable.encode(), b"-m", b"factory_schedule.tui.cli", *argv],
+                              capture_output=True, env=cli_env(shell.url), timeout=60)
+        assert done.returncode == 2 and b"Traceback" not in done.stderr
+        assert json.loads(done.stdout)["error"] == "INVALID"
+
+
+def test_a_worker_lease_from_the_future_whose_tick_is_gone_neither_blocks_the_tick_nor_hides_from_health(
+    shell: Shell, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pendulum
+
+    from factory_schedule.tui.host.segments import this_host
+
+
+    assert shell("record-commission", str(commission_file(tmp_path, commission_due_now())))[0] == 0
+    journal = open_journal(shell.url)
+    future = pendulum.now("UTC").add(years=3)  # a clock that was wrong when it heartbeated
+    leases.acquire(journal, "worker", "tick-from-the-future", 60, future, {"host": this_host(), "pid": 2**22 + 7})
+    capsys.readouterr()
+    assert main(["--journal", shell.url, "health", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    [finding] = [f for f in report["findings"] if f["kind"] == "lease-heartbeat-in-future"]
+    assert finding["repairable"] and finding["evidence"]["owner"] == "tick-from-the-future"
+
+    code, _, stderr = cli(shell.url, "tick", "--lane", "alpha/basic", "--", "/bin/true")
+    assert code != 4 and "Traceback" not in stderr
+    assert leases.get_lease(journal, "worker") is None  # released by this tick after its starts
+
+
+# -- start-up: each command loads only what it uses --------------------------------------------
+
+_LOADED = """
+import contextlib, io, json, sys
+from factory_schedule.tui.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(json.loads(sys.argv[1]))
+heavy = sorted({name.split(".")[0] for name in sys.modules} & {"sqlalchemy", "sqlmodel", "textual", "pydantic"})
+print(json.dumps([code, heavy]))
+"""
+
+
+def _heavy_modules_loaded(*argv: str) -> tuple[int, list[str]]:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _LOADED, json.dumps(list(argv))], capture_output=True, text=True,
+                          timeout=120, check=True)
+    code, heavy = json.loads(done.stdout)
+    return code, heavy
+
+
+def test_help_loads_neither_the_database_nor_textual_nor_pydantic() -> None:
+    assert _heavy_modules_loaded("--help") == (0, [])
+    assert _heavy_modules_loaded("call", "admit", "--help") == (0, [])
+
+
+def test_plan_and_call_admit_load_no_textual(shell: Shell, running: str) -> None:
+    code, heavy = _heavy_modules_loaded("--journal", shell.url, "plan")
+    assert code == 0 and "textual" not in heavy and "sqlalchemy" in heavy
+    code, heavy = _heavy_modules_loaded("--journal", shell.url, "call", "admit", "--occurrence", running, "--runner",
+                                        "r-1", "--task", "scan", "--work", "w1", "--bound", "1000", "--sign-in", "me")
+    assert code == 0 and "textual" not in heavy
+
+
+def test_launchd_print_puts_a_named_journal_in_the_environment_not_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commission = commission_due_now()
+    path = commission_file(tmp_path, commission)
+    url = "postgresql+psycopg://owner:s3cret@db.example/journal"
+    assert main(["launchd", "print", str(path), "--host-zone", commission["zone"], "--journal", url, "--",
+                 "/opt/factory-schedule", "tick"]) == 0
+    agent = plistlib.loads(capsys.readouterr().out.encode())
+    assert agent["EnvironmentVariables"] == {"FACTORY_JOURNAL": url}
+    assert agent["ProgramArguments"] == ["/opt/factory-schedule", "tick"]

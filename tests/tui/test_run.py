@@ -18,7 +18,7 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import open_journal
-from factory_schedule.tui.cli.runner import SystemClock
+from factory_schedule.tui.host.clock import SystemClock
 
 from .provider_support import fake_path
 from .runner_support import REPO, cli, cli_env, commission_due_now, json_lines

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import open_journal
-from factory_schedule.tui.cli.runner import SystemClock
+from factory_schedule.tui.host.clock import SystemClock
 
 from .provider_support import FAKES
 from .runner_support import REPO, commission_due_now
@@ -63,6 +63,7 @@ def test_the_readme_sets_up_a_lane_and_runs_a_night_as_written(tmp_path: Path) -
     assert done.returncode == 0, (done.stdout, done.stderr)
     plist = home / "Library" / "LaunchAgents" / "com.factory-schedule.tick.plist"
     agent = plistlib.loads(plist.read_bytes())
-    assert agent["ProgramArguments"][-4:] == ["factory-schedule", "run", "--prompts", f"{home}/factory/prompts"]
+    assert agent["ProgramArguments"][-4:] == [str(Path(sys.executable).parent / "factory-schedule"), "run", "--prompts",
+                                              f"{home}/factory/prompts"]
     assert agent["EnvironmentVariables"]["FACTORY_JOURNAL"] == f"sqlite:///{home}/factory/journal.db"
     assert plist.stat().st_mode & 0o777 == 0o600

@@ -18,7 +18,7 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import JournalError, open_journal
-from factory_schedule.tui.cli.runner import SystemClock
+from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.providers.calls import make_call
 from factory_schedule.tui.host.providers.prompts import load_lane
 from factory_schedule.tui.host.providers.work import EXIT_DONE, EXIT_UNRECORDED, Retry, Segment, SegmentWork

@@ -21,7 +21,7 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import leases, open_journal
-from factory_schedule.tui.cli.runner import SystemClock
+from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.segments import segment_scope, this_host
 
 from .runner_support import (

@@ -1,4 +1,8 @@
-"""`factory-schedule dashboard`: the owner's live dashboard on a journal (also what no subcommand does)."""
+"""`factory-schedule dashboard`: the owner's live dashboard on a journal (also what no subcommand does).
+
+On first use, with no journal named (no `--journal`, no $FACTORY_JOURNAL), the
+dashboard starts the default journal file; a journal the owner names must exist.
+"""
 
 from __future__ import annotations
 
@@ -6,34 +10,41 @@ import argparse
 import sys
 from typing import Any
 
-from factory_schedule.store import JournalError
-from factory_schedule.tui.host.paths import default_journal_url
+from factory_schedule.tui.cli.journal import journal_url_of, missing_journal, named_journal
+from factory_schedule.tui.cli.options import seconds
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, printable
 
 DEFAULT_POLL_SECONDS = 0.5
 
 
 def open_dashboard(journal_url: str, poll: float = DEFAULT_POLL_SECONDS) -> int:
     """Run the dashboard until the owner quits; 2 when the journal cannot be opened."""
+    from factory_schedule.store import JournalError
     from factory_schedule.tui.dashboard.app import SystemClock, build_app
-    from factory_schedule.tui.host.health import host_zone
+    from factory_schedule.tui.host.clock import host_zone
 
     try:
         app = build_app(journal_url, SystemClock(), poll, host_zone())
     except JournalError as error:
-        print(f"factory-schedule: {error}", file=sys.stderr)
-        return 2
+        print(f"factory-schedule: {printable(error)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     app.run()
     return 0
 
 
-def _dashboard(args: argparse.Namespace) -> int:
-    return open_dashboard(getattr(args, "journal", None) or default_journal_url(), args.poll)
+def dashboard_command(args: argparse.Namespace) -> int:
+    url = journal_url_of(args)
+    missing = missing_journal(url) if named_journal(args) else None
+    if missing is not None:
+        print(f"factory-schedule: {printable(missing)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return open_dashboard(url, getattr(args, "poll", DEFAULT_POLL_SECONDS))
 
 
 def register(subcommands: Any) -> None:
-    parser = subcommands.add_parser("dashboard", help="open the live dashboard (the default with no subcommand)")
-    parser.add_argument("--journal", metavar="URL", default=argparse.SUPPRESS, help="journal URL")
+    parser = subcommands.add_parser("dashboard", help="open the live dashboard (the default with no subcommand)",
+                                    description=__doc__)
     parser.add_argument(
-        "--poll", type=float, default=DEFAULT_POLL_SECONDS, metavar="SECONDS", help="how often to look for commits"
+        "--poll", type=seconds, default=DEFAULT_POLL_SECONDS, metavar="SECONDS", help="how often to look for commits"
     )
-    parser.set_defaults(handler=_dashboard)
+    parser.set_defaults(handler=dashboard_command)

@@ -1,8 +1,9 @@
 """`factory-schedule demo`: two weeks of a simulated factory, then the dashboard on it, live.
 
-The demo journal is built by driving the real engine (see `tui.demo`); the
+The demo journal is built by driving the real engine (see tui/host/demo.py); the
 simulation then keeps going on a thread with the clock accelerated, so the views
-move. The journal is a new file in a temporary folder unless `--journal` names one.
+move. The journal is a new file in a temporary folder unless `--journal` names a
+new one (the demo starts a journal; it is one of the commands that may create one).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.store import JournalError, shown_url
+from factory_schedule.tui.cli.options import positive_number
+from factory_schedule.tui.cli.output import printable
 
 DEFAULT_SPEED = 60.0
 
@@ -25,17 +27,18 @@ def demo_journal_url() -> str:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from factory_schedule.store import JournalError, shown_url
     from factory_schedule.tui.dashboard.app import ScheduleApp
     from factory_schedule.tui.host.demo import LiveSimulation, build_demo
 
     url = getattr(args, "journal", None) or demo_journal_url()
     host = socket.gethostname()
-    shown = shown_url(url)  # a PostgreSQL URL's password stays off the terminal
+    shown = printable(shown_url(url))  # a PostgreSQL URL's password stays off the terminal, and so does an ESC
     print(f"Building the demo journal at {shown} (two simulated weeks through the real engine)...", file=sys.stderr)
     try:
         driver = build_demo(url, host=host)
     except (JournalError, ValueError) as error:
-        print(f"factory-schedule demo: {error}", file=sys.stderr)
+        print(f"factory-schedule demo: {printable(error)}", file=sys.stderr)
         return 2
     if args.build_only:
         print(shown)
@@ -53,12 +56,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def register(subcommands: Any) -> None:
-    parser = subcommands.add_parser("demo", help="build a demo journal and open the dashboard on it, live")
+    parser = subcommands.add_parser("demo", help="build a demo journal and open the dashboard on it, live",
+                                    description=__doc__)
     parser.add_argument(
-        "--journal", metavar="URL", default=argparse.SUPPRESS, help="a new journal for the demo (default: a temp file)"
-    )
-    parser.add_argument(
-        "--speed", type=float, default=DEFAULT_SPEED, metavar="N",
+        "--speed", type=positive_number, default=DEFAULT_SPEED, metavar="N",
         help=f"simulated seconds per real second (default {DEFAULT_SPEED:g}: a minute a second)",
     )
     parser.add_argument("--build-only", action="store_true", help="build the journal, print its URL, and exit")

@@ -1,8 +1,11 @@
 """`factory-schedule health [--repair] [--json] [--plist PATH] [--grace MINUTES]`.
 
-Exit status: 0 healthy, 1 findings, 2 could not check (the journal would not
-open, or a check failed to run). `--repair` first removes stale leases that guard
-nothing running any more and lists each removal; it changes no decision.
+Exit status: 0 healthy, 1 findings, 2 could not check (no journal at the path,
+the journal would not open, or a check failed to run). A journal with no
+commission is never healthy: it is most often a mistyped path. `--repair` first
+removes leases that guard nothing running any more and lists each removal; it
+changes no decision. Text output escapes whatever it shows from the journal, and
+the `reconcile` line it suggests is shell-quoted.
 """
 
 from __future__ import annotations
@@ -11,54 +14,78 @@ import argparse
 import os
 from typing import Any
 
-from factory_schedule.store import JournalError, open_journal
-from factory_schedule.tui.cli.launchd_install import DEFAULT_LABEL
-from factory_schedule.tui.cli.runner import SystemClock, emit, journal_url_of, open_schedule, to_jsonable
-from factory_schedule.tui.host import health
-from factory_schedule.tui.host.segments import this_host
+from factory_schedule.tui.cli.journal import journal_url_of, missing_journal
+from factory_schedule.tui.cli.options import minutes
+from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
+
+DEFAULT_LABEL = "com.factory-schedule.tick"
+DEFAULT_GRACE_MINUTES = 30  # core.health.DEFAULT_GRACE_MINUTES (not imported: `--help` stays light)
+COULD_NOT_CHECK = 2
 
 
-def _print_text(report: health.HealthReport) -> None:
+def _print_text(report: Any) -> None:
     for repair in report.repairs:
-        print(f"repaired: {repair.message}")
+        say(f"repaired: {printable(repair.message)}")
     for problem in report.could_not_check:
-        print(f"could not check: {problem}")
+        say(f"could not check: {printable(problem)}")
     for finding in report.findings:
-        print(f"{finding.severity}: [{finding.kind}] {finding.message}")
+        say(f"{finding.severity}: [{printable(finding.kind)}] {printable(finding.message)}")
         if finding.kind == "dead-runner":
             confirmation = finding.evidence.get("confirmation", {})
-            print(
-                f"  to confirm: factory-schedule reconcile --occurrence {finding.evidence.get('occurrence')} "
-                f"--runner {confirmation.get('runner')} --confirmed-by YOU --evidence '{confirmation.get('evidence')}'"
-            )
+            command = shell_command(
+                "factory-schedule", "reconcile", "--occurrence", finding.evidence.get("occurrence"),
+                "--runner", confirmation.get("runner"), "--confirmed-by", "YOU",
+                "--evidence", confirmation.get("evidence"))
+            say(f"  to confirm: {command}")
     if report.healthy:
-        print(f"healthy ({report.checked_at.isoformat()}, {report.host})")
+        say(f"healthy ({report.checked_at.isoformat()}, {printable(report.host)})")
+
+
+def _as_json(report: Any) -> dict[str, Any]:
+    """The report as one object; `verified` says whether the whole hash chain checked out."""
+    document = to_jsonable(report)
+    checkpoint = report.verified
+    document["verified"] = checkpoint is not None
+    document["verified_through"] = getattr(checkpoint, "version", None)
+    return {**document, "healthy": report.healthy, "exit": report.exit_code}
+
+
+def _could_not_check(args: argparse.Namespace, problem: str) -> int:
+    if args.json:
+        emit({"healthy": False, "verified": False, "could_not_check": [problem], "findings": [], "repairs": [],
+              "exit": COULD_NOT_CHECK})
+    else:
+        say(f"could not check: {printable(problem)}")
+    return COULD_NOT_CHECK
 
 
 def _health(args: argparse.Namespace) -> int:
+    from factory_schedule.store import JournalError, open_journal
+    from factory_schedule.tui.cli.journal import schedule_over
+    from factory_schedule.tui.host import health
+    from factory_schedule.tui.host.clock import SystemClock
+    from factory_schedule.tui.host.segments import this_host
+
+    url = journal_url_of(args)
+    missing = missing_journal(url)
+    if missing is not None:
+        return _could_not_check(args, missing)
     clock = SystemClock()
     try:
-        url = journal_url_of(args)
         journal = open_journal(url)
-        schedule = open_schedule(url, clock, journal)
     except JournalError as error:
-        if args.json:
-            emit({"healthy": False, "could_not_check": [str(error)], "findings": [], "repairs": []})
-        else:
-            print(f"could not check: {error}")
-        return health.COULD_NOT_CHECK
+        return _could_not_check(args, str(error))
+    schedule = schedule_over(journal, clock)
     host = this_host()
-    repairs: list[health.Repair] = []
+    repairs: list[Any] = []
     if args.repair:
         try:
             repairs = health.repair_stale_leases(journal, schedule, clock.now(), host)
         except Exception as error:
-            report = health.HealthReport(clock.now(), host, (), (), (f"repair: {error}",))
-            emit(_as_json(report)) if args.json else _print_text(report)
-            return health.COULD_NOT_CHECK
+            return _could_not_check(args, f"repair: {error}")
     report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace)
     report = health.HealthReport(report.checked_at, report.host, report.findings, tuple(repairs),
-                                 report.could_not_check)
+                                 report.could_not_check, report.verified)
     if args.json:
         emit(_as_json(report))
     else:
@@ -72,19 +99,16 @@ def _installed_agent() -> str | None:
     return path if os.path.exists(path) else None
 
 
-def _as_json(report: health.HealthReport) -> dict[str, Any]:
-    return {**to_jsonable(report), "healthy": report.healthy, "exit": report.exit_code}
-
-
 def register(subcommands: Any) -> None:
-    parser = subcommands.add_parser("health", help="the supervisor's check (exit 0 healthy, 1 findings, 2 could not)")
+    parser = subcommands.add_parser(
+        "health", help="the supervisor's check (exit 0 healthy, 1 findings, 2 could not)", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repair", action="store_true",
                         help="remove stale leases whose segment is no longer running (changes no decision)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
     parser.add_argument("--plist", metavar="PATH",
                         help="the installed LaunchAgent to compare with the commission "
                         f"(default: ~/Library/LaunchAgents/{DEFAULT_LABEL}.plist when it exists)")
-    parser.add_argument("--grace", type=float, default=health.DEFAULT_GRACE_MINUTES, metavar="MINUTES",
-                        help="how late a lane may start before it is reported "
-                        f"(default {health.DEFAULT_GRACE_MINUTES})")
+    parser.add_argument("--grace", type=minutes, default=DEFAULT_GRACE_MINUTES, metavar="MINUTES",
+                        help=f"how late a lane may start before it is reported (default {DEFAULT_GRACE_MINUTES})")
     parser.set_defaults(handler=_health)

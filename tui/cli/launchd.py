@@ -3,8 +3,8 @@
 Prints the LaunchAgent plist whose StartCalendarInterval fires at every lane time of
 the commission (`core.launch_intervals`), as text on stdout. Nothing is written or
 loaded: reading it, diffing it against an installed agent, or piping it to a file is
-the owner's choice. (`launchd install`, registered by tui/cli/launchd_install.py,
-renders the complete agent for the tick with its runner and can write it.)
+the owner's choice. (`launchd install`, in tui/cli/launchd_install.py, renders the
+complete agent for the tick with its runner and can write it.)
 
 The host zone is this machine's ($TZ, else the zone /etc/localtime links to), never
 silently the commission's: launchd fires in the host's zone, so a Mac in another zone
@@ -12,8 +12,10 @@ is refused (exit 2) unless --host-zone says otherwise, and --host-zone is requir
 when the machine's zone cannot be read.
 
 ProgramArguments are PROGRAM and its arguments after `--` (the first an absolute path);
-without them, `<factory-schedule> [--journal URL] tick`, which still needs its runner
-command appended before the agent can run (a note on stderr says so).
+without them, `<factory-schedule> tick`, which still needs its runner command appended
+before the agent can run (a note on stderr says so). A journal named with `--journal`
+goes in the agent's EnvironmentVariables as FACTORY_JOURNAL, never on the command line
+(where `ps` shows a password), as `launchd install` does.
 
 Exit status: 0 printed; 2 the commission file or an argument was refused (one line on stderr).
 """
@@ -21,11 +23,14 @@ Exit status: 0 printed; 2 the commission file or an argument was refused (one li
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
 from typing import Any
+
+from factory_schedule.tui.cli.options import CommandParser, parse_json
+from factory_schedule.tui.cli.output import BadInput
+from factory_schedule.tui.host.clock import host_zone
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -36,16 +41,6 @@ class Refused(Exception):
     """A one-line reason the command cannot print the plist."""
 
 
-def machine_zone() -> str | None:
-    """This machine's IANA zone: $TZ (a leading ':' dropped), else where /etc/localtime links; None if unknown."""
-    from_env = os.environ.get("TZ", "").lstrip(":")
-    if from_env:
-        return from_env
-    target = os.path.realpath("/etc/localtime")
-    marker = "zoneinfo/"
-    return target.split(marker, 1)[1] if marker in target else None
-
-
 def _executable() -> str:
     found = shutil.which("factory-schedule")
     return os.path.abspath(found) if found else os.path.abspath(sys.argv[0])
@@ -54,11 +49,15 @@ def _executable() -> str:
 def read_commission_file(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
+            text = handle.read()
+    except UnicodeDecodeError:
+        raise Refused(f"{path}: not UTF-8 text (a commission is a JSON file)") from None
     except OSError as error:
         raise Refused(f"{path}: cannot read it ({error.strerror})") from None
-    except ValueError as error:
-        raise Refused(f"{path}: not JSON ({error})") from None
+    try:
+        document = parse_json(text, path)
+    except BadInput as error:
+        raise Refused(str(error)) from None
     if not isinstance(document, dict):
         raise Refused(f"{path}: a commission is a JSON object")
     return document
@@ -77,7 +76,7 @@ def _split_tail(args: argparse.Namespace) -> list[str]:
         return tail  # argparse already took the `--` that introduced the program
     options, program = (tail[: tail.index("--")], tail[tail.index("--") + 1 :]) if "--" in tail else (tail, [])
     if options:
-        late = argparse.ArgumentParser(prog="factory-schedule launchd print", add_help=False)
+        late = CommandParser(prog="factory-schedule launchd print", add_help=False)
         _add_options(late)
         late.parse_args(options, namespace=args)
     return program
@@ -88,13 +87,12 @@ def _program(args: argparse.Namespace, program: list[str]) -> list[str]:
         if not os.path.isabs(program[0]):
             raise Refused(f"the program must be an absolute path, got {program[0]!r}")
         return program
-    journal = getattr(args, "journal", None)
     print(
         "factory-schedule launchd print: no program after `--`; the plist runs `factory-schedule tick`, "
         "which needs `-- RUNNER` appended (or use `launchd install`)",
         file=sys.stderr,
     )
-    return [_executable(), *(["--journal", journal] if journal else []), "tick"]
+    return [_executable(), "tick"]
 
 
 def render(args: argparse.Namespace) -> str:
@@ -106,7 +104,7 @@ def render(args: argparse.Namespace) -> str:
         parsed = parse_commission(commission)
     except ScheduleError as error:
         raise Refused(f"{args.commission}: {error.message}") from None
-    zone = args.host_zone or machine_zone()
+    zone = args.host_zone or host_zone()
     if not zone:
         raise Refused("cannot tell this machine's zone from $TZ or /etc/localtime; pass --host-zone")
     try:
@@ -115,6 +113,9 @@ def render(args: argparse.Namespace) -> str:
         raise Refused(error.message) from None
     spec: dict[str, Any] = {"label": args.label, "program_arguments": _program(args, program)}
     spec["start_calendar_interval"] = intervals
+    journal = getattr(args, "journal", None)
+    if journal:  # as `launchd install` does: in the environment, never on a command line `ps` shows
+        spec["environment_variables"] = {"FACTORY_JOURNAL": journal}
     if args.log_dir:
         log_dir = os.path.abspath(args.log_dir)
         spec["standard_out_path"] = os.path.join(log_dir, "tick.out.log")
@@ -149,24 +150,10 @@ def add_print(launchd_commands: Any) -> None:
     printer.set_defaults(handler=_print)
 
 
-def _subcommands_of(parser: argparse.ArgumentParser) -> Any:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return None
-
-
-def launchd_subcommands(subcommands: Any) -> Any:
-    """The `launchd` command's own subcommands, creating `launchd` if no module registered it yet
-    (`launchd print` lives here, `launchd install` in launchd_install.py; either may come first)."""
-    launchd = subcommands.choices.get("launchd")
-    if launchd is None:
-        launchd = subcommands.add_parser("launchd", help="the LaunchAgent that fires the tick")
-    commands = _subcommands_of(launchd)
-    if commands is None:
-        commands = launchd.add_subparsers(dest="launchd_command", metavar="COMMAND")
-    return commands
-
-
 def register(subcommands: Any) -> None:
-    add_print(launchd_subcommands(subcommands))
+    from factory_schedule.tui.cli.launchd_install import add_install
+
+    launchd = subcommands.add_parser("launchd", help="the LaunchAgent that fires the tick")
+    commands = launchd.add_subparsers(dest="launchd_command", metavar="COMMAND", required=True)
+    add_print(commands)
+    add_install(commands)

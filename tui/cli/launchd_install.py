@@ -3,10 +3,13 @@
 Renders the LaunchAgent that fires `factory-schedule tick --detach -- RUNNER` at every lane
 time: its StartCalendarInterval comes from `core.launch_intervals` (which refuses
 a Mac whose zone is not the commission's), its ProgramArguments are the tick
-command with the journal named explicitly, so launchd's bare environment cannot
-point it elsewhere. It prints the plist, or writes it to the path the owner
-names; it never loads it (that is `launchctl bootstrap gui/$(id -u) PATH`, the
-owner's step).
+command and the runner, each program by its absolute path (launchd resolves no
+relative one). The journal URL (`--journal URL`, else $FACTORY_JOURNAL, else the
+user data file) goes in the agent's EnvironmentVariables as FACTORY_JOURNAL, not on
+the command line, where `ps` would show a password to every local user; so
+launchd's bare environment cannot point the tick elsewhere. The plist is written
+owner-only (0600). It prints the plist, or writes it to the path the owner names;
+it never loads it (that is `launchctl bootstrap gui/$(id -u) PATH`, the owner's step).
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import shutil
 import sys
 from typing import Any
 
-from factory_schedule.tui.cli.launchd import Refused, launchd_subcommands, read_commission_file
-from factory_schedule.tui.cli.runner import EXIT_OK, BadInput, emit, journal_url_of, run_guarded
-from factory_schedule.tui.host.health import host_zone
+from factory_schedule.tui.cli.journal import journal_url_of
+from factory_schedule.tui.cli.options import seconds
+from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit, printable, shell_command
+from factory_schedule.tui.host.clock import host_zone
 
 DEFAULT_LABEL = "com.factory-schedule.tick"
 LAUNCHD_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
@@ -74,6 +78,8 @@ def launch_agent_spec(
 
 
 def _read_commission(path: str) -> dict[str, Any]:
+    from factory_schedule.tui.cli.launchd import Refused, read_commission_file
+
     try:
         return read_commission_file(path)
     except Refused as error:
@@ -81,48 +87,51 @@ def _read_commission(path: str) -> dict[str, Any]:
 
 
 def _install(args: argparse.Namespace) -> int:
-    def work() -> int:
-        from factory_schedule.core import render_launch_agent_plist
+    from factory_schedule.core import render_launch_agent_plist
 
-        if not args.print and not args.output:
-            raise BadInput("say where the plist goes: --print, --output PATH, or both")
-        commission = _read_commission(args.commission)
-        runner = list(args.runner_command or [])
-        if runner and runner[0] == "--":
-            runner = runner[1:]
-        url = journal_url_of(args)
-        if args.tick_command:
+    if not args.print and not args.output:
+        raise BadInput("say where the plist goes: --print, --output PATH, or both")
+    commission = _read_commission(args.commission)
+    runner = list(args.runner_command or [])
+    if runner and runner[0] == "--":
+        runner = runner[1:]
+    url = journal_url_of(args)
+    if args.tick_command:
+        try:
             program = shlex.split(args.tick_command)
-            if runner:
-                raise BadInput("give either --tick-command or a runner command after `--`, not both")
-        elif runner:
-            program = tick_program_arguments(factory_schedule_executable(), runner, args.ttl)
-        else:
-            raise BadInput("name the runner the tick fires, after `--` (or the whole --tick-command)")
-        if not program or not os.path.isabs(program[0]):
-            raise BadInput(f"the program must be an absolute path, got {program[0] if program else None!r}")
-        zone = args.host_zone or host_zone()
-        if not zone:
-            raise BadInput("cannot tell this Mac's zone; pass --host-zone")
-        spec = launch_agent_spec(commission, zone, program, args.label, args.log_dir, url)
-        text = render_launch_agent_plist(spec)
-        if args.output:
-            try:  # owner-only: FACTORY_JOURNAL may carry a PostgreSQL password
-                with os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
-                               encoding="utf-8") as handle:
-                    os.fchmod(handle.fileno(), 0o600)  # a file that was already there keeps no wider mode
-                    handle.write(text)
-            except OSError as error:
-                raise BadInput(f"cannot write {args.output}: {error.strerror}") from None
-            print(f"wrote {args.output}; load it with: launchctl bootstrap gui/$(id -u) {args.output}",
-                  file=sys.stderr)
-        if args.print:
-            sys.stdout.write(text)
-        elif not args.output:
-            emit({"plist": text})
-        return EXIT_OK
-
-    return run_guarded(work)
+        except ValueError as error:
+            raise BadInput(f"--tick-command: {error}") from None
+        if runner:
+            raise BadInput("give either --tick-command or a runner command after `--`, not both")
+    elif runner:
+        if not os.path.isabs(runner[0]):
+            raise BadInput(f"the runner must be an absolute path (launchd resolves no relative one), got "
+                           f"{runner[0]!r}")
+        program = tick_program_arguments(factory_schedule_executable(), runner, args.ttl)
+    else:
+        raise BadInput("name the runner the tick fires, after `--` (or the whole --tick-command)")
+    if not program or not os.path.isabs(program[0]):
+        raise BadInput(f"the program must be an absolute path, got {program[0] if program else None!r}")
+    zone = args.host_zone or host_zone()
+    if not zone:
+        raise BadInput("cannot tell this Mac's zone; pass --host-zone")
+    spec = launch_agent_spec(commission, zone, program, args.label, args.log_dir, url)
+    text = render_launch_agent_plist(spec)
+    if args.output:
+        try:  # owner-only: FACTORY_JOURNAL may carry a PostgreSQL password
+            with os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                           encoding="utf-8") as handle:
+                os.fchmod(handle.fileno(), 0o600)  # a file that was already there keeps no wider mode
+                handle.write(text)
+        except OSError as error:
+            raise BadInput(f"cannot write {args.output}: {error.strerror}") from None
+        print(f"wrote {printable(args.output)}; load it with: launchctl bootstrap gui/$(id -u) "
+              f"{shell_command(args.output)}", file=sys.stderr)
+    if args.print:
+        sys.stdout.write(text)
+    elif not args.output:
+        emit({"plist": text})
+    return EXIT_OK
 
 
 def add_install(launchd_commands: Any) -> None:
@@ -135,14 +144,13 @@ def add_install(launchd_commands: Any) -> None:
     install.add_argument("--print", action="store_true", help="print the plist on stdout")
     install.add_argument("--output", metavar="PATH", help="write the plist to PATH (nothing else is written)")
     install.add_argument("--tick-command", metavar="COMMAND",
-                         help="the whole program line instead of `factory-schedule --journal URL tick -- RUNNER`")
-    install.add_argument("--ttl", type=float, help="the tick's lease TTL in seconds")
+                         help="the whole program line instead of `factory-schedule tick --detach -- RUNNER` "
+                         "(its first word an absolute path)")
+    install.add_argument("--ttl", type=seconds, help="the tick's lease TTL in seconds")
     install.add_argument("--label", default=DEFAULT_LABEL, help=f"the LaunchAgent label (default {DEFAULT_LABEL})")
     install.add_argument("--log-dir", metavar="DIR", help="where launchd writes the tick's stdout and stderr")
     install.add_argument("--host-zone", metavar="ZONE", help="this Mac's zone (default: $TZ or /etc/localtime)")
-    install.add_argument("runner_command", nargs=argparse.REMAINDER, metavar="-- RUNNER [ARGS]")
+    install.add_argument("runner_command", nargs=argparse.REMAINDER, metavar="-- RUNNER [ARGS]",
+                         help="the runner the tick fires for each admitted segment (an absolute path)")
     install.set_defaults(handler=_install)
 
-
-def register(subcommands: Any) -> None:
-    add_install(launchd_subcommands(subcommands))

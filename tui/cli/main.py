@@ -1,51 +1,106 @@
 """The `factory-schedule` command line.
 
-Each subcommand lives in its own module in this package and registers
-itself here; with no subcommand it opens the dashboard on the default journal.
+Each subcommand lives in its own module in this package and registers itself
+here; with no subcommand it opens the dashboard on the default journal. Every
+failure ends as one line and an exit code (tui/cli/output.py): argparse's
+refusals and the handlers' errors print the JSON error shape, and a reader that
+goes away (`| head`) ends the program quietly. Building the parser imports no
+database and no Textual: each handler imports what it needs when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
 
-from factory_schedule.tui.cli import dashboard, demo, health, launchd, launchd_install, run, runner, screenshots, tick
-from factory_schedule.tui.host.paths import default_journal_url
+from factory_schedule.tui.cli.options import ArgumentsRefused, CommandParser
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, emit_error, failure_of
 
-# Each module has `register(subparsers)` and sets `handler` on its parser.
-COMMAND_MODULES = (runner, run, tick, health, launchd_install, launchd, dashboard, demo, screenshots)
+# The modules of this package that register subcommands (each has `register(subcommands)` and sets
+# `handler` on its parsers), in the order `--help` lists them. One line each.
+COMMAND_MODULES = (
+    "runner",
+    "run",
+    "tick",
+    "health",
+    "launchd",
+    "dashboard",
+    "demo",
+    "screenshots",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="factory-schedule",
         description="Run paid, unattended AI discovery work on a nightly schedule, exactly once.",
     )
-    parser.add_argument(
-        "--journal", metavar="URL", help="journal URL (default: $FACTORY_JOURNAL, else the user data file)"
-    )
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMAND_MODULES:
-        module.register(subcommands)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"factory_schedule.tui.cli.{name}").register(subcommands)
     return parser
-
-
-def journal_url(args: argparse.Namespace) -> str:
-    return args.journal or default_journal_url()
 
 
 def _open_default(args: argparse.Namespace) -> int:
     """No subcommand: the owner's dashboard on the default journal (or `--journal URL`)."""
-    from factory_schedule.tui.cli.dashboard import open_dashboard
+    from factory_schedule.tui.cli.dashboard import dashboard_command
 
-    return open_dashboard(journal_url(args))
+    return dashboard_command(args)
+
+
+def _not_unicode(argv: Sequence[str]) -> str | None:
+    """The first argument that was not valid UTF-8 (Python hands such bytes over as lone surrogates)."""
+    for position, argument in enumerate(argv, start=1):
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"argument {position} is not valid UTF-8"
+    return None
+
+
+def _run(argv: list[str]) -> int:
+    problem = _not_unicode(argv)
+    if problem is not None:
+        emit_error("INVALID", problem)
+        return EXIT_BAD_INPUT
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except ArgumentsRefused as refused:
+        emit_error("INVALID", str(refused))
+        return EXIT_BAD_INPUT
+    except SystemExit as done:  # --help and --version print, then exit 0
+        return done.code if isinstance(done.code, int) else 0
+    handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", None) or _open_default
+    try:
+        return int(handler(args) or 0)
+    except BrokenPipeError:
+        raise
+    except Exception as error:  # every failure, expected or not, is one JSON line and an exit code
+        code, document = failure_of(error)
+        emit_error(**document)
+        return code
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush finds no closed pipe to complain about."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout is not a file descriptor (a test's capture): nothing will flush into a pipe
+    finally:
+        os.close(devnull)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        return _open_default(args)
-    return int(handler(args) or 0)
-
+    try:
+        return _run(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:  # `factory-schedule plan | head`: the reader left; what was committed stays committed
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        return 130

@@ -46,15 +46,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.tui.cli.runner import (
-    EXIT_BAD_INPUT,
-    EXIT_OK,
-    BadInput,
-    emit,
-    journal_url_of,
-    open_schedule,
-    run_guarded,
-)
+from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput, emit
 from factory_schedule.tui.host.providers import prompts, session
 from factory_schedule.tui.host.providers.work import Segment, SegmentWork
 from factory_schedule.tui.host.segments import ENV_LANE, ENV_OCCURRENCE, ENV_RUNNER
@@ -80,30 +73,27 @@ def _commission(schedule: Any) -> dict[str, Any]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    def work() -> int:
-        folder = _prompts_folder(args)
-        commission = _commission(open_schedule(journal_url_of(args)))
-        lanes = [args.lane] if args.lane else [str(entry["lane"]) for entry in commission.get("lanes", [])]
-        failed = False
-        for lane in lanes:
-            try:
-                binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane))
-            except prompts.BindingError as error:
-                failed = True
-                emit({"lane": lane, "ok": False, "error": str(error)})
-                continue
-            answer: dict[str, Any] = {
-                "lane": lane, "ok": True, "provider": binding.provider, "executable": binding.executable,
-                "sign_in": binding.sign_in,
-                "tasks": {t.task: {"bound": t.bound, "work": [u.work for u in t.units]} for t in binding.tasks}}
-            if binding.executable_from_path:
-                answer["warning"] = (f"{binding.provider} was found on your PATH; the LaunchAgent's PATH is only the "
-                                     f"system's and factory-schedule's folder: set executable = "
-                                     f"\"{binding.executable}\" in lane.toml")
-            emit(answer)
-        return EXIT_BAD_INPUT if failed else EXIT_OK
-
-    return run_guarded(work)
+    folder = _prompts_folder(args)
+    commission = _commission(schedule_over(open_existing(journal_url_of(args))))
+    lanes = [args.lane] if args.lane else [str(entry["lane"]) for entry in commission.get("lanes", [])]
+    failed = False
+    for lane in lanes:
+        try:
+            binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane))
+        except prompts.BindingError as error:
+            failed = True
+            emit({"lane": lane, "ok": False, "error": str(error)})
+            continue
+        answer: dict[str, Any] = {
+            "lane": lane, "ok": True, "provider": binding.provider, "executable": binding.executable,
+            "sign_in": binding.sign_in,
+            "tasks": {t.task: {"bound": t.bound, "work": [u.work for u in t.units]} for t in binding.tasks}}
+        if binding.executable_from_path:
+            answer["warning"] = (f"{binding.provider} was found on your PATH; the LaunchAgent's PATH is only the "
+                                 f"system's and factory-schedule's folder: set executable = "
+                                 f"\"{binding.executable}\" in lane.toml")
+        emit(answer)
+    return EXIT_BAD_INPUT if failed else EXIT_OK
 
 
 def _segment_from(args: argparse.Namespace) -> tuple[str, str, str]:
@@ -120,37 +110,34 @@ def _run(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
 
-    def work() -> int:
-        occurrence, runner, lane = _segment_from(args)
-        folder = _prompts_folder(args)
-        schedule = open_schedule(journal_url_of(args))
-        commission = _commission(schedule)
-        segment = Segment(occurrence=occurrence, runner=runner, sign_in="")
-        try:
-            binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane))
-        except prompts.BindingError as error:
-            emit({"run": "unusable-prompts", "lane": lane, "error": str(error)})
-            worker = SegmentWork(schedule, None, segment, emit)
-            worker.settle(f"prompt folder unusable: {error}")
-            emit({**(segment.ended or {}), "occurrence": occurrence, "runner": runner, "sent": 0})
-            return EXIT_BAD_INPUT
-        status = session.probe(binding.provider, binding.executable, binding.workdir)
-        segment.sign_in = status.sign_in or binding.sign_in
-        worker = SegmentWork(schedule, binding, segment, emit)
-        emit({"run": "started", "lane": lane, "occurrence": occurrence, "runner": runner,
-              "provider": binding.provider, "sign_in": segment.sign_in,
-              "sign_in_from": "cli" if status.sign_in else "lane.toml"})
-        if status.logged_in is False:
-            if not worker.defer("logged-out"):
-                worker.settle(f"{binding.provider} is not signed in")
-            code = EXIT_OK
-        else:
-            code = worker.run()
-        emit({**(segment.ended or {"run": "left-running"}), "occurrence": occurrence, "runner": runner,
-              "sent": len(segment.sent)})
-        return code
-
-    return run_guarded(work)
+    occurrence, runner, lane = _segment_from(args)
+    folder = _prompts_folder(args)
+    schedule = schedule_over(open_existing(journal_url_of(args)))
+    commission = _commission(schedule)
+    segment = Segment(occurrence=occurrence, runner=runner, sign_in="")
+    try:
+        binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane))
+    except prompts.BindingError as error:
+        emit({"run": "unusable-prompts", "lane": lane, "error": str(error)})
+        worker = SegmentWork(schedule, None, segment, emit)
+        worker.settle(f"prompt folder unusable: {error}")
+        emit({**(segment.ended or {}), "occurrence": occurrence, "runner": runner, "sent": 0})
+        return EXIT_BAD_INPUT
+    status = session.probe(binding.provider, binding.executable, binding.workdir)
+    segment.sign_in = status.sign_in or binding.sign_in
+    worker = SegmentWork(schedule, binding, segment, emit)
+    emit({"run": "started", "lane": lane, "occurrence": occurrence, "runner": runner,
+          "provider": binding.provider, "sign_in": segment.sign_in,
+          "sign_in_from": "cli" if status.sign_in else "lane.toml"})
+    if status.logged_in is False:
+        if not worker.defer("logged-out"):
+            worker.settle(f"{binding.provider} is not signed in")
+        code = EXIT_OK
+    else:
+        code = worker.run()
+    emit({**(segment.ended or {"run": "left-running"}), "occurrence": occurrence, "runner": runner,
+          "sent": len(segment.sent)})
+    return code
 
 
 def register(subcommands: Any) -> None:

@@ -26,29 +26,30 @@ import argparse
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from factory_schedule.store import leases, open_journal
-from factory_schedule.tui.cli.runner import (
-    ERROR_EXIT_CODES,
-    EXIT_OK,
-    BadInput,
-    SystemClock,
-    emit,
-    journal_url_of,
-    open_schedule,
-    run_guarded,
-)
-from factory_schedule.tui.host import segments as process_runner
+from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
+from factory_schedule.tui.cli.options import seconds
+from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNNER_FAILED, BadInput, emit
 from factory_schedule.tui.host.paths import ENV_JOURNAL
 
+if TYPE_CHECKING:
+    from factory_schedule.store import leases
+    from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host.clock import SystemClock
+
 DEFAULT_TTL_SECONDS = 60.0
-EXIT_RUNNER_FAILED = 6
 STARTED_KINDS = ("admitted", "resumed")
 
 
 def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock) -> leases.Lease:
-    """Take `worker`, clearing it first only when its holder is stale and its tick is gone from this host."""
+    """Take `worker`, clearing it first only when its holder's tick is gone from this host and its lease is
+    stale, or carries a heartbeat from the future (a clock that was wrong): that is no evidence of a live tick,
+    and must not block every tick to come. `health` reports such a lease either way."""
+    from factory_schedule.core.health import heartbeat_from_future
+    from factory_schedule.store import leases
+    from factory_schedule.tui.host import segments as process_runner
+
     info = {"pid": os.getpid(), "host": process_runner.this_host(), "started": clock.now().isoformat()}
     try:
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
@@ -57,15 +58,26 @@ def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock)
         dead_here = holder.info.get("host") == process_runner.this_host() and not process_runner.process_alive(
             holder.info.get("pid")
         )
-        if not (leases.stale(holder, clock.now()) and dead_here):
+        if not dead_here:
             raise
-        removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now())
-        if removed is not None:
-            emit({"repaired": "stale-worker-lease", "lease": removed})
+        if leases.stale(holder, clock.now()):
+            removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now())
+            if removed is not None:
+                emit({"repaired": "stale-worker-lease", "lease": removed})
+        elif heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
+            try:  # owner-conditioned: a tick that took the scope meanwhile keeps it
+                leases.release(journal, leases.WORKER_SCOPE, holder.owner)
+                emit({"repaired": "future-worker-lease", "lease": holder})
+            except leases.LeaseOwnerError:
+                pass
+        else:
+            raise
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
 
 
 def _lanes_to_start(schedule: Any, lane: str | None) -> list[str]:
+    from factory_schedule.tui.host import segments as process_runner
+
     if lane:
         return [lane]
     return [str(process_runner.field_of(plan, "lane")) for plan in schedule.plan()]
@@ -73,6 +85,7 @@ def _lanes_to_start(schedule: Any, lane: str | None) -> list[str]:
 
 def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.SegmentJob], int]:
     from factory_schedule.core import ScheduleError
+    from factory_schedule.tui.host import segments as process_runner
 
     jobs: list[process_runner.SegmentJob] = []
     exit_code = EXIT_OK
@@ -96,40 +109,38 @@ def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.S
 
 
 def _tick(args: argparse.Namespace) -> int:
+    from factory_schedule.store import leases
+    from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host.clock import SystemClock
+
     command = _strip_dashes(args.tick_command)
-
-    def work() -> int:
-        if not command:
-            raise BadInput("tick needs a runner command after `--`")
-        if args.ttl <= 0:
-            raise BadInput("--ttl must be positive")
-        url = journal_url_of(args)
-        journal = open_journal(url)
-        clock = SystemClock()
-        schedule = open_schedule(url, clock, journal)
-        owner = process_runner.new_tick_owner()
-        _take_worker_lease(journal, owner, args.ttl, clock)
-        beat = process_runner.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)
-        beat.start()
-        try:
-            jobs, exit_code = _start_lanes(schedule, _lanes_to_start(schedule, args.lane))
-        finally:
-            beat.stop()
-            leases.release(journal, leases.WORKER_SCOPE, owner)
-        if args.detach:
-            for job in jobs:
-                keeper = _spawn_keeper(url, job, command, args.ttl)
-                emit({"detached": {"lane": job.lane, "occurrence": job.occurrence_id, "segment": job.segment,
-                                   "runner": job.runner, "keeper_pid": keeper}})
-            return exit_code
-        runs = process_runner.run_segments(
-            journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run})
-        )
-        if exit_code == EXIT_OK and any(run.exit != 0 or run.segment_running for run in runs):
-            exit_code = EXIT_RUNNER_FAILED
+    if not command:
+        raise BadInput("tick needs a runner command after `--`")
+    url = journal_url_of(args)
+    journal = open_existing(url)
+    clock = SystemClock()
+    schedule = schedule_over(journal, clock)
+    owner = process_runner.new_tick_owner()
+    _take_worker_lease(journal, owner, args.ttl, clock)
+    beat = process_runner.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)
+    beat.start()
+    try:
+        jobs, exit_code = _start_lanes(schedule, _lanes_to_start(schedule, args.lane))
+    finally:
+        beat.stop()
+        leases.release(journal, leases.WORKER_SCOPE, owner)
+    if args.detach:
+        for job in jobs:
+            keeper = _spawn_keeper(url, job, command, args.ttl)
+            emit({"detached": {"lane": job.lane, "occurrence": job.occurrence_id, "segment": job.segment,
+                               "runner": job.runner, "keeper_pid": keeper}})
         return exit_code
-
-    return run_guarded(work)
+    runs = process_runner.run_segments(
+        journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run})
+    )
+    if exit_code == EXIT_OK and any(run.exit != 0 or run.segment_running for run in runs):
+        exit_code = EXIT_RUNNER_FAILED
+    return exit_code
 
 
 def _strip_dashes(command: list[str] | None) -> list[str]:
@@ -155,21 +166,20 @@ def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], 
 
 
 def _keep_segment(args: argparse.Namespace) -> int:
+    from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host.clock import SystemClock
+
     command = _strip_dashes(args.tick_command)
-
-    def work() -> int:
-        if not command:
-            raise BadInput("tick-segment needs the runner command after `--`")
-        url = journal_url_of(args)
-        journal = open_journal(url)
-        clock = SystemClock()
-        schedule = open_schedule(url, clock, journal)
-        job = process_runner.SegmentJob(args.lane, args.occurrence, args.segment, args.runner)
-        run = process_runner.run_segment(journal, url, job, command, args.ttl, clock.now, schedule.read)
-        emit({"segment_run": run})
-        return EXIT_RUNNER_FAILED if run.exit != 0 or run.segment_running else EXIT_OK
-
-    return run_guarded(work)
+    if not command:
+        raise BadInput("tick-segment needs the runner command after `--`")
+    url = journal_url_of(args)
+    journal = open_existing(url)
+    clock = SystemClock()
+    schedule = schedule_over(journal, clock)
+    job = process_runner.SegmentJob(args.lane, args.occurrence, args.segment, args.runner)
+    run = process_runner.run_segment(journal, url, job, command, args.ttl, clock.now, schedule.read)
+    emit({"segment_run": run})
+    return EXIT_RUNNER_FAILED if run.exit != 0 or run.segment_running else EXIT_OK
 
 
 def register(subcommands: Any) -> None:
@@ -182,7 +192,7 @@ def register(subcommands: Any) -> None:
     tick.add_argument("--lane", help="start only this lane (default: every lane of the current commission)")
     tick.add_argument(
         "--ttl",
-        type=float,
+        type=seconds,
         default=DEFAULT_TTL_SECONDS,
         help=f"lease TTL in seconds; heartbeats every TTL/3, stale after 2 x TTL (default {DEFAULT_TTL_SECONDS:g})",
     )
@@ -203,6 +213,6 @@ def register(subcommands: Any) -> None:
     keeper.add_argument("--occurrence", required=True)
     keeper.add_argument("--segment", type=int, required=True)
     keeper.add_argument("--runner", required=True, help="the token the segment was admitted to")
-    keeper.add_argument("--ttl", type=float, default=DEFAULT_TTL_SECONDS)
+    keeper.add_argument("--ttl", type=seconds, default=DEFAULT_TTL_SECONDS)
     keeper.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
     keeper.set_defaults(handler=_keep_segment)

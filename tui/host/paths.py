@@ -1,13 +1,16 @@
-"""Where the owner's journal lives unless they name another."""
+"""Where the owner's journal lives unless they name another, and which file a SQLite URL names."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from platformdirs import user_data_dir
 
 ENV_JOURNAL = "FACTORY_JOURNAL"
+_SQLITE_FILE = re.compile(r"^sqlite(\+\w+)?:///(?P<path>[^?]*)")
 
 
 def default_journal_path() -> Path:
@@ -22,3 +25,12 @@ def default_journal_url() -> str:
     path = default_journal_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     return f"sqlite:///{path}"
+
+
+def sqlite_file_of(url: str) -> str | None:
+    """The file a `sqlite:///path` URL names (read without SQLAlchemy, which costs start-up time); None
+    for any other URL, or one that names no file (the store refuses those itself)."""
+    match = _SQLITE_FILE.match(url)
+    if match is None or not match["path"] or match["path"] == ":memory:":
+        return None
+    return unquote(match["path"])

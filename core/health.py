@@ -1,0 +1,472 @@
+"""Health's rules: a verdict over facts, with no process, file or clock of its own.
+
+The shell gathers the facts (the journal's chain check, the schedule view, each
+lease with whether its process lives on this host, the nights' states, the
+installed LaunchAgent's intervals, the host's zone) into `HealthFacts`; `judge`
+turns them into findings. So every rule can be tested with plain values, and the
+shell's part (tui/host/health.py) is only probing and repairing.
+
+What is reported: a journal whose hash chain breaks, or whose state does not
+parse; a missing commission (an empty journal is never healthy: it is most often
+a mistyped path); leases stale past 2 x TTL, or with a heartbeat from the future
+(a clock that was wrong: no evidence of a live holder), each with the evidence a
+`reconcile` confirmation needs; a running segment with no lease; lanes past
+their slot plus a grace with nothing admitted; account stops; an owner record
+that stops being current within three days; a week above 90 % of its ceiling; an
+installed LaunchAgent whose intervals differ from the commission's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import pendulum
+
+from factory_schedule.core.commission import lane_occurrence_on, parse_commission
+from factory_schedule.core.errors import ScheduleError
+from factory_schedule.core.launchd import launch_intervals
+from factory_schedule.core.model import AccountState, Occurrence
+from factory_schedule.core.results import ScheduleView
+from factory_schedule.core.zones import iso_week_of, local_date_of
+
+Severity = Literal["error", "warning", "info"]
+
+DEFAULT_GRACE_MINUTES = 30
+RECORD_EXPIRY_WARNING_DAYS = 3
+CEILING_WARNING_FRACTION = 0.9
+STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
+FUTURE_AFTER_TTLS = 1  # a heartbeat more than one TTL ahead of now is from a clock that was wrong
+HEALTHY, FINDINGS, COULD_NOT_CHECK = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    severity: Severity
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)  # JSON
+    repairable: bool = False
+
+
+@dataclass(frozen=True)
+class Repair:
+    kind: str
+    scope: str
+    message: str
+    lease: dict[str, Any]  # JSON: the evidence of the lease removed
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    checked_at: datetime
+    host: str
+    findings: tuple[Finding, ...]
+    repairs: tuple[Repair, ...] = ()
+    could_not_check: tuple[str, ...] = ()
+    # How far the hash chain was verified (the store's Checkpoint, passed back as `since`); None when it was
+    # not: broken, or not checked at all.
+    verified: object | None = None
+
+    @property
+    def healthy(self) -> bool:
+        return not self.could_not_check and not [f for f in self.findings if f.severity != "info"]
+
+    @property
+    def exit_code(self) -> int:
+        if self.could_not_check:
+            return COULD_NOT_CHECK
+        return HEALTHY if self.healthy else FINDINGS
+
+
+# -- the facts the shell gathers -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LeaseFact:
+    """A lease as the journal holds it, with what the shell could see of its holder."""
+
+    scope: str
+    owner: str
+    ttl_seconds: float
+    heartbeat_at: datetime
+    info: Mapping[str, Any]  # JSON: what its taker recorded (pid, host, runner, ...)
+    segment: tuple[str, int] | None  # (occurrence ID, segment) of a segment lease, else None
+    worker: bool  # the tick's own lease
+    process_alive: bool | None  # None: taken on another host, whose processes this host cannot see
+
+    @property
+    def stale_at(self) -> datetime:
+        return self.heartbeat_at + timedelta(seconds=STALE_AFTER_TTLS * self.ttl_seconds)
+
+    def stale(self, now: datetime) -> bool:
+        return now > self.stale_at
+
+    def from_future(self, now: datetime) -> bool:
+        return heartbeat_from_future(self.heartbeat_at, self.ttl_seconds, now)
+
+
+@dataclass(frozen=True)
+class LaunchAgentFact:
+    """The installed LaunchAgent: its StartCalendarInterval entries, or why it could not be read."""
+
+    path: str
+    intervals: tuple[Mapping[str, Any], ...] | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class HealthFacts:
+    now: datetime
+    host: str
+    chain_problem: str | None = None  # why the hash chain did not verify; None when it did
+    view: ScheduleView | None = None
+    state_problem: tuple[str, str] | None = None  # (code, message) when the stored state does not parse
+    leases: tuple[LeaseFact, ...] = ()
+    night_states: Mapping[str, str] = field(default_factory=dict)  # state of each of `nights_to_check`
+    launch_agent: LaunchAgentFact | None = None
+    host_zone: str | None = None
+    grace: timedelta = timedelta(minutes=DEFAULT_GRACE_MINUTES)
+    could_not_check: tuple[str, ...] = ()  # facts the shell could not gather
+
+
+def heartbeat_from_future(heartbeat_at: datetime, ttl_seconds: float, now: datetime) -> bool:
+    """A heartbeat more than one TTL ahead of `now` was written by a wrong clock: it proves no live holder."""
+    return heartbeat_at - now > timedelta(seconds=FUTURE_AFTER_TTLS * ttl_seconds)
+
+
+# -- the verdict -----------------------------------------------------------------------------
+
+
+def judge(facts: HealthFacts) -> HealthReport:
+    """Every rule over the facts; a rule that raises is reported as not checked, never fatal."""
+    findings: list[Finding] = []
+    could_not = list(facts.could_not_check)
+    if facts.chain_problem is not None:
+        findings.append(Finding("journal-chain-broken", "error",
+                                f"the journal's hash chain is broken: {facts.chain_problem}"))
+    if facts.state_problem is not None:
+        code, message = facts.state_problem
+        findings.append(Finding("state-unreadable", "error", f"the schedule state does not parse: {message}",
+                                {"code": code}))
+    elif facts.view is None and not findings and not could_not:
+        findings.append(Finding("not-commissioned", "warning",
+                                "no commission is recorded in this journal: is it the right one? (record the "
+                                "first commission with `factory-schedule record-commission FILE`)"))
+    view = facts.view
+
+    def attempt(what: str, rule: Any) -> None:
+        try:
+            findings.extend(rule())
+        except Exception as error:  # one defect must never hide the other rules' findings
+            could_not.append(f"{what}: {type(error).__name__}: {error}")
+
+    attempt("leases", lambda: lease_findings(facts.leases, view, facts.now, facts.host))
+    if view is not None:
+        attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
+        attempt("accounts", lambda: account_findings(view, facts.now))
+        attempt("ledger", lambda: ledger_findings(view, facts.now))
+        if facts.launch_agent is not None:
+            agent = facts.launch_agent
+            attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))
+    return HealthReport(checked_at=facts.now, host=facts.host, findings=tuple(findings),
+                        could_not_check=tuple(could_not))
+
+
+# -- leases ----------------------------------------------------------------------------------
+
+
+def lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
+    info = lease.info
+    return {
+        "scope": lease.scope,
+        "runner": info.get("runner", lease.owner),
+        "owner": lease.owner,
+        "pid": info.get("pid"),
+        "tick_pid": info.get("tick_pid"),
+        "host": info.get("host"),
+        "occurrence": info.get("occurrence"),
+        "segment": info.get("segment"),
+        "command": info.get("command"),
+        "started": info.get("started"),
+        "last_heartbeat": lease.heartbeat_at.isoformat(),
+        "stale_since": lease.stale_at.isoformat(),
+        "ttl_seconds": lease.ttl_seconds,
+        "seconds_since_heartbeat": round((now - lease.heartbeat_at).total_seconds(), 1),
+    }
+
+
+def reconcile_confirmation(evidence: Mapping[str, Any], confirmed_by: str) -> dict[str, Any]:
+    """The confirmation a supervisor would send for a dead runner, prefilled from the lease's evidence."""
+    text = (
+        f"runner process {evidence.get('pid')} on {evidence.get('host')} is gone; its lease on "
+        f"{evidence.get('scope')} had no heartbeat since {evidence.get('last_heartbeat')} "
+        f"(stale since {evidence.get('stale_since')})"
+    )
+    return {"runner": str(evidence.get("runner")), "confirmedBy": confirmed_by, "evidence": text[:500]}
+
+
+def running_segment(occurrence: Occurrence) -> tuple[int, str] | None:
+    """(n, runner) of the occurrence's segment that has not ended, if any."""
+    if not occurrence.segments or occurrence.segments[-1].ended is not None:
+        return None
+    last = occurrence.segments[-1]
+    return last.n, last.runner
+
+
+def segment_still_running(view: ScheduleView | None, occurrence_id: str, segment: int, runner: str) -> bool:
+    """Whether the schedule still shows this runner's segment running (it neither deferred nor settled)."""
+    for occurrence in view.occurrences if view is not None else []:
+        if occurrence.id == occurrence_id:
+            return occurrence.state == "running" and running_segment(occurrence) == (segment, runner)
+    return False
+
+
+def lease_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: datetime,
+                   host: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for lease in leases:
+        findings.extend(_lease_finding(lease, view, now, host))
+    held = {lease.segment for lease in leases if lease.segment is not None}
+    findings.extend(_running_without_lease(view, held))
+    return findings
+
+
+def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, host: str) -> list[Finding]:
+    evidence = lease_evidence(lease, now)
+    process_gone = lease.process_alive is False
+    if lease.from_future(now):
+        return [Finding(
+            "lease-heartbeat-in-future", "warning",
+            f"{lease.scope} held by {lease.owner} has a heartbeat in the future ({evidence['last_heartbeat']}): "
+            "a clock was wrong, so it proves no live holder" + ("; its process is gone" if process_gone else ""),
+            evidence, repairable=process_gone)]
+    if not lease.stale(now):
+        return []
+    if lease.segment is None:
+        return [Finding(
+            "stale-worker-lease" if lease.worker else "stale-lease", "warning",
+            f"{lease.scope} held by {lease.owner} has had no heartbeat since {evidence['last_heartbeat']}"
+            + ("; its process is gone" if process_gone else ""),
+            evidence, repairable=process_gone)]
+    occurrence_id, segment = lease.segment
+    if view is not None and not segment_still_running(view, occurrence_id, segment, lease.owner):
+        return [Finding(
+            "stale-lease-segment-ended", "warning",
+            f"{lease.scope} is stale and its segment is no longer running: safe to remove (--repair)",
+            evidence, repairable=True)]
+    if process_gone:
+        evidence["confirmation"] = reconcile_confirmation(evidence, "<supervisor>")
+        return [Finding(
+            "dead-runner", "error",
+            f"runner {evidence['runner']} of {occurrence_id} segment {segment} is gone (pid {evidence['pid']} on "
+            f"{host}) and its lease is stale: confirm with `factory-schedule reconcile` after checking the "
+            "provider; its call in flight, if any, will end as lost",
+            evidence)]
+    if lease.process_alive:
+        return [Finding(
+            "stale-lease-live-process", "warning",
+            f"runner {evidence['runner']} (pid {evidence['pid']}) is alive but has not heartbeated "
+            f"{lease.scope} since {evidence['last_heartbeat']}: hung, or its tick died",
+            evidence)]
+    return [Finding(
+        "stale-lease-other-host", "warning",
+        f"{lease.scope} is stale and held from {evidence['host']}; this host cannot see its process",
+        evidence)]
+
+
+def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]]) -> list[Finding]:
+    findings = []
+    for occurrence in view.occurrences if view is not None else []:
+        running = running_segment(occurrence) if occurrence.state == "running" else None
+        if running is None or (occurrence.id, running[0]) in held:
+            continue
+        findings.append(Finding(
+            "running-without-lease", "info",
+            f"{occurrence.id} segment {running[0]} runs under {running[1]} with no lease (not started by "
+            "`tick`, or its lease was removed): health cannot tell whether its runner lives",
+            {"occurrence": occurrence.id, "segment": running[0], "runner": running[1]}))
+    return findings
+
+
+# -- lanes -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Night:
+    """A lane's night whose slot passed more than the grace ago and that its lane has not admitted past."""
+
+    lane: str
+    occurrence_id: str
+    slot: datetime
+    holding: Occurrence | None  # the lane's open occurrence, which any new admission waits for
+
+
+def nights_to_check(view: ScheduleView, now: datetime, grace: timedelta) -> list[Night]:
+    """Each lane's last two nights whose slot passed more than `grace` ago and that nothing admitted:
+    yesterday's and today's for a daily lane, and a weekly lane's night even when it was days ago (until
+    the lane's next admission coalesces it). A night whose window a clock change swallowed is left out:
+    nothing could be admitted, and no tick could have helped. The shell asks the schedule for their states.
+    """
+    commission = parse_commission(view.commission)
+    lane_states = {lane.lane: lane for lane in view.lanes}
+    today = local_date_of(commission.zone, pendulum.instance(now))
+    # A week back, and as many days again as the grace (a slot + grace may fall on a later date than its night).
+    look_back = 8 + math.ceil(grace / timedelta(days=1))
+    nights = []
+    for lane in commission.lanes:
+        state = lane_states.get(lane.lane)
+        watermark = state.watermark.date if state is not None and state.watermark is not None else ""
+        past = []
+        for date in (today.subtract(days=back) for back in range(look_back)):
+            occurrence = lane_occurrence_on(commission, lane, date)
+            if occurrence is not None and occurrence.slot + grace <= now and occurrence.closes > occurrence.slot:
+                past.append((date, occurrence))
+            if len(past) == 2:
+                break
+        for date, occurrence in reversed(past):
+            if watermark < date.isoformat():  # else admitted, or coalesced into a later one
+                nights.append(Night(lane.lane, occurrence.id, occurrence.slot,
+                                    state.open if state is not None else None))
+    return nights
+
+
+def lane_findings(view: ScheduleView, night_states: Mapping[str, str], now: datetime,
+                  grace: timedelta) -> list[Finding]:
+    """A night still `due` or `missed` is reported; one whose lane holds an open occurrence is only
+    information (`lane-held`): no tick can admit it until that one settles, whose trouble is reported
+    elsewhere."""
+    findings = []
+    for night in nights_to_check(view, now, grace):
+        state = night_states.get(night.occurrence_id)
+        if state not in ("due", "missed"):
+            continue
+        evidence: dict[str, Any] = {"lane": night.lane, "occurrence": night.occurrence_id,
+                                    "slot": night.slot.isoformat(), "state": state,
+                                    "grace_minutes": grace.total_seconds() / 60}
+        if night.holding is not None:
+            evidence["held_by"] = night.holding.id
+            findings.append(Finding(
+                "lane-held", "info",
+                f"{night.occurrence_id} waits: its lane still holds {night.holding.id} ({night.holding.state}), "
+                "and it is admitted or coalesced once that one settles", evidence))
+        elif state == "due":
+            findings.append(Finding(
+                "lane-not-started", "warning",
+                f"{night.occurrence_id} was due at {night.slot.isoformat()} and nothing has been admitted: is "
+                "the LaunchAgent loaded and the Mac awake?", evidence))
+        else:
+            findings.append(Finding(
+                "lane-missed", "warning",
+                f"{night.occurrence_id} was never admitted before its window closed; the lane's next admission "
+                "coalesces it", evidence))
+    return findings
+
+
+# -- accounts and the ledger -----------------------------------------------------------------
+
+
+def _instant(text: str | None) -> datetime | None:
+    return pendulum.parse(text).in_timezone("UTC") if text else None  # type: ignore[union-attr]
+
+
+def _accounts_in_use(commission: Mapping[str, Any]) -> set[str]:
+    return {task["account"] for lane in commission.get("lanes", []) for task in lane.get("tasks", [])
+            if isinstance(task, dict) and task.get("account")}
+
+
+def account_findings(view: ScheduleView, now: datetime) -> list[Finding]:
+    max_age = int(view.commission.get("recordMaxAgeDays", 30))
+    used = _accounts_in_use(view.commission)
+    findings = []
+    for account in view.accounts:
+        findings.extend(_account_findings(account, account.account in used, max_age, now))
+    return findings
+
+
+def _account_findings(account: AccountState, used: bool, max_age: int, now: datetime) -> list[Finding]:
+    name, record = account.account, account.record
+    recorded_at = _instant(record.recorded_at) if record is not None else None
+    window = _instant(account.window_closed_until)
+    refused = _instant(account.sign_in_refused_at)
+    overage = _instant(account.overage_observed_at)
+    evidence: dict[str, Any] = {"account": name, "record_recorded_at": recorded_at.isoformat() if recorded_at else None}
+    findings = []
+    if window is not None and now < window:
+        findings.append(Finding("account-window-closed", "warning",
+                                f"{name}'s usage window is closed until {window.isoformat()}",
+                                {**evidence, "until": window.isoformat()}))
+    if refused is not None and (recorded_at is None or recorded_at <= refused):
+        findings.append(Finding("account-sign-in-needed", "error",
+                                f"{name} refused sign-in at {refused.isoformat()}: sign in again, then record "
+                                "the account (`factory-schedule record-account`)",
+                                {**evidence, "refused_at": refused.isoformat()}))
+    if overage is not None and (recorded_at is None or recorded_at <= overage):
+        findings.append(Finding("account-overage", "error",
+                                f"paid overage was observed on {name} at {overage.isoformat()}: turn it off, "
+                                "then record the account", {**evidence, "observed_at": overage.isoformat()}))
+    if not used:
+        return findings
+    if record is None or recorded_at is None:
+        findings.append(Finding("account-no-record", "error",
+                                f"{name} is used by the commission but has no owner record: nothing is "
+                                "admitted on it", evidence))
+        return findings
+    expires = recorded_at + timedelta(days=max_age)
+    if now > expires:
+        findings.append(Finding("account-record-expired", "error",
+                                f"{name}'s owner record expired at {expires.isoformat()}: record it again",
+                                {**evidence, "expires": expires.isoformat()}))
+    elif now + timedelta(days=RECORD_EXPIRY_WARNING_DAYS) > expires:
+        findings.append(Finding("account-record-expiring", "warning",
+                                f"{name}'s owner record stops being current at {expires.isoformat()}",
+                                {**evidence, "expires": expires.isoformat()}))
+    if record.overage:
+        findings.append(Finding("account-overage-on", "error",
+                                f"{name}'s record has paid overage on: no call is admitted on it", evidence))
+    return findings
+
+
+def ledger_findings(view: ScheduleView, now: datetime) -> list[Finding]:
+    week_now = iso_week_of(local_date_of(view.commission["zone"], pendulum.instance(now)))
+    findings = []
+    for week in view.ledger:
+        if week.week < week_now:
+            continue
+        if week.debited > CEILING_WARNING_FRACTION * week.ceiling:
+            findings.append(Finding("week-near-ceiling", "warning",
+                                    f"{week.week} has debited {week.debited} of its {week.ceiling} tokens "
+                                    f"({100 * week.debited / week.ceiling:.0f} %)",
+                                    {"week": week.week, "ceiling": week.ceiling, "debited": week.debited}))
+    return findings
+
+
+# -- the LaunchAgent -------------------------------------------------------------------------
+
+
+def _interval_key(interval: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (interval.get("Weekday"), interval.get("Hour"), interval.get("Minute"))
+
+
+def launch_agent_findings(view: ScheduleView, agent: LaunchAgentFact, host_zone: str | None) -> list[Finding]:
+    if agent.intervals is None:
+        return [Finding("launch-agent-unreadable", "error", f"cannot read {agent.path}: {agent.problem}",
+                        {"plist": agent.path})]
+    commission = view.commission
+    try:
+        expected = launch_intervals(commission, host_zone or commission.get("zone", ""))
+    except ScheduleError as error:
+        return [Finding("launch-agent-zone", "error",
+                        f"the commission's intervals cannot be placed in this Mac's zone {host_zone}: "
+                        f"{error.message}", {"host_zone": host_zone, "commission_zone": commission.get("zone")})]
+    have = [dict(interval) for interval in agent.intervals]
+    want = [dict(interval) for interval in expected]
+    if sorted(map(_interval_key, have), key=repr) == sorted(map(_interval_key, want), key=repr):
+        return []
+    return [Finding("launch-agent-drift", "error",
+                    f"{agent.path} fires at other times than the commission asks: reinstall it with "
+                    "`factory-schedule launchd install`",
+                    {"plist": agent.path, "installed": have, "expected": want})]

@@ -1,0 +1,70 @@
+"""Which journal a command works on, and opening it: an existing one, or (for the few that may) a new one.
+
+Only the commands that start a journal create one: recording the first commission,
+the demo, and the dashboard on its first-use default file. Every other command
+refuses a journal file that does not exist, in one line, instead of silently
+creating an empty journal at a mistyped path (whose `plan` would answer `[]`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING, Any
+
+from factory_schedule.tui.cli.output import JournalRefused
+from factory_schedule.tui.host.paths import default_journal_url, sqlite_file_of
+
+if TYPE_CHECKING:
+    from factory_schedule.store import Journal
+
+
+def journal_url_of(args: argparse.Namespace) -> str:
+    """`--journal` (before or after the subcommand), else $FACTORY_JOURNAL, else the user data file."""
+    return getattr(args, "journal", None) or default_journal_url()
+
+
+def named_journal(args: argparse.Namespace) -> bool:
+    """Whether the owner named a journal (a flag or $FACTORY_JOURNAL) rather than taking the default file."""
+    from factory_schedule.tui.host.paths import ENV_JOURNAL
+
+    return bool(getattr(args, "journal", None) or os.environ.get(ENV_JOURNAL))
+
+
+def missing_journal(url: str) -> str | None:
+    """Why `url` names no journal yet (a SQLite file that does not exist), or None."""
+    path = sqlite_file_of(url)
+    if path is None or os.path.exists(path):
+        return None
+    return (f"no journal at {path}: check --journal (or $FACTORY_JOURNAL); a journal is started by "
+            "recording its first commission (factory-schedule record-commission FILE)")
+
+
+def open_existing(url: str) -> Journal:
+    """The journal at `url`; JournalRefused (exit 3) when its file does not exist, so nothing is created."""
+    problem = missing_journal(url)
+    if problem is not None:
+        raise JournalRefused(problem)
+    from factory_schedule.store import open_journal
+
+    return open_journal(url)
+
+
+def open_or_create(url: str) -> Journal:
+    """The journal at `url`, created when new: only for the commands that start a journal."""
+    from factory_schedule.store import open_journal
+
+    return open_journal(url)
+
+
+def schedule_over(journal: Journal, clock: Any = None) -> Any:
+    """The schedule over an open journal, on the system clock unless another is given.
+
+    A process opens a SQLite journal once and shares it: closing a second handle on
+    the same file drops this process's SQLite locks, which would let another process
+    checkpoint the WAL from under live connections.
+    """
+    from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.tui.host.clock import SystemClock
+
+    return LifecycleSchedule(journal, clock or SystemClock())

@@ -1,0 +1,220 @@
+"""How a subcommand declares its options: once, for argparse and for `--stdin` alike.
+
+A runner command's fields may come as flags or as a JSON object on stdin; each is
+declared here once (`Option`), and both `add_options` (the flags) and `gather` (the
+values, flag over stdin, type-checked) read that one declaration. `CommandParser`
+turns every argparse refusal into an exception `main` prints as the JSON error
+shape, and gives every subcommand `--journal`, so it may come before or after the
+subcommand's name. Imports stay light: building the parser must not load the
+database or Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from factory_schedule.tui.cli.output import BadInput
+
+JOURNAL_HELP = "journal URL (default: $FACTORY_JOURNAL, else the user data file); before or after the subcommand"
+MAX_JSON_DEPTH = 64  # deeper than any document the engine takes; refused before it can exhaust the stack
+MAX_SECONDS = 86_400.0  # a day: longer than any TTL, grace or poll interval the tool has a use for
+
+
+class ArgumentsRefused(BadInput):
+    """argparse refused the command line; `main` prints it as `{"error": "INVALID", ...}` and exits 2."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of printing usage, and that takes `--journal` at every level."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument("--journal", metavar="URL", default=argparse.SUPPRESS, help=JOURNAL_HELP)
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentsRefused(f"{self.prog}: {message}")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One field of a runner command: its flag `--name-with-dashes`, its stdin key, its type and help."""
+
+    name: str
+    kind: type = str  # str, int, or bool (given as on/off)
+    required: bool = True
+    help: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def add_options(parser: argparse.ArgumentParser, options: Iterable[Option], stdin: bool = True) -> None:
+    """The flags for `options` (all optional to argparse: `gather` checks presence after `--stdin`)."""
+    for option in options:
+        kind: Any = {int: integer, bool: on_off}.get(option.kind, text)
+        parser.add_argument(option.flag, dest=option.name, type=kind, help=option.help)
+    if stdin:
+        parser.add_argument("--stdin", action="store_true",
+                            help="read the arguments as a JSON object on stdin (keys are the flag names)")
+
+
+def gather(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any]:
+    """The command's fields from its flags, falling back to `--stdin`'s JSON object; BadInput when wrong."""
+    from_stdin: dict[str, Any] = {}
+    if getattr(args, "stdin", False):
+        document = read_stdin_json("the arguments")
+        if not isinstance(document, dict):
+            raise BadInput("the arguments on stdin must be a JSON object")
+        from_stdin = {key.replace("-", "_"): item for key, item in document.items()}
+        unknown = set(from_stdin) - {option.name for option in options}
+        if unknown:
+            raise BadInput(f"unknown argument(s) on stdin: {', '.join(sorted(map(repr, unknown)))}")
+    values: dict[str, Any] = {}
+    for option in options:
+        value = getattr(args, option.name, None)
+        if value is None:
+            value = from_stdin.get(option.name)
+        if value is None:
+            if option.required:
+                raise BadInput(f"missing {option.flag}")
+            continue
+        values[option.name] = _typed(option, value)
+    return values
+
+
+def _typed(option: Option, value: Any) -> Any:
+    if option.kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise BadInput(f"{option.flag} must be an integer, got {json.dumps(value)[:80]}")
+    if option.kind is str and not isinstance(value, str):
+        raise BadInput(f"{option.flag} must be a string, got {json.dumps(value)[:80]}")
+    if option.kind is bool:
+        if isinstance(value, str):
+            try:
+                return on_off(value)
+            except argparse.ArgumentTypeError as error:
+                raise BadInput(f"{option.flag}: {error}") from None
+        if not isinstance(value, bool):
+            raise BadInput(f"{option.flag} must be on or off, got {json.dumps(value)[:80]}")
+    return value
+
+
+# -- argument types (each raises ArgumentTypeError, which argparse reports as a refusal) ----
+
+
+def text(value: str) -> str:
+    """Any text that is valid Unicode (an argument that was not UTF-8 arrives with lone surrogates)."""
+    check_unicode(value, "the argument")
+    return value
+
+
+def integer(value: str) -> int:
+    try:
+        return int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+
+
+def on_off(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("on", "true", "yes", "1"):
+        return True
+    if lowered in ("off", "false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on/off, got {value!r}")
+
+
+def seconds(value: str) -> float:
+    """A positive, finite number of seconds up to a day (`nan`, `inf` and `1e300` are refused)."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not (math.isfinite(number) and 0 < number <= MAX_SECONDS):
+        raise argparse.ArgumentTypeError(f"expected more than 0 and at most {MAX_SECONDS:g} seconds, got {value!r}")
+    return number
+
+
+def minutes(value: str) -> float:
+    """A finite number of minutes from 0 up to a day."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of minutes, got {value!r}") from None
+    if not (math.isfinite(number) and 0 <= number <= MAX_SECONDS / 60):
+        raise argparse.ArgumentTypeError(f"expected 0 to {MAX_SECONDS / 60:g} minutes, got {value!r}")
+    return number
+
+
+def positive_number(value: str) -> float:
+    """A positive, finite number (the demo's speed)."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not (math.isfinite(number) and 0 < number <= 1e6):
+        raise argparse.ArgumentTypeError(f"expected a number above 0 and at most 1000000, got {value!r}")
+    return number
+
+
+# -- JSON input ----------------------------------------------------------------------------
+
+
+def check_unicode(value: str, what: str) -> None:
+    """Refuse text with lone surrogates (bytes that were not UTF-8, or a `\\ud800` escape in JSON)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{what} is not valid UTF-8 (it holds a lone surrogate)") from None
+
+
+def parse_json(text_: str, what: str) -> Any:
+    """JSON text as a document, BadInput for anything a person should fix (syntax, depth, encoding)."""
+    try:
+        document = json.loads(text_)
+    except RecursionError:
+        raise BadInput(f"{what} is nested too deeply (at most {MAX_JSON_DEPTH} levels)") from None
+    except ValueError as error:
+        raise BadInput(f"{what} is not JSON: {error}") from None
+    check_document(document, what)
+    return document
+
+
+def check_document(document: Any, what: str) -> None:
+    """Refuse a document nested deeper than MAX_JSON_DEPTH or holding text that is not valid Unicode."""
+    pending: list[tuple[Any, int]] = [(document, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise BadInput(f"{what} is nested too deeply (at most {MAX_JSON_DEPTH} levels)")
+        if isinstance(value, str):
+            _unicode_or_bad_input(value, what)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                _unicode_or_bad_input(key, what)
+                pending.append((item, depth + 1))
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+
+
+def _unicode_or_bad_input(value: str, what: str) -> None:
+    try:
+        check_unicode(value, what)
+    except argparse.ArgumentTypeError as error:
+        raise BadInput(str(error)) from None
+
+
+def read_stdin_json(what: str) -> Any:
+    try:
+        document_text = sys.stdin.read()
+    except UnicodeDecodeError:
+        raise BadInput(f"{what} on stdin is not valid UTF-8") from None
+    if not document_text.strip():
+        raise BadInput(f"expected {what} as JSON on stdin, got nothing")
+    return parse_json(document_text, f"{what} on stdin")

@@ -1,0 +1,174 @@
+"""What the command line prints and the exit code it returns: the one place both are decided.
+
+A runner in any language branches on the exit code and reads one JSON object on
+stdout: a result, or `{"error": CODE, "message": ...}` for every failure, argparse's
+included. Plain text (health's findings, the owner's hints) is escaped here too:
+whatever the journal holds, a control character never reaches the terminal raw, and
+a command line the tool suggests is quoted so it can be pasted into a shell.
+Imports stay light (no database, no Textual): `--help` loads this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import enum
+import json
+import shlex
+import sys
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+# -- exit codes --------------------------------------------------------------------------
+
+EXIT_OK = 0
+EXIT_UNEXPECTED = 1
+EXIT_BAD_INPUT = 2
+EXIT_JOURNAL = 3
+EXIT_LEASE_HELD = 4
+EXIT_NOT_LEASE_OWNER = 5
+EXIT_RUNNER_FAILED = 6
+EXIT_REPLAY_NO_DISPATCH = 10
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
+
+REFUSAL_EXIT_CODES: dict[str, int] = {
+    "limited": 20,
+    "call-open": 21,
+    "deadline": 22,
+    "call-bound": 23,
+    "unknown-effect": 24,
+    "duplicate-work": 25,
+    "sign-in-needed": 26,
+    "overage-unverified": 27,
+    "budget-exhausted": 28,
+}
+EXIT_REFUSED_OTHER = 29
+
+ERROR_EXIT_CODES: dict[str, int] = {
+    "INVALID": EXIT_BAD_INPUT,
+    "CORRUPT": 31,
+    "CONFLICT": 32,
+    "CONTENDED": 33,
+    "LIMIT": 34,
+    "NOT_COMMISSIONED": 35,
+    "REVISION": 36,
+    "NOT_A_LANE": 37,
+    "UNKNOWN_OCCURRENCE": 38,
+    "UNKNOWN_CALL": 39,
+    "NOT_RUNNING": 40,
+    "NOT_OWNER": 41,
+    "CALL_OPEN": 42,
+    "SETTLED": 43,
+    "STALE": 44,
+    "RULE": 45,
+}
+
+
+class BadInput(Exception):
+    """Input the shell refuses before it opens the journal (exit 2, nothing written)."""
+
+
+class JournalRefused(Exception):
+    """The journal cannot be used for this command (missing, unreadable, ...): exit 3, nothing written."""
+
+
+# -- JSON documents ----------------------------------------------------------------------
+
+
+def to_jsonable(value: Any) -> Any:
+    """Results as JSON: dataclasses and models become objects, instants ISO 8601 strings."""
+    if isinstance(value, _dt.datetime | _dt.date):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if hasattr(value, "model_dump"):
+        return to_jsonable(value.model_dump(mode="json"))
+    if isinstance(value, Mapping):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_jsonable(item) for item in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def emit(document: Any) -> None:
+    """One JSON object on one line of stdout (ASCII: a lone surrogate or ESC prints as an escape)."""
+    print(json.dumps(to_jsonable(document), sort_keys=True), flush=True)
+
+
+def emit_error(code: str, message: str, **extra: Any) -> None:
+    """The error shape every command prints: `{"error": CODE, "message": one line, ...}`."""
+    emit({"error": code, "message": " ".join(message.split()), **extra})
+
+
+# -- plain text --------------------------------------------------------------------------
+
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Cf", "Zl", "Zp"})  # controls, lone surrogates, bidi and line marks
+
+
+def printable(value: object) -> str:
+    """`value` as text safe for a terminal: every control, format or surrogate character as a visible escape.
+
+    The journal may hold text written before the engine refused control characters, and the
+    owner reads this at 03:00: an ESC must not clear the screen or draw "all good" anywhere.
+    """
+    text = str(value)
+    if all(unicodedata.category(ch) not in _UNSAFE_CATEGORIES for ch in text):
+        return text
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in _UNSAFE_CATEGORIES:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def shell_command(*words: object) -> str:
+    """A command line the owner can paste: each word shell-quoted, then escaped for the terminal."""
+    return printable(" ".join(shlex.quote(str(word)) for word in words))
+
+
+def say(line: str, *, error: bool = False) -> None:
+    """One line of text for a person (stdout, or stderr for a refusal); the caller escapes journal text."""
+    print(line, file=sys.stderr if error else sys.stdout, flush=True)
+
+
+# -- failures ----------------------------------------------------------------------------
+
+_JOURNAL_LIBRARIES = ("sqlalchemy", "sqlite3", "psycopg")
+
+
+def failure_of(error: BaseException) -> tuple[int, dict[str, Any]]:
+    """The exit code and the JSON error document for an exception a command raised.
+
+    The engine's and the journal's classes are looked up among the modules already
+    loaded: an error of a module never imported cannot have been raised, and looking
+    there keeps this module light.
+    """
+    if isinstance(error, BadInput):
+        return EXIT_BAD_INPUT, {"code": "INVALID", "message": str(error)}
+    if isinstance(error, JournalRefused):
+        return EXIT_JOURNAL, {"code": "JOURNAL", "message": str(error)}
+    core = sys.modules.get("factory_schedule.core")
+    if core is not None and isinstance(error, core.ScheduleError):
+        return ERROR_EXIT_CODES.get(error.code, EXIT_UNEXPECTED), {"code": error.code, "message": error.message}
+    leases = sys.modules.get("factory_schedule.store.leases")
+    if leases is not None and isinstance(error, leases.LeaseHeldError):
+        return EXIT_LEASE_HELD, {"code": "LEASE_HELD", "message": str(error), "holder": error.holder,
+                                 "age_seconds": error.age_seconds}
+    if leases is not None and isinstance(error, leases.LeaseOwnerError):
+        return EXIT_NOT_LEASE_OWNER, {"code": "NOT_LEASE_OWNER", "message": str(error), "holder": error.holder}
+    store = sys.modules.get("factory_schedule.store")
+    if store is not None and isinstance(error, store.JournalError):
+        return EXIT_JOURNAL, {"code": "JOURNAL", "message": str(error), "kind": type(error).__name__}
+    if type(error).__module__.split(".")[0] in _JOURNAL_LIBRARIES:  # a database error the store did not name
+        reason = " ".join(str(getattr(error, "orig", None) or error).split())
+        return EXIT_JOURNAL, {"code": "JOURNAL", "message": f"the journal failed: {reason}",
+                              "kind": type(error).__name__}
+    return EXIT_UNEXPECTED, {"code": "UNEXPECTED", "message": f"{type(error).__name__}: {error}"}
