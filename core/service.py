@@ -46,6 +46,7 @@ from .results import (
 )
 from .state import Schedule
 from .stored import StateCodec
+from .text import checked_document, checked_token
 from .views import lane_plans, occurrence_status
 from .zones import monday_of_week
 
@@ -74,9 +75,7 @@ Plan = Callable[[Schedule | None, DateTime], "_Answer | _Command"]
 
 
 def _token(name: str, value: Any, limit: int = 200) -> str:
-    if not isinstance(value, str) or not value or len(value) > limit or value != value.strip():
-        raise invalid(f"{name}: a non-empty string of at most {limit} characters is needed, got {value!r}")
-    return value
+    return checked_token(name, value, limit)
 
 
 def _positive(name: str, value: Any, maximum: int | None = None) -> int:
@@ -421,6 +420,7 @@ class LifecycleSchedule:
         k = _positive("call", call)
         if not isinstance(report, dict):
             raise invalid("report: a JSON object is needed")
+        checked_document("report", report)
         try:
             canonical_json(report)
         except CanonicalJsonError as error:
