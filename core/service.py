@@ -269,7 +269,7 @@ class LifecycleSchedule:
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, occurrence_id) if occurrence_id else None
         return CommandResult(command_id=planned.command_id, version=outcome.version, replayed=outcome.replayed,
-                             occurrence=occurrence)
+                             occurrence=occurrence, still_running=planned.meta.get("still_running"))
 
     # -- the owner's records -------------------------------------------------------------
 
@@ -476,7 +476,9 @@ class LifecycleSchedule:
                 elif occurrence.running_segment is not None:
                     n = occurrence.running_segment.n
             if n is not None and f"defer/{n}" in occurrence.transitions:
-                return _Command(f"{occurrence.id}/defer/{n}", payload, None, {})
+                running = occurrence.running_segment
+                later = running.n if running is not None and running.runner == runner and running.n > n else None
+                return _Command(f"{occurrence.id}/defer/{n}", payload, None, {"still_running": later})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             running = occurrence.running_segment

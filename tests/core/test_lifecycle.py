@@ -406,6 +406,7 @@ def test_a_deferral_is_for_one_segment_and_its_retries_replay_also_after_the_occ
         late = h.schedule.defer(occurrence_id=NIGHT1, runner="r1", reason="volume-unmounted")
     assert late.replayed is True
     assert late.command_id == f"{NIGHT1}/defer/1"
+    assert late.still_running is None, "r1 runs nothing now: a plain retry"
     assert h.schedule.status(NIGHT1).state == "running"
 
     # Anything else under that command is a conflict; a segment that is neither running nor deferred is stale.
@@ -440,10 +441,43 @@ def test_a_reused_runner_token_replays_its_earlier_deferral_and_names_the_segmen
     with writes_nothing(h):
         retry = h.schedule.defer(occurrence_id=NIGHT1, runner="r1", reason="logged-out")
     assert (retry.replayed, retry.command_id) == (True, f"{NIGHT1}/defer/1")
+    assert retry.still_running == 2, "the answer says the token's segment 2 was not ended"
 
     second = h.schedule.defer(occurrence_id=NIGHT1, runner="r1", reason="logged-out", segment=2)
     assert (second.replayed, second.command_id) == (False, f"{NIGHT1}/defer/2")
     assert h.schedule.status(NIGHT1).state == "deferred"
+
+
+def test_a_token_reused_over_two_nights_gets_its_first_nights_deferral_back_marked_as_not_ending_tonights(tmp_path):
+    """The README's runner with one fixed token, two nights running: the second night's deferral is the same
+    request as the first night's, so it replays that record and writes nothing, and the answer says that the
+    segment the token runs tonight is still running, so the runner cannot take it for its own deferral."""
+    h = make_harness(tmp_path)
+    token = "run-7f3a"
+    h.at("2026-12-07T02:00:00Z")
+    assert h.schedule.start(lane=LANE, runner=token).kind == "admitted"
+    h.at("2026-12-07T02:10:00Z")
+    first = h.schedule.defer(occurrence_id=NIGHT1, runner=token, reason="volume-unmounted")
+    assert (first.replayed, first.still_running) == (False, None)
+
+    h.at("2026-12-08T02:00:00Z")
+    assert h.schedule.start(lane=LANE, runner=token).kind == "resumed"
+    h.at("2026-12-08T02:10:00Z")
+    with writes_nothing(h):
+        second = h.again().defer(occurrence_id=NIGHT1, runner=token, reason="volume-unmounted")
+    assert (second.replayed, second.command_id) == (True, f"{NIGHT1}/defer/1")
+    assert second.still_running == 2
+    assert second.occurrence is not None and second.occurrence.state == "running"
+    assert h.schedule.status(NIGHT1).state == "running"
+
+    # A fresh token per segment, as `tick` and the README's examples use, never meets this.
+    h.at("2026-12-08T02:15:00Z")
+    assert h.schedule.defer(occurrence_id=NIGHT1, runner=token, reason="volume-unmounted", segment=2).replayed is False
+    h.at("2026-12-09T02:00:00Z")
+    assert h.schedule.start(lane=LANE, runner="run-9c21").kind == "resumed"
+    h.at("2026-12-09T02:10:00Z")
+    third = h.schedule.defer(occurrence_id=NIGHT1, runner="run-9c21", reason="volume-unmounted")
+    assert (third.replayed, third.command_id, third.still_running) == (False, f"{NIGHT1}/defer/3", None)
 
 
 def test_identical_retries_replay_and_a_different_payload_under_a_recorded_id_is_conflict(tmp_path):
