@@ -791,6 +791,39 @@ def test_week_boundary_the_53_week_year_names_its_weeks(tmp_path):
     assert h.admit("alpha/full", "r1").occurrence.id == weekly_id("alpha", "full", "2027-W01")
 
 
+def test_a_product_added_by_a_later_revision_reads_not_commissioned_before_it_joined_also_after_it_admitted(
+    tmp_path,
+):
+    """Seed rule 5: nothing is due before a lane joined, so those dates read not-commissioned; the lane's
+    first admission (its watermark) and later settled, pruned nights do not turn them into `pruned`."""
+    h = make_harness(tmp_path)  # alpha only, effective 2026-12-07
+    h.at("2026-12-10T12:00:00Z")  # the revision: beta's first night is the first whose window closes after it
+    h.schedule.record_commission(commission([basic_lane("alpha"), basic_lane("beta", time="02:20")], revision=2))
+    before_joining = [basic_id("beta", date) for date in ("2026-12-07", "2026-12-09", "2026-12-10")]
+    first = basic_id("beta", "2026-12-11")
+
+    def states() -> list[str]:
+        return [view.state for view in h.schedule.statuses(before_joining)]
+
+    assert states() == ["not-commissioned"] * 3
+    assert h.schedule.status(first).state == "scheduled"
+
+    h.at("2026-12-11T02:20:00Z")
+    assert h.admit("beta/basic", "r1").occurrence.id == first
+    assert states() == ["not-commissioned"] * 3
+    assert [v.state for v in h.again().statuses(before_joining)] == ["not-commissioned"] * 3
+
+    # Three more nights run and settle, so the first leaves the state (two settled records are kept).
+    h.schedule.settle(occurrence_id=first, settled_by="r1", status="completed", reason="done")
+    for day in ("12", "13", "14"):
+        h.at(f"2026-12-{day}T02:20:00Z")
+        night = h.admit("beta/basic", f"r-{day}").occurrence.id
+        h.schedule.settle(occurrence_id=night, settled_by=f"r-{day}", status="completed", reason="done")
+    assert h.stored(first) is None
+    assert h.schedule.status(first).state == "pruned"
+    assert states() == ["not-commissioned"] * 3
+
+
 def test_a_revision_that_removes_a_product_keeps_its_open_occurrence_and_one_that_names_it_again_rejoins_then(
     tmp_path,
 ):
@@ -812,6 +845,7 @@ def test_a_revision_that_removes_a_product_keeps_its_open_occurrence_and_one_tha
     tick = h.admit(LANE, "r1")
     assert tick.occurrence.id == basic_id("alpha", "2026-12-11")
     assert coalesced_of(h.stored(tick.occurrence.id)) is None, "nothing is due while the lane was out"
+    assert h.schedule.status(basic_id("alpha", "2026-12-09")).state == "not-commissioned"
 
 
 # -- input defects are INVALID and write nothing -----------------------------------------------------------------------
