@@ -34,6 +34,20 @@ def text_problem(value: str) -> str | None:
     return f"holds {kind} (U+{code:04X}) at position {found.start()}"
 
 
+def shown(value: Any, limit: int = 80) -> str:
+    """`value` as a refusal message quotes it: a short repr (escaping every control character) for a
+    string, a number or a constant; only the type of anything else, whose repr could be huge or nest
+    past the recursion limit."""
+    if isinstance(value, str):
+        text = repr(value[:limit])
+        return text + "..." if len(value) > limit else text
+    if value is None or isinstance(value, bool | float) or (isinstance(value, int) and abs(value) < 10**20):
+        return repr(value)
+    if isinstance(value, int):
+        return "a huge integer"
+    return f"a {type(value).__name__}"
+
+
 def checked_text(field: str, value: Any) -> str:
     """`value` when it is a string the text rule allows; INVALID naming `field` otherwise."""
     if not isinstance(value, str):
@@ -50,8 +64,7 @@ def checked_token(field: str, value: Any, limit: int = 200) -> str:
     if isinstance(value, str):
         checked_text(field, value)
     if not isinstance(value, str) or not value or len(value) > limit or value != value.strip():
-        shown = value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "..."
-        raise invalid(f"{field}: a non-empty string of at most {limit} characters is needed, got {shown!r}")
+        raise invalid(f"{field}: a non-empty string of at most {limit} characters is needed, got {shown(value)}")
     return value
 
 
