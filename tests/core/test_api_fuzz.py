@@ -33,7 +33,7 @@ from tests.core.engine_helpers import (
 
 NIGHT1 = basic_id("alpha", "2026-12-07")
 
-HOSTILE_CHARACTERS = list("\x00\x1b\x7f\x85\x9b\n\t\r\u2028") + ["\ud800", "\udcff", "\udfff"]
+HOSTILE_CHARACTERS = [*"\x00\x1b\x7f\x85\x9b\n\t\r\u2028", "\ud800", "\udcff", "\udfff"]
 
 
 def nested(depth: int, leaf: Any = 1) -> Any:
