@@ -49,6 +49,7 @@ from .identity import (
     occurrence_key,
 )
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_LIMITS
+from .text import checked_document
 from .zones import is_valid_zone, parse_local_date, parse_wall_time, zoned_instant
 
 L = SCHEDULE_LIMITS
@@ -265,6 +266,7 @@ def parse_commission(doc: dict[str, Any] | Commission) -> Commission:
         return doc
     if not isinstance(doc, dict):
         raise invalid(f"commission: a JSON object is needed, got {type(doc).__name__}")
+    checked_document("commission", doc)  # the text rule for every string, and no nesting to recurse on
     try:
         return Commission.model_validate(doc)
     except ValidationError as error:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pendulum import Date
 
 from .errors import invalid
+from .text import checked_text
 from .zones import iso_week_of, monday_of_week, parse_local_date
 
 RHYTHMS: tuple[str, ...] = ("basic", "full", "audit", "synthesis", "bundle")
@@ -78,6 +79,7 @@ def parse_lane_id(value: object) -> tuple[str, str]:
     """(product, rhythm) of a lane ID; INVALID otherwise."""
     if not isinstance(value, str) or value.count("/") != 1:
         raise invalid(f"a lane ID is '<product>/<rhythm>', got {value!r}")
+    checked_text("lane", value)
     product, rhythm = value.split("/")
     _check_owner(product, rhythm)
     return product, rhythm
@@ -133,6 +135,7 @@ def parse_occurrence_id(value: object) -> OccurrenceRef:
     `parse_occurrence_id(x).id == x` for every accepted `x`."""
     if not isinstance(value, str):
         raise invalid(f"an occurrence ID is a string, got {type(value).__name__}")
+    checked_text("occurrence ID", value)
     parts = value.split("/")
     if len(parts) != 4 or parts[0] != OCCURRENCE_PREFIX:
         raise invalid(f"an occurrence ID is 'discovery/<product>/<rhythm>/<date or week>', got {value!r}")

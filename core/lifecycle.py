@@ -48,12 +48,17 @@ def _effective_from(schedule: Schedule) -> Date:
     return parse_local_date(schedule.commission.effective_from)
 
 
+def joined_after(lane_state: LaneState, night: Night) -> bool:
+    """The night's window closed before the lane joined the commission: it was never the lane's."""
+    return night.closes <= at(lane_state.since)
+
+
 def is_due(schedule: Schedule, lane_state: LaneState, night: Night) -> bool:
     """Due: on or after effectiveFrom, closing after the lane joined, after the watermark and,
     when week-keyed, of a week after the last one the lane admitted or coalesced."""
     if night.date < _effective_from(schedule):
         return False
-    if night.closes <= at(lane_state.since):
+    if joined_after(lane_state, night):
         return False
     if lane_state.watermark is not None and night.date.isoformat() <= lane_state.watermark.date:
         return False

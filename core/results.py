@@ -12,10 +12,16 @@ from .model import AccountState, LaneState, LedgerWeek, Occurrence
 
 @dataclass(frozen=True)
 class CommandResult:
+    """A recorded command's answer. `still_running` is set only on a replay of an earlier segment's
+    record (a deferral) sent by the runner token that now runs a later segment of the same occurrence:
+    the number of that later segment, which this answer did NOT end (a reused token's new request
+    and a late retry of its old one are the same command, so the engine replays and says so)."""
+
     command_id: str
     version: int
     replayed: bool
     occurrence: Occurrence | None = None
+    still_running: int | None = None
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from .results import (
 )
 from .state import Schedule
 from .stored import StateCodec
+from .text import checked_document, checked_token, shown
 from .views import lane_plans, occurrence_status
 from .zones import monday_of_week
 
@@ -74,15 +75,13 @@ Plan = Callable[[Schedule | None, DateTime], "_Answer | _Command"]
 
 
 def _token(name: str, value: Any, limit: int = 200) -> str:
-    if not isinstance(value, str) or not value or len(value) > limit or value != value.strip():
-        raise invalid(f"{name}: a non-empty string of at most {limit} characters is needed, got {value!r}")
-    return value
+    return checked_token(name, value, limit)
 
 
 def _positive(name: str, value: Any, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (maximum and value > maximum):
         bound = f" at most {maximum}" if maximum else ""
-        raise invalid(f"{name}: a positive integer{bound} is needed, got {value!r}")
+        raise invalid(f"{name}: a positive integer{bound} is needed, got {shown(value)}")
     return value
 
 
@@ -270,7 +269,7 @@ class LifecycleSchedule:
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, occurrence_id) if occurrence_id else None
         return CommandResult(command_id=planned.command_id, version=outcome.version, replayed=outcome.replayed,
-                             occurrence=occurrence)
+                             occurrence=occurrence, still_running=planned.meta.get("still_running"))
 
     # -- the owner's records -------------------------------------------------------------
 
@@ -291,10 +290,10 @@ class LifecycleSchedule:
     def record_account(self, *, account: Any, sequence: Any, sign_in: Any, overage: Any,
                        recorded_by: Any) -> CommandResult:
         if account not in ACCOUNTS:
-            raise invalid(f"account: one of {', '.join(ACCOUNTS)}, got {account!r}")
+            raise invalid(f"account: one of {', '.join(ACCOUNTS)}, got {shown(account)}")
         _positive("sequence", sequence)
         if not isinstance(overage, bool):
-            raise invalid(f"overage: true or false, got {overage!r}")
+            raise invalid(f"overage: true or false, got {shown(overage)}")
         payload = {"account": account, "sequence": sequence, "signIn": _token("signIn", sign_in),
                    "overage": overage, "recordedBy": _token("recordedBy", recorded_by)}
         command_id = f"discovery/account/{account}/{sequence}"
@@ -421,6 +420,7 @@ class LifecycleSchedule:
         k = _positive("call", call)
         if not isinstance(report, dict):
             raise invalid("report: a JSON object is needed")
+        checked_document("report", report)
         try:
             canonical_json(report)
         except CanonicalJsonError as error:
@@ -456,7 +456,7 @@ class LifecycleSchedule:
               segment: Any = None) -> CommandResult:
         runner = _token("runner", runner)
         if reason not in DEFERRAL_REASONS:
-            raise invalid(f"reason: one of {', '.join(DEFERRAL_REASONS)}, got {reason!r}")
+            raise invalid(f"reason: one of {', '.join(DEFERRAL_REASONS)}, got {shown(reason)}")
         if bound is not None:
             _positive("bound", bound, SCHEDULE_LIMITS.max_weekly_tokens)
         if segment is not None:
@@ -476,7 +476,9 @@ class LifecycleSchedule:
                 elif occurrence.running_segment is not None:
                     n = occurrence.running_segment.n
             if n is not None and f"defer/{n}" in occurrence.transitions:
-                return _Command(f"{occurrence.id}/defer/{n}", payload, None, {})
+                running = occurrence.running_segment
+                later = running.n if running is not None and running.runner == runner and running.n > n else None
+                return _Command(f"{occurrence.id}/defer/{n}", payload, None, {"still_running": later})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             running = occurrence.running_segment
@@ -520,7 +522,7 @@ class LifecycleSchedule:
     def settle(self, *, occurrence_id: Any, settled_by: Any, status: Any, reason: Any) -> CommandResult:
         settled_by = _token("settledBy", settled_by)
         if status not in SETTLEMENT_STATUSES:
-            raise invalid(f"status: one of {', '.join(SETTLEMENT_STATUSES)}, got {status!r}")
+            raise invalid(f"status: one of {', '.join(SETTLEMENT_STATUSES)}, got {shown(status)}")
         reason = _token("reason", reason, 200)
         parse_occurrence_id(occurrence_id)
         payload = {"occurrenceId": occurrence_id, "settledBy": settled_by, "status": status, "reason": reason}
@@ -576,6 +578,8 @@ class LifecycleSchedule:
     def statuses(self, occurrence_ids: list[Any]) -> list[OccurrenceStatusView]:
         """`status` of each ID, in order, from one reading of the journal: a health check asks about every
         lane's nights at once, and on a server each separate `status` is its own round trips."""
+        if not isinstance(occurrence_ids, list | tuple):
+            raise invalid(f"occurrence_ids: a list of occurrence IDs is needed, got {shown(occurrence_ids)}")
         refs = [parse_occurrence_id(occurrence_id) for occurrence_id in occurrence_ids]
         _version, schedule = self._load()
         now = self._now()

@@ -6,7 +6,7 @@ from pendulum import DateTime
 
 from .calendar import night_containing, night_on
 from .identity import OccurrenceRef
-from .lifecycle import is_due, next_due, resume_check
+from .lifecycle import is_due, joined_after, next_due, resume_check
 from .limits import SCHEDULE_LIMITS
 from .model import Occurrence
 from .results import LanePlan, OccurrenceStatusView
@@ -43,7 +43,9 @@ def occurrence_status(schedule: Schedule | None, ref: OccurrenceRef, now: DateTi
         return OccurrenceStatusView(ref.id, "not-commissioned", None)
     date = ref.date if ref.date is not None else monday_of_week(ref.week).add(days=(lane.weekday or 1) - 1)
     night = night_on(schedule.commission, lane, date)
-    if night is None or night.date < schedule.commission.effective_date:
+    if night is None or night.date < schedule.commission.effective_date or joined_after(lane_state, night):
+        # Nothing is due before the lane joined (a Product a later revision adds has nothing missed before
+        # it): checked before the watermark, which its first admission moves past those dates.
         return OccurrenceStatusView(ref.id, "not-commissioned", None)
     if lane_state.watermark is not None and (
         night.date.isoformat() <= lane_state.watermark.date

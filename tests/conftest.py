@@ -13,9 +13,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # The benchmarks are scripts run by hand, not tests.
 collect_ignore = ["bench"]
+
+# Hypothesis times its examples: a `deadline` per example and a "too slow" health check on generating
+# them. On a busy 2-core machine (seven engineers, `-n 2`) both fail tests that are correct, so the suite
+# turns off exactly the two checks that read the wall clock and keeps every other health check. A test's
+# own `@settings` builds on this profile, so it applies everywhere unless a test says otherwise.
+settings.register_profile(
+    "factory-schedule",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("factory-schedule")
 
 POSTGRES_ENV = "FACTORY_TEST_POSTGRES_URL"
 POSTGRES_SKIP_REASON = (

@@ -406,6 +406,7 @@ def test_a_deferral_is_for_one_segment_and_its_retries_replay_also_after_the_occ
         late = h.schedule.defer(occurrence_id=NIGHT1, runner="r1", reason="volume-unmounted")
     assert late.replayed is True
     assert late.command_id == f"{NIGHT1}/defer/1"
+    assert late.still_running is None, "r1 runs nothing now: a plain retry"
     assert h.schedule.status(NIGHT1).state == "running"
 
     # Anything else under that command is a conflict; a segment that is neither running nor deferred is stale.
@@ -440,10 +441,43 @@ def test_a_reused_runner_token_replays_its_earlier_deferral_and_names_the_segmen
     with writes_nothing(h):
         retry = h.schedule.defer(occurrence_id=NIGHT1, runner="r1", reason="logged-out")
     assert (retry.replayed, retry.command_id) == (True, f"{NIGHT1}/defer/1")
+    assert retry.still_running == 2, "the answer says the token's segment 2 was not ended"
 
     second = h.schedule.defer(occurrence_id=NIGHT1, runner="r1", reason="logged-out", segment=2)
     assert (second.replayed, second.command_id) == (False, f"{NIGHT1}/defer/2")
     assert h.schedule.status(NIGHT1).state == "deferred"
+
+
+def test_a_token_reused_over_two_nights_gets_its_first_nights_deferral_back_marked_as_not_ending_tonights(tmp_path):
+    """The README's runner with one fixed token, two nights running: the second night's deferral is the same
+    request as the first night's, so it replays that record and writes nothing, and the answer says that the
+    segment the token runs tonight is still running, so the runner cannot take it for its own deferral."""
+    h = make_harness(tmp_path)
+    token = "run-7f3a"
+    h.at("2026-12-07T02:00:00Z")
+    assert h.schedule.start(lane=LANE, runner=token).kind == "admitted"
+    h.at("2026-12-07T02:10:00Z")
+    first = h.schedule.defer(occurrence_id=NIGHT1, runner=token, reason="volume-unmounted")
+    assert (first.replayed, first.still_running) == (False, None)
+
+    h.at("2026-12-08T02:00:00Z")
+    assert h.schedule.start(lane=LANE, runner=token).kind == "resumed"
+    h.at("2026-12-08T02:10:00Z")
+    with writes_nothing(h):
+        second = h.again().defer(occurrence_id=NIGHT1, runner=token, reason="volume-unmounted")
+    assert (second.replayed, second.command_id) == (True, f"{NIGHT1}/defer/1")
+    assert second.still_running == 2
+    assert second.occurrence is not None and second.occurrence.state == "running"
+    assert h.schedule.status(NIGHT1).state == "running"
+
+    # A fresh token per segment, as `tick` and the README's examples use, never meets this.
+    h.at("2026-12-08T02:15:00Z")
+    assert h.schedule.defer(occurrence_id=NIGHT1, runner=token, reason="volume-unmounted", segment=2).replayed is False
+    h.at("2026-12-09T02:00:00Z")
+    assert h.schedule.start(lane=LANE, runner="run-9c21").kind == "resumed"
+    h.at("2026-12-09T02:10:00Z")
+    third = h.schedule.defer(occurrence_id=NIGHT1, runner="run-9c21", reason="volume-unmounted")
+    assert (third.replayed, third.command_id, third.still_running) == (False, f"{NIGHT1}/defer/3", None)
 
 
 def test_identical_retries_replay_and_a_different_payload_under_a_recorded_id_is_conflict(tmp_path):
@@ -757,6 +791,39 @@ def test_week_boundary_the_53_week_year_names_its_weeks(tmp_path):
     assert h.admit("alpha/full", "r1").occurrence.id == weekly_id("alpha", "full", "2027-W01")
 
 
+def test_a_product_added_by_a_later_revision_reads_not_commissioned_before_it_joined_also_after_it_admitted(
+    tmp_path,
+):
+    """Seed rule 5: nothing is due before a lane joined, so those dates read not-commissioned; the lane's
+    first admission (its watermark) and later settled, pruned nights do not turn them into `pruned`."""
+    h = make_harness(tmp_path)  # alpha only, effective 2026-12-07
+    h.at("2026-12-10T12:00:00Z")  # the revision: beta's first night is the first whose window closes after it
+    h.schedule.record_commission(commission([basic_lane("alpha"), basic_lane("beta", time="02:20")], revision=2))
+    before_joining = [basic_id("beta", date) for date in ("2026-12-07", "2026-12-09", "2026-12-10")]
+    first = basic_id("beta", "2026-12-11")
+
+    def states() -> list[str]:
+        return [view.state for view in h.schedule.statuses(before_joining)]
+
+    assert states() == ["not-commissioned"] * 3
+    assert h.schedule.status(first).state == "scheduled"
+
+    h.at("2026-12-11T02:20:00Z")
+    assert h.admit("beta/basic", "r1").occurrence.id == first
+    assert states() == ["not-commissioned"] * 3
+    assert [v.state for v in h.again().statuses(before_joining)] == ["not-commissioned"] * 3
+
+    # Three more nights run and settle, so the first leaves the state (two settled records are kept).
+    h.schedule.settle(occurrence_id=first, settled_by="r1", status="completed", reason="done")
+    for day in ("12", "13", "14"):
+        h.at(f"2026-12-{day}T02:20:00Z")
+        night = h.admit("beta/basic", f"r-{day}").occurrence.id
+        h.schedule.settle(occurrence_id=night, settled_by=f"r-{day}", status="completed", reason="done")
+    assert h.stored(first) is None
+    assert h.schedule.status(first).state == "pruned"
+    assert states() == ["not-commissioned"] * 3
+
+
 def test_a_revision_that_removes_a_product_keeps_its_open_occurrence_and_one_that_names_it_again_rejoins_then(
     tmp_path,
 ):
@@ -778,6 +845,7 @@ def test_a_revision_that_removes_a_product_keeps_its_open_occurrence_and_one_tha
     tick = h.admit(LANE, "r1")
     assert tick.occurrence.id == basic_id("alpha", "2026-12-11")
     assert coalesced_of(h.stored(tick.occurrence.id)) is None, "nothing is due while the lane was out"
+    assert h.schedule.status(basic_id("alpha", "2026-12-09")).state == "not-commissioned"
 
 
 # -- input defects are INVALID and write nothing -----------------------------------------------------------------------
