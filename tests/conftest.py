@@ -11,8 +11,12 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    import psycopg
 
 # The benchmarks are scripts run by hand, not tests.
 collect_ignore = ["bench"]
@@ -24,19 +28,21 @@ POSTGRES_SKIP_REASON = (
 )
 
 
-def _admin_connect(admin_url: str):  # -> psycopg.Connection
+def connect_postgres(url: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
+    """A plain psycopg connection to the database a SQLAlchemy URL names: for setting up and inspecting a
+    PostgreSQL journal from outside it (creating test databases, triggers, holding its lock)."""
     import psycopg
     from sqlalchemy.engine import make_url
 
-    url = make_url(admin_url)
+    parsed = make_url(url)
     return psycopg.connect(
-        host=url.host,
-        port=url.port,
-        user=url.username,
-        password=url.password,
-        dbname=url.database or "postgres",
-        autocommit=True,
-        **{str(key): str(value) for key, value in url.query.items()},
+        host=parsed.host,
+        port=parsed.port,
+        user=parsed.username,
+        password=parsed.password,
+        dbname=parsed.database or "postgres",
+        autocommit=autocommit,
+        **{str(key): str(value) for key, value in parsed.query.items()},
     )
 
 
@@ -55,12 +61,12 @@ def postgres_url() -> Iterator[str]:
     from sqlalchemy.engine import make_url
 
     name = f"fs_test_{uuid.uuid4().hex[:16]}"
-    with _admin_connect(admin_url) as admin:
+    with connect_postgres(admin_url) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
         yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     finally:
-        with _admin_connect(admin_url) as admin:
+        with connect_postgres(admin_url) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
