@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh journal URL per test, on SQLite and (when a server is named) PostgreSQL.
+"""Shared fixtures: a fresh journal URL per test, on SQLite and (when a server is named) PostgreSQL,
+and a schedule over a fresh SQLite journal with a manual clock (`world`).
 
 `journal_url` runs a test once per backend. The PostgreSQL case needs an admin URL in
 FACTORY_TEST_POSTGRES_URL (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/postgres);
@@ -14,6 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from factory_schedule.core import LifecycleSchedule, ManualClock
+from factory_schedule.store import Journal, open_journal
 
 if TYPE_CHECKING:
     import psycopg
@@ -76,3 +80,13 @@ def journal_url(request: pytest.FixtureRequest) -> str:
     if request.param == "sqlite":
         return request.getfixturevalue("sqlite_url")
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[tuple[Journal, LifecycleSchedule, ManualClock]]:
+    """A journal file in tmp_path, a schedule over it and its clock, at noon on Saturday 5 December 2026
+    (before the commissions the tests record take effect); the journal is closed after the test."""
+    journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
+    clock = ManualClock("2026-12-05T12:00:00Z")
+    yield journal, LifecycleSchedule(journal, clock), clock
+    journal.close()

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-import pytest
 
-from factory_schedule.core import LifecycleSchedule, ManualClock, launch_intervals
-from factory_schedule.store import leases, open_journal
+from factory_schedule.core import ManualClock, launch_intervals
+from factory_schedule.store import leases
 from factory_schedule.tui.host import health
 from factory_schedule.tui.host.segments import segment_scope
 
@@ -32,14 +31,6 @@ def _commission(weekly_tokens: int = 40_000_000) -> dict[str, Any]:
              "tasks": [{"task": "scan", "account": "claude", "maxCalls": 4, "callBound": 150000}]},
         ],
     }
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> tuple[Any, Any, ManualClock]:
-    journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
-    clock = ManualClock("2026-12-05T12:00:00Z")
-    schedule = LifecycleSchedule(journal, clock)
-    return journal, schedule, clock
 
 
 def _commissioned(world: tuple[Any, Any, ManualClock], weekly_tokens: int = 40_000_000) -> None:
