@@ -156,7 +156,7 @@ def test_runners_that_planned_a_resumption_at_one_version_resume_once_and_the_ot
 
 def test_a_command_overtaken_sixteen_times_is_contended_and_writes_nothing_of_its_own(tmp_path):
     h = make_harness(tmp_path)
-    overtaken = helpers.AlwaysOvertaken(open_journal(h.url), h.again())
+    overtaken = helpers.Overtaken(open_journal(h.url), h.again())
     h.at("2026-12-07T02:00:00Z")
     schedule = LifecycleSchedule(overtaken, h.clock)
     try:
