@@ -1,5 +1,6 @@
 """Shared fixtures: a fresh journal URL per test, on SQLite and (when a server is named) PostgreSQL,
-and a schedule over a fresh SQLite journal with a manual clock (`world`).
+a schedule over a fresh SQLite journal with a manual clock (`world`), and the demo's journal (`demo_file`,
+`demo_url` a copy of it).
 
 `journal_url` runs a test once per backend. The PostgreSQL case needs an admin URL in
 FACTORY_TEST_POSTGRES_URL (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/postgres);
@@ -9,6 +10,7 @@ each test then gets a database of its own, dropped afterwards, so tests never sh
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,3 +92,19 @@ def world(tmp_path: Path) -> Iterator[tuple[Journal, LifecycleSchedule, ManualCl
     clock = ManualClock("2026-12-05T12:00:00Z")
     yield journal, LifecycleSchedule(journal, clock), clock
     journal.close()
+
+
+@pytest.fixture
+def demo_file() -> Path:
+    """The demo journal, built once per test process; tests copy it before they touch it."""
+    from factory_schedule.tui.host.demo import demo_template  # only the dashboard's tests build the demo
+
+    return Path(demo_template())
+
+
+@pytest.fixture
+def demo_url(demo_file: Path, tmp_path: Path) -> str:
+    """A copy of the demo journal in tmp_path, for a test that writes to it or reads it in another thread."""
+    copy = tmp_path / "journal.db"
+    shutil.copy(demo_file, copy)
+    return f"sqlite:///{copy}"

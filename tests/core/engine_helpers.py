@@ -116,9 +116,16 @@ def weekly_id(product: str, rhythm: str, week: str) -> str:
 # -- runner reports ------------------------------------------------------------------------------------------------
 
 
+def utc(text: str) -> DateTime:
+    """An ISO instant as a DateTime (`pendulum.parse` may also answer a Date, a Time or a Duration)."""
+    parsed = pendulum.parse(text)
+    assert isinstance(parsed, DateTime), f"{text!r} is not an instant"
+    return parsed
+
+
 def epoch(instant: str | DateTime) -> int:
-    moment = pendulum.parse(instant) if isinstance(instant, str) else instant
-    return int(moment.timestamp())  # type: ignore[union-attr]
+    moment = utc(instant) if isinstance(instant, str) else instant
+    return int(moment.timestamp())
 
 
 def observation(status: str = "allowed", resets_at: str | None = None, overage: bool = False) -> dict:
@@ -542,12 +549,12 @@ class SteppingClock:
     re-reads the clock inside its transaction from one that trusts a reading taken before it."""
 
     def __init__(self, first: str, then: str) -> None:
-        self._readings = [pendulum.parse(first), pendulum.parse(then)]
+        self._readings = [utc(first), utc(then)]
         self.reads = 0
 
     def now(self) -> DateTime:
         self.reads += 1
-        return self._readings[0] if self.reads == 1 else self._readings[1]  # type: ignore[return-value]
+        return self._readings[0] if self.reads == 1 else self._readings[1]
 
 
 class PlannedTogether:

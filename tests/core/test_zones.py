@@ -21,11 +21,7 @@ from factory_schedule.core.zones import (
     parse_wall_time,
     zoned_instant,
 )
-
-
-def utc(text: str) -> pendulum.DateTime:
-    return pendulum.parse(text)  # type: ignore[return-value]
-
+from tests.core.engine_helpers import utc
 
 # --- day boundary ---------------------------------------------------------------------------
 

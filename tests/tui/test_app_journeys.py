@@ -27,23 +27,10 @@ from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.dashboard.screens.commission import difference
 from factory_schedule.tui.dashboard.widgets.header import HeaderBar
-from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401, demo_template
+from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401
 
 SIZE = (120, 40)
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def demo_file() -> Path:
-    """The demo journal, built once per test process; tests copy it before they touch it."""
-    return Path(demo_template())
-
-
-@pytest.fixture
-def demo_url(demo_file: Path, tmp_path: Path) -> str:
-    copy = tmp_path / "journal.db"
-    shutil.copy(demo_file, copy)
-    return f"sqlite:///{copy}"
 
 
 def synchronously(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
