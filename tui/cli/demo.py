@@ -1,6 +1,6 @@
 """`factory-schedule demo`: two weeks of a simulated factory, then the dashboard on it, live.
 
-The demo journal is built by driving the real engine (see `tui.demo`); the
+The demo journal is built by driving the real engine (see `tui.host.demo`); the
 simulation then keeps going on a thread with the clock accelerated, so the views
 move. The journal is a new file in a temporary folder unless `--journal` names one.
 """

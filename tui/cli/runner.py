@@ -4,7 +4,8 @@ A runner written in any language follows the schedule's contract through these
 commands: `call admit` before each provider contact, dispatch only on
 `"dispatch": true`, `call end` with the report after, `defer` on a limit or a
 sign-in failure, `settle` at the end. Each prints exactly one JSON object on
-stdout and exits with a code a shell can branch on (EXIT_CODES, REFUSAL_EXIT_CODES).
+stdout and exits with a code a shell can branch on (the `EXIT_*` constants, `REFUSAL_EXIT_CODES`
+and `ERROR_EXIT_CODES` below).
 
 Arguments come from flags, or from a JSON object on stdin with `--stdin` (keys
 are the flag names, with `-` or `_`); a flag wins over the same key on stdin.
@@ -164,12 +165,12 @@ def journal_url_of(args: argparse.Namespace) -> str:
 
 
 def open_schedule(url: str, clock: Any = None, journal: Journal | None = None) -> Any:
-    """The schedule over `journal` (opened from `url` when not given).
+    """The schedule over `journal`, or over a journal opened from `url` when none is given.
 
-    A process must open a SQLite journal file once and share it: `open_journal`
-    reads the file's header through a plain file handle, and closing that handle
-    drops the process's SQLite locks on the file, which lets another process
-    checkpoint the WAL from under live connections.
+    A command that also uses the journal itself (the tick and its keeper take leases on it,
+    health reads its chain and leases) opens it once and passes it in, so the schedule and
+    the leases share one pool of connections; every open also checks the schema in a
+    write transaction.
     """
     from factory_schedule.core import LifecycleSchedule
 
