@@ -41,6 +41,7 @@ def connect_postgres(url: str, *, autocommit: bool = True) -> psycopg.Connection
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
+    options: dict[str, Any] = {str(key): str(value) for key, value in parsed.query.items()}
     return psycopg.connect(
         host=parsed.host,
         port=parsed.port,
@@ -48,7 +49,7 @@ def connect_postgres(url: str, *, autocommit: bool = True) -> psycopg.Connection
         password=parsed.password,
         dbname=parsed.database or "postgres",
         autocommit=autocommit,
-        **{str(key): str(value) for key, value in parsed.query.items()},
+        **options,
     )
 
 

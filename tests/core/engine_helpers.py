@@ -26,7 +26,7 @@ import pytest
 from hypothesis import event
 from pendulum import DateTime
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
+from factory_schedule.core import SCHEDULE_AGGREGATE, CallAdmission, LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.core.state import dump_state, parse_state
 from factory_schedule.store import canonical_json, open_journal
 
@@ -128,7 +128,7 @@ def epoch(instant: str | DateTime) -> int:
     return int(moment.timestamp())
 
 
-def observation(status: str = "allowed", resets_at: str | None = None, overage: bool = False) -> dict:
+def observation(status: str = "allowed", resets_at: str | DateTime | None = None, overage: bool = False) -> dict:
     event: dict[str, Any] = {"status": status, "rateLimitType": "five_hour", "isUsingOverage": overage}
     if resets_at is not None:
         event["resetsAt"] = epoch(resets_at)
@@ -142,7 +142,8 @@ def result_report(tokens: int = 90_000, output: str = "ok", observed: dict | Non
     return report
 
 
-def usage_limit_report(resets_at: str, tokens: int = 0, status: str = "rejected", overage: bool = False) -> dict:
+def usage_limit_report(resets_at: str | DateTime, tokens: int = 0, status: str = "rejected",
+                       overage: bool = False) -> dict:
     return {"kind": "usage-limit", "tokens": tokens, "observation": observation(status, resets_at, overage)}
 
 
@@ -526,9 +527,11 @@ def start_call_and_hang(url: str, now: str, lane: str, runner: str, marker: str)
     """A runner that is admitted, is licensed one provider call, and dies mid-call (the parent SIGKILLs it)."""
     schedule = LifecycleSchedule(open_journal(url), ManualClock(now))
     tick = schedule.start(lane=lane, runner=runner)
+    assert tick.occurrence is not None
     admission = schedule.admit_call(
         occurrence_id=tick.occurrence.id, runner=runner, task="scan", work="w1", bound=CALL_BOUND, sign_in=SIGN_IN
     )
+    assert isinstance(admission, CallAdmission), admission
     with open(marker + ".tmp", "w") as handle:
         json.dump({"occurrence": tick.occurrence.id, "call": admission.call, "dispatch": admission.dispatch}, handle)
     os.replace(marker + ".tmp", marker)

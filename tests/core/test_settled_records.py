@@ -182,6 +182,7 @@ def test_status_record_and_the_dashboards_detail_show_a_kept_records_calls(tmp_p
         reading = take_reading(h.schedule.journal, h.schedule, h.clock.now(), None, host="test-host",
                                complete=complete)
         assert reading.problem is None, reading.problem
+        assert reading.view is not None
         kept = next(o for o in reading.view.occurrences if o.id == occurrence_id)
         console = Console(width=160, record=True)
         console.print(occurrence_detail(reading, kept))

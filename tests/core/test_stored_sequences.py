@@ -66,6 +66,7 @@ class Night:
         tick = self.engine(alternate).start(lane=lane, runner=runner)
         assert tick.kind == "admitted", tick
         self.check()
+        assert tick.occurrence is not None
         occurrence_id = tick.occurrence.id
         requests = []
         for work in works:

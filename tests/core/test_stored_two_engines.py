@@ -6,6 +6,7 @@ one reads, and every call admitted so far replays, never dispatched again, from 
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 from pathlib import Path
@@ -55,7 +56,7 @@ class TwoEnginesMachine(RuleBasedStateMachine):
         self.engines = (self.h.schedule, self.h.again())
         self.h.owner_record("claude", 1)
         self.sequence = 1
-        self.revision = 1
+        self.last_revision = 1
         self.h.at("2026-12-07T02:00:00Z")
         self.admitted: list[dict[str, Any]] = []
 
@@ -71,7 +72,7 @@ class TwoEnginesMachine(RuleBasedStateMachine):
         night = self.h.clock.now().add(days=days).start_of("day")
         for (lane, minutes), which in zip(((ALPHA, 0), (BRAVO, 10), (FULL, 40)), engines, strict=True):
             self.h.at(night.add(hours=2, minutes=minutes))
-            expect_refusal(lambda w=which, lane=lane: self.engines[w].start(lane=lane, runner=runner), REFUSALS)
+            expect_refusal(functools.partial(self.engines[which].start, lane=lane, runner=runner), REFUSALS)
 
     @rule(minutes=st.sampled_from([1, 5, 30]))
     def later(self, minutes: int) -> None:
@@ -133,8 +134,8 @@ class TwoEnginesMachine(RuleBasedStateMachine):
     @rule(lanes=st.sampled_from(sorted(REVISIONS)), zone=st.sampled_from(["Europe/London", "Europe/Lisbon"]),
           which=st.integers(0, 1))
     def revision(self, lanes: str, zone: str, which: int) -> None:
-        self.revision += 1
-        self.engines[which].record_commission(commission(REVISIONS[lanes], revision=self.revision, zone=zone))
+        self.last_revision += 1
+        self.engines[which].record_commission(commission(REVISIONS[lanes], revision=self.last_revision, zone=zone))
 
     @rule(data=st.data(), which=st.integers(0, 1))
     def late_retry(self, data: st.DataObject, which: int) -> None:

@@ -46,8 +46,8 @@ def _sqlite_path(url: str) -> str:
 
 def _run_sql(url: str, sqlite_script: str, postgres_script: str) -> None:
     if _is_postgres(url):
-        with connect_postgres(url) as conn:
-            conn.execute(postgres_script)
+        with connect_postgres(url) as server:
+            server.execute(postgres_script)
     else:
         conn = sqlite3.connect(_sqlite_path(url), isolation_level=None)
         try:
@@ -59,13 +59,14 @@ def _run_sql(url: str, sqlite_script: str, postgres_script: str) -> None:
 def _assert_write_lock_free(url: str) -> None:
     """Another connection can take the journal's write lock at once: nothing of ours still holds it."""
     if _is_postgres(url):
-        with connect_postgres(url) as conn:
-            assert conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,)).fetchone()[0] is True
-            left_open = conn.execute(
+        with connect_postgres(url) as server:
+            taken = server.execute("SELECT pg_try_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,)).fetchone()
+            assert taken is not None and taken[0] is True
+            left_open = server.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND application_name = 'factory-schedule' AND state LIKE 'idle in transaction%'"
-            ).fetchone()[0]
-            assert left_open == 0, "a journal connection sits idle inside a transaction"
+            ).fetchone()
+            assert left_open == (0,), "a journal connection sits idle inside a transaction"
     else:
         conn = sqlite3.connect(_sqlite_path(url), timeout=0, isolation_level=None)
         try:

@@ -25,6 +25,7 @@ def test_the_demo_journal_holds_every_scenario_the_readme_promises(demo_url: str
     journal.verify(SCHEDULE_AGGREGATE)
     schedule = LifecycleSchedule(journal, ManualClock(DEMO_END))
     view = schedule.read()
+    assert view is not None
     plans = {plan.lane: plan for plan in schedule.plan()}
     occurrences = {o.id: o for o in view.occurrences}
 

@@ -12,6 +12,7 @@ from factory_schedule.core import ManualClock, launch_intervals
 from factory_schedule.store import leases
 from factory_schedule.tui.host import health
 from factory_schedule.tui.host.segments import segment_scope
+from tests.core.engine_helpers import epoch
 
 HOST = "test-host"
 OCCURRENCE = "discovery/alpha/basic/2026-12-07"
@@ -185,7 +186,7 @@ def test_a_week_above_ninety_percent_of_its_ceiling_is_reported(world: tuple[Any
 
 
 def test_an_account_whose_usage_window_closed_is_reported(world: tuple[Any, Any, ManualClock]) -> None:
-    resets = int(pendulum.parse("2026-12-07T05:00:00Z").timestamp())
+    resets = epoch("2026-12-07T05:00:00Z")
     _one_call(world, 40_000_000, {"kind": "usage-limit", "tokens": 0,
                                   "observation": {"status": "rejected", "rateLimitType": "five_hour",
                                                   "resetsAt": resets, "isUsingOverage": False}})
