@@ -1,6 +1,7 @@
 """The lifecycle schedule: pure rules over an injected journal and clock.
 
-Public names are the contract's (shared/CONTRACT.md); modules are one concept each.
+The public names are the ones `__all__` lists (the README's "How a runner uses it" shows
+them at work); modules are one concept each.
 """
 
 from .clock import Clock, ManualClock

@@ -1,4 +1,5 @@
-"""ScheduleError and its codes: the seed's ScheduleErrorCode words, one per kind of refusal."""
+"""ScheduleError and its codes (`ScheduleErrorCode`): one word per kind of refusal, each with its exit code
+in the command line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The schedule's fixed limits and protocol names (the seed's SCHEDULE_LIMITS)."""
+"""The schedule's fixed limits (`SCHEDULE_LIMITS`) and its protocol and aggregate names, in one place."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Shared fixtures: a fresh journal URL per test, on SQLite and (when a server is named) PostgreSQL.
+"""Shared fixtures: a fresh journal URL per test, on SQLite and (when a server is named) PostgreSQL,
+a schedule over a fresh SQLite journal with a manual clock (`world`), and the demo's journal (`demo_file`,
+`demo_url` a copy of it).
 
 `journal_url` runs a test once per backend. The PostgreSQL case needs an admin URL in
 FACTORY_TEST_POSTGRES_URL (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/postgres);
@@ -8,12 +10,20 @@ each test then gets a database of its own, dropped afterwards, so tests never sh
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from factory_schedule.core import LifecycleSchedule, ManualClock
+from factory_schedule.store import Journal, open_journal
+
+if TYPE_CHECKING:
+    import psycopg
 
 # The benchmarks are scripts run by hand, not tests.
 collect_ignore = ["bench"]
@@ -36,19 +46,22 @@ POSTGRES_SKIP_REASON = (
 )
 
 
-def _admin_connect(admin_url: str):  # -> psycopg.Connection
+def connect_postgres(url: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
+    """A plain psycopg connection to the database a SQLAlchemy URL names: for setting up and inspecting a
+    PostgreSQL journal from outside it (creating test databases, triggers, holding its lock)."""
     import psycopg
     from sqlalchemy.engine import make_url
 
-    url = make_url(admin_url)
+    parsed = make_url(url)
+    options: dict[str, Any] = {str(key): str(value) for key, value in parsed.query.items()}
     return psycopg.connect(
-        host=url.host,
-        port=url.port,
-        user=url.username,
-        password=url.password,
-        dbname=url.database or "postgres",
-        autocommit=True,
-        **{str(key): str(value) for key, value in url.query.items()},
+        host=parsed.host,
+        port=parsed.port,
+        user=parsed.username,
+        password=parsed.password,
+        dbname=parsed.database or "postgres",
+        autocommit=autocommit,
+        **options,
     )
 
 
@@ -67,12 +80,12 @@ def postgres_url() -> Iterator[str]:
     from sqlalchemy.engine import make_url
 
     name = f"fs_test_{uuid.uuid4().hex[:16]}"
-    with _admin_connect(admin_url) as admin:
+    with connect_postgres(admin_url) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
         yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     finally:
-        with _admin_connect(admin_url) as admin:
+        with connect_postgres(admin_url) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
@@ -82,3 +95,29 @@ def journal_url(request: pytest.FixtureRequest) -> str:
     if request.param == "sqlite":
         return request.getfixturevalue("sqlite_url")
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[tuple[Journal, LifecycleSchedule, ManualClock]]:
+    """A journal file in tmp_path, a schedule over it and its clock, at noon on Saturday 5 December 2026
+    (before the commissions the tests record take effect); the journal is closed after the test."""
+    journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
+    clock = ManualClock("2026-12-05T12:00:00Z")
+    yield journal, LifecycleSchedule(journal, clock), clock
+    journal.close()
+
+
+@pytest.fixture
+def demo_file() -> Path:
+    """The demo journal, built once per test process; tests copy it before they touch it."""
+    from factory_schedule.tui.host.demo import demo_template  # only the dashboard's tests build the demo
+
+    return Path(demo_template())
+
+
+@pytest.fixture
+def demo_url(demo_file: Path, tmp_path: Path) -> str:
+    """A copy of the demo journal in tmp_path, for a test that writes to it or reads it in another thread."""
+    copy = tmp_path / "journal.db"
+    shutil.copy(demo_file, copy)
+    return f"sqlite:///{copy}"

@@ -50,7 +50,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,7 +192,7 @@ class StatementTimes:
     seams, `_statement` and `_commit`, whose first argument is the driver's connection."""
 
     def __init__(self, journal: Any, pages: SqlitePages | None = None) -> None:
-        self.seconds: Counter = Counter()
+        self.seconds: defaultdict[str, float] = defaultdict(float)
         self.counts: Counter = Counter()
         self.pages: Counter = Counter()
         self.counter = pages

@@ -26,7 +26,8 @@ import pytest
 from hypothesis import event
 from pendulum import DateTime
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
+from factory_schedule.core import SCHEDULE_AGGREGATE, CallAdmission, LifecycleSchedule, ManualClock, ScheduleError
+from factory_schedule.core.state import dump_state, parse_state
 from factory_schedule.store import canonical_json, open_journal
 
 ZONE = "Europe/London"
@@ -115,12 +116,19 @@ def weekly_id(product: str, rhythm: str, week: str) -> str:
 # -- runner reports ------------------------------------------------------------------------------------------------
 
 
+def utc(text: str) -> DateTime:
+    """An ISO instant as a DateTime (`pendulum.parse` may also answer a Date, a Time or a Duration)."""
+    parsed = pendulum.parse(text)
+    assert isinstance(parsed, DateTime), f"{text!r} is not an instant"
+    return parsed
+
+
 def epoch(instant: str | DateTime) -> int:
-    moment = pendulum.parse(instant) if isinstance(instant, str) else instant
-    return int(moment.timestamp())  # type: ignore[union-attr]
+    moment = utc(instant) if isinstance(instant, str) else instant
+    return int(moment.timestamp())
 
 
-def observation(status: str = "allowed", resets_at: str | None = None, overage: bool = False) -> dict:
+def observation(status: str = "allowed", resets_at: str | DateTime | None = None, overage: bool = False) -> dict:
     event: dict[str, Any] = {"status": status, "rateLimitType": "five_hour", "isUsingOverage": overage}
     if resets_at is not None:
         event["resetsAt"] = epoch(resets_at)
@@ -134,7 +142,8 @@ def result_report(tokens: int = 90_000, output: str = "ok", observed: dict | Non
     return report
 
 
-def usage_limit_report(resets_at: str, tokens: int = 0, status: str = "rejected", overage: bool = False) -> dict:
+def usage_limit_report(resets_at: str | DateTime, tokens: int = 0, status: str = "rejected",
+                       overage: bool = False) -> dict:
     return {"kind": "usage-limit", "tokens": tokens, "observation": observation(status, resets_at, overage)}
 
 
@@ -206,10 +215,31 @@ class Harness:
             (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
             document = json.loads(text)
             change(document)
-            db.execute(
-                "UPDATE aggregates SET state = ? WHERE aggregate = ?",
-                (json.dumps(document, sort_keys=True, separators=(",", ":")), SCHEDULE_AGGREGATE),
-            )
+            db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (dumped(document), SCHEDULE_AGGREGATE))
+
+    def stored_row(self) -> tuple[int, str]:
+        """The state row as stored, read with sqlite3: its version and its text."""
+        with sqlite3.connect(self.path) as db:
+            version, text = db.execute("SELECT version, state FROM aggregates WHERE aggregate = ?",
+                                       (SCHEDULE_AGGREGATE,)).fetchone()
+        return int(version), text
+
+    def put_row(self, text: str, version: int | None = None) -> None:
+        """Write the stored state row as a damaged disk, a hand edit or a restore would: text and version as given."""
+        with sqlite3.connect(self.path) as db:
+            if version is None:
+                db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, SCHEDULE_AGGREGATE))
+            else:
+                db.execute("UPDATE aggregates SET state = ?, version = ? WHERE aggregate = ?",
+                           (text, version, SCHEDULE_AGGREGATE))
+
+    def tamper_event(self, command_id: str, change: Callable[[dict[str, Any]], None]) -> None:
+        """Edit the data of the event a command recorded, bypassing the journal (its hash no longer seals it)."""
+        with sqlite3.connect(self.path) as db:
+            (data,) = db.execute("SELECT data FROM events WHERE command_id = ?", (command_id,)).fetchone()
+            document = json.loads(data)
+            change(document)
+            db.execute("UPDATE events SET data = ? WHERE command_id = ?", (dumped(document), command_id))
 
     def delete_receipt(self, command_id: str) -> None:
         with sqlite3.connect(self.path) as db:
@@ -337,6 +367,141 @@ def refused(harness: Harness, code: str, action: Callable[[], Any]) -> ScheduleE
     return caught.value
 
 
+# -- the stored state: documents, verdicts, scenarios ---------------------------------------------------------------
+
+ALPHA, BRAVO, CHARLIE, FULL = "alpha/basic", "bravo/basic", "charlie/basic", "alpha/full"
+# Two daily lanes ten minutes apart and a weekly one on Mondays: enough lanes for one to change while others stay.
+THREE_LANES = [basic_lane("alpha"), basic_lane("bravo", time="02:10"), weekly_lane(weekday=1)]
+
+
+def dumped(document: Any) -> str:
+    """A document as compact, key-sorted JSON: what a hand edit writes back (not necessarily canonical)."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
+def lane_of(document: dict[str, Any], lane_id: str) -> dict[str, Any]:
+    """A lane's entry in a stored state document (camelCase), by its ID."""
+    return next(entry for entry in document["lanes"] if entry["lane"] == lane_id)
+
+
+def verdict(engine: LifecycleSchedule) -> tuple[Any, ...]:
+    """What one read answers: the view, the refusal with its message, or any other exception by type."""
+    try:
+        view = engine.read()
+    except ScheduleError as error:
+        return ("refused", error.code, error.message)
+    except Exception as error:  # anything but a ScheduleError breaks the CORRUPT rule
+        return ("raised", type(error).__name__)
+    return ("read", view)
+
+
+def assert_refused_as_a_fresh_engine_refuses(h: Harness, *engines: LifecycleSchedule) -> str:
+    """Every engine given refuses the stored text CORRUPT with the message a fresh engine's whole parse gives."""
+    fresh = verdict(h.again())
+    assert fresh[:2] == ("refused", "CORRUPT"), fresh
+    for engine in engines:
+        assert verdict(engine) == fresh
+    return str(fresh[2])
+
+
+def assert_stored_whole(h: Harness, *engines: LifecycleSchedule) -> None:
+    """The stored text is the canonical encoding of the whole state it parses to, and every engine (the
+    harness's, the long-lived ones given) reads what a fresh one reads, settled records' calls included."""
+    reader = open_journal(h.url)
+    try:
+        version, text = reader.load_text(SCHEDULE_AGGREGATE)
+        assert text is not None
+        whole = parse_state(json.loads(text), version)
+        assert text == canonical_json(dump_state(whole.state))
+        fresh = LifecycleSchedule(reader, h.clock)
+        view, records = fresh.read(), fresh.settled_records()
+        for engine in (h.schedule, *engines):
+            assert engine.read() == view
+            assert engine.settled_records() == records
+    finally:
+        reader.close()
+
+
+def one_call_night(tmp_path: Path) -> tuple[Harness, str]:
+    """THREE_LANES; alpha's night admitted under r1 with one call (w1, 900 tokens) performed and ended."""
+    h = make_harness(tmp_path, lanes=THREE_LANES)
+    h.owner_record("claude", 1)
+    h.at("2026-12-07T02:00:00Z")
+    occurrence_id = h.admit(ALPHA, "r1").occurrence.id
+    admission = h.call(occurrence_id, runner="r1", work="w1")
+    h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=admission.call, report=result_report(900))
+    return h, occurrence_id
+
+
+def settled_night(tmp_path: Path) -> tuple[Harness, str]:
+    """THREE_LANES; alpha's night: calls 1 and 2 under r1 (900 + 400), a deferral, a resumption under r2 with
+    call 3 (300), a reconciliation, a resumption under r3, then the settlement, so its record is kept without
+    its calls. bravo runs a call (50) and stays open. The harness's engine holds the final text."""
+    h = make_harness(tmp_path, lanes=THREE_LANES)
+    h.owner_record("claude", 1)
+    h.at("2026-12-07T02:00:00Z")
+    occurrence_id = h.admit(ALPHA, "r1").occurrence.id
+    for work, tokens in (("w1", 900), ("w2", 400)):
+        admission = h.call(occurrence_id, runner="r1", work=work)
+        h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=admission.call,
+                            report=result_report(tokens))
+    h.at("2026-12-07T02:05:00Z")
+    h.schedule.defer(occurrence_id=occurrence_id, runner="r1", reason="logged-out")
+    h.at("2026-12-08T02:00:00Z")
+    assert h.schedule.start(lane=ALPHA, runner="r2").kind == "resumed"
+    admission = h.call(occurrence_id, runner="r2", work="w3")
+    h.schedule.end_call(occurrence_id=occurrence_id, runner="r2", call=admission.call, report=result_report(300))
+    h.at("2026-12-08T02:05:00Z")
+    h.schedule.reconcile(occurrence_id=occurrence_id, confirmation=confirmation("r2"))
+    h.at("2026-12-08T02:06:00Z")
+    assert h.schedule.start(lane=ALPHA, runner="r3").kind == "resumed"
+    h.at("2026-12-08T02:10:00Z")
+    bravo = h.admit(BRAVO, "r5").occurrence.id
+    admission = h.call(bravo, runner="r5", work="b1")
+    h.schedule.end_call(occurrence_id=bravo, runner="r5", call=admission.call, report=result_report(50))
+    h.at("2026-12-08T02:20:00Z")
+    h.schedule.settle(occurrence_id=occurrence_id, settled_by="r3", status="completed", reason="done")
+    h.schedule.read()  # the long-lived engine holds this text
+    return h, occurrence_id
+
+
+def busy_night(tmp_path: Path) -> tuple[Harness, str]:
+    """THREE_LANES at 02:30 on 9 December, every lane holding something: alpha a settled night kept without its
+    calls (calls, a deferral, a reconciliation, three segments) and an open one; bravo an open night with a call
+    in flight (its ID is returned); the weekly lane a settled night kept without its call."""
+    h = make_harness(tmp_path, lanes=THREE_LANES)
+    h.owner_record("claude", 1)
+    h.at("2026-12-07T02:00:00Z")
+    settled = h.admit(ALPHA, "r1").occurrence.id
+    for work, tokens in (("w1", 900), ("w2", 400)):
+        admission = h.call(settled, runner="r1", work=work)
+        h.schedule.end_call(occurrence_id=settled, runner="r1", call=admission.call, report=result_report(tokens))
+    h.at("2026-12-07T02:05:00Z")
+    h.schedule.defer(occurrence_id=settled, runner="r1", reason="logged-out")
+    h.at("2026-12-07T02:40:00Z")
+    weekly = h.admit(FULL, "r4").occurrence.id
+    admission = h.call(weekly, runner="r4", work="f1")
+    h.schedule.end_call(occurrence_id=weekly, runner="r4", call=admission.call, report=result_report(5_000))
+    h.schedule.settle(occurrence_id=weekly, settled_by="r4", status="completed", reason="done")
+    h.at("2026-12-08T02:00:00Z")
+    assert h.schedule.start(lane=ALPHA, runner="r2").kind == "resumed"
+    admission = h.call(settled, runner="r2", work="w3")
+    h.schedule.end_call(occurrence_id=settled, runner="r2", call=admission.call, report=result_report(300))
+    h.at("2026-12-08T02:05:00Z")
+    h.schedule.reconcile(occurrence_id=settled, confirmation=confirmation("r2"))
+    h.at("2026-12-08T02:06:00Z")
+    assert h.schedule.start(lane=ALPHA, runner="r3").kind == "resumed"
+    h.at("2026-12-08T02:10:00Z")
+    bravo = h.admit(BRAVO, "r5").occurrence.id
+    h.call(bravo, runner="r5", work="b1")  # in flight
+    h.at("2026-12-08T02:20:00Z")
+    h.schedule.settle(occurrence_id=settled, settled_by="r3", status="completed", reason="done")
+    h.at("2026-12-09T02:00:00Z")
+    h.admit(ALPHA, "r1")
+    h.at("2026-12-09T02:30:00Z")
+    return h, bravo
+
+
 # -- child processes (spawned) -------------------------------------------------------------------------------------
 
 
@@ -362,9 +527,11 @@ def start_call_and_hang(url: str, now: str, lane: str, runner: str, marker: str)
     """A runner that is admitted, is licensed one provider call, and dies mid-call (the parent SIGKILLs it)."""
     schedule = LifecycleSchedule(open_journal(url), ManualClock(now))
     tick = schedule.start(lane=lane, runner=runner)
+    assert tick.occurrence is not None
     admission = schedule.admit_call(
         occurrence_id=tick.occurrence.id, runner=runner, task="scan", work="w1", bound=CALL_BOUND, sign_in=SIGN_IN
     )
+    assert isinstance(admission, CallAdmission), admission
     with open(marker + ".tmp", "w") as handle:
         json.dump({"occurrence": tick.occurrence.id, "call": admission.call, "dispatch": admission.dispatch}, handle)
     os.replace(marker + ".tmp", marker)
@@ -385,12 +552,12 @@ class SteppingClock:
     re-reads the clock inside its transaction from one that trusts a reading taken before it."""
 
     def __init__(self, first: str, then: str) -> None:
-        self._readings = [pendulum.parse(first), pendulum.parse(then)]
+        self._readings = [utc(first), utc(then)]
         self.reads = 0
 
     def now(self) -> DateTime:
         self.reads += 1
-        return self._readings[0] if self.reads == 1 else self._readings[1]  # type: ignore[return-value]
+        return self._readings[0] if self.reads == 1 else self._readings[1]
 
 
 class PlannedTogether:
@@ -415,21 +582,52 @@ class PlannedTogether:
         return self._journal.execute(*args, **kwargs)
 
 
-class AlwaysOvertaken:
-    """The real journal, except that just before each `execute` another writer (a second schedule on its
-    own handle) commits an owner record, so every command this handle plans is overtaken."""
+class Overtaken:
+    """The real journal, except that just before each `execute` (only the first `times`, when given) another
+    writer (a second schedule on its own handle) commits an owner record, so the command this handle planned
+    is overtaken; `overtaken` counts how often."""
 
-    def __init__(self, journal: Any, other: LifecycleSchedule, account: str = "chatgpt") -> None:
+    def __init__(self, journal: Any, other: LifecycleSchedule, account: str = "chatgpt",
+                 times: int | None = None) -> None:
         self._journal = journal
         self._other = other
         self._account = account
+        self._times = times
         self.overtaken = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._journal, name)
 
     def execute(self, *args: Any, **kwargs: Any) -> Any:
-        self.overtaken += 1
-        self._other.record_account(account=self._account, sequence=self.overtaken, sign_in=SIGN_IN, overage=False,
-                                   recorded_by="the other writer")
+        if self._times is None or self.overtaken < self._times:
+            self.overtaken += 1
+            self._other.record_account(account=self._account, sequence=self.overtaken, sign_in=SIGN_IN,
+                                       overage=False, recorded_by="the other writer")
         return self._journal.execute(*args, **kwargs)
+
+
+class FailsAfterDeciding:
+    """The real journal, except that the first decision it runs raises `error` once it has decided (the new
+    state checked and encoded by `StateCodec.write`), as a lost disk or a late conflict would fail it: the
+    transaction rolls back. `decided` keeps that decision's (version, state text); `failed` counts failures."""
+
+    def __init__(self, journal: Any, error: BaseException | None = None) -> None:
+        self._journal = journal
+        self._error = error if error is not None else OSError("the disk went away")
+        self.decided: list[tuple[int, str]] = []
+        self.failed = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._journal, name)
+
+    def execute(self, aggregate: str, command_id: str, payload: Any, version: int, decide: Any,
+                **kwargs: Any) -> Any:
+        def failing(state: Any, at_version: int) -> Any:
+            decision = decide(state, at_version)
+            if not self.failed:
+                self.failed += 1
+                self.decided.append((at_version + 1, str(decision.state)))
+                raise self._error
+            return decision
+
+        return self._journal.execute(aggregate, command_id, payload, version, failing, **kwargs)

@@ -30,6 +30,7 @@ from tests.core.engine_helpers import (
     sign_in_report,
     task,
     usage_limit_report,
+    utc,
     weekly_id,
     weekly_lane,
     writes_nothing,
@@ -37,10 +38,6 @@ from tests.core.engine_helpers import (
 
 ALPHA, BETA, GAMMA = (basic_id(product, "2026-12-07") for product in ("alpha", "beta", "gamma"))
 ALPHA2 = basic_id("alpha", "2026-12-08")
-
-
-def utc(text: str) -> pendulum.DateTime:
-    return pendulum.parse(text)  # type: ignore[return-value]
 
 
 def three_lanes(**alpha_task) -> list[dict]:

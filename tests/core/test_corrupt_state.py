@@ -25,6 +25,7 @@ from tests.core.engine_helpers import (
     commission,
     confirmation,
     copy_journal,
+    lane_of,
     make_harness,
     open_harness,
     result_report,
@@ -80,16 +81,12 @@ def damaged(template: Path, tmp_path: Path) -> Callable[[Callable[[dict], None]]
     return damage
 
 
-def lane(doc: dict, lane_id: str) -> dict:
-    return next(entry for entry in doc["lanes"] if entry["lane"] == lane_id)
-
-
 def open_occurrence(doc: dict) -> dict:
-    return lane(doc, DAILY)["open"]
+    return lane_of(doc, DAILY)["open"]
 
 
 def settled_week(doc: dict) -> dict:
-    return lane(doc, WEEKLY)["recent"][0]
+    return lane_of(doc, WEEKLY)["recent"][0]
 
 
 def _set(path: Callable[[dict], dict], key: str, value: Any) -> Callable[[dict], None]:
@@ -109,7 +106,7 @@ def _delete(path: Callable[[dict], dict], key: str) -> Callable[[dict], None]:
 def _renamed(doc: dict, new_id: str) -> None:
     """The open occurrence renamed consistently (watermark too), so the ID alone is wrong."""
     open_occurrence(doc)["id"] = new_id
-    lane(doc, DAILY)["watermark"]["occurrence"] = new_id
+    lane_of(doc, DAILY)["watermark"]["occurrence"] = new_id
 
 
 def _open_settled(doc: dict) -> None:
@@ -140,7 +137,7 @@ DEFECTS: dict[str, Callable[[dict], None]] = {
     "unknown-key": _set(lambda d: d, "colour", "red"),
     "missing-key": _delete(lambda d: d, "ledger"),
     "unknown-nested-key": _set(open_occurrence, "colour", "red"),
-    "open-occurrence-missing": _set(lambda d: lane(d, DAILY), "open", None),
+    "open-occurrence-missing": _set(lambda d: lane_of(d, DAILY), "open", None),
     "open-occurrence-settled": _open_settled,
     "segment-out-of-order": lambda d: open_occurrence(d)["segments"][0].update(n=2),
     "call-out-of-order": lambda d: open_occurrence(d)["calls"][0].update(k=2),
@@ -148,11 +145,11 @@ DEFECTS: dict[str, Callable[[dict], None]] = {
     "id-not-its-date": lambda d: _renamed(d, basic_id("alpha", "2026-12-09")),
     "id-not-its-lane": lambda d: _renamed(d, basic_id("beta", "2026-12-08")),
     "id-not-an-occurrence-id": lambda d: _renamed(d, "discovery/alpha/basic/yesterday"),
-    "watermark-date-not-its-occurrences": lambda d: lane(d, DAILY)["watermark"].update(date="2026-12-09"),
-    "watermark-not-the-latest-admission": lambda d: lane(d, DAILY).update(
+    "watermark-date-not-its-occurrences": lambda d: lane_of(d, DAILY)["watermark"].update(date="2026-12-09"),
+    "watermark-not-the-latest-admission": lambda d: lane_of(d, DAILY).update(
         watermark={"occurrence": SETTLED_DAY, "date": "2026-12-07"}
     ),
-    "week-keyed-admission-after-the-last-week": lambda d: lane(d, WEEKLY).update(lastWeek="2026-W49"),
+    "week-keyed-admission-after-the-last-week": lambda d: lane_of(d, WEEKLY).update(lastWeek="2026-W49"),
     "lane-of-the-commission-missing": _drop_lane,
     "ledger-debits-less-than-its-calls": lambda d: _ledger_week(d).update(debited=0),
     "deferral-out-of-order": _second_deferral_first,

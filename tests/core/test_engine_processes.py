@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import os
@@ -130,7 +131,7 @@ def _together(h, now: str, actions: list[Callable[[LifecycleSchedule], object]])
 
 def _planned_together(h, now: str, runners: list[str]) -> list[object]:
     """Each runner ticks the lane, all planned at one version."""
-    return _together(h, now, [lambda schedule, runner=runner: schedule.start(lane=LANE, runner=runner)
+    return _together(h, now, [functools.partial(LifecycleSchedule.start, lane=LANE, runner=runner)
                               for runner in runners])
 
 
@@ -156,7 +157,7 @@ def test_runners_that_planned_a_resumption_at_one_version_resume_once_and_the_ot
 
 def test_a_command_overtaken_sixteen_times_is_contended_and_writes_nothing_of_its_own(tmp_path):
     h = make_harness(tmp_path)
-    overtaken = helpers.AlwaysOvertaken(open_journal(h.url), h.again())
+    overtaken = helpers.Overtaken(open_journal(h.url), h.again())
     h.at("2026-12-07T02:00:00Z")
     schedule = LifecycleSchedule(overtaken, h.clock)
     try:
@@ -173,9 +174,8 @@ def test_a_command_overtaken_sixteen_times_is_contended_and_writes_nothing_of_it
 def _calls_planned_together(h, now: str, requests: list[dict]) -> list[object]:
     """Each request asks to admit a call, all planned at one version."""
     return _together(h, now, [
-        lambda schedule, request=request: schedule.admit_call(occurrence_id=NIGHT1, task="scan",
-                                                              sign_in=helpers.SIGN_IN, bound=helpers.CALL_BOUND,
-                                                              **request)
+        functools.partial(LifecycleSchedule.admit_call, occurrence_id=NIGHT1, task="scan", sign_in=helpers.SIGN_IN,
+                          bound=helpers.CALL_BOUND, **request)
         for request in requests
     ])
 

@@ -117,6 +117,7 @@ class LifecycleMachine(Clocked):
         if tick.kind != "admitted" or tick.replayed:
             return
         occurrence = tick.occurrence
+        assert occurrence is not None
         assert occurrence.id not in self.admitted, f"{occurrence.id} admitted twice"
         assert occurrence.id not in self.held_by, f"{occurrence.id} was coalesced, then admitted"
         self.admitted[occurrence.id] = lane
@@ -246,7 +247,7 @@ class CallsMachine(Clocked):
         self.sequences = {"claude": 1, "chatgpt": 1}
         self.h.owner_record("claude", 1)
         self.h.owner_record("chatgpt", 1)
-        self.revision = 1
+        self.last_revision = 1
         self.weekly_tokens = self.CEILING
         self.dispatched: set[tuple[str, int]] = set()
         self.unknown_work: set[tuple[str, str, str]] = set()
@@ -384,10 +385,10 @@ class CallsMachine(Clocked):
 
     @rule(factor=st.sampled_from([0.25, 0.5, 2.0]))
     def revision(self, factor: float) -> None:
-        self.revision += 1
+        self.last_revision += 1
         self.weekly_tokens = max(1, int(self.weekly_tokens * factor))
         before = {week["week"]: week for week in self.h.state()["ledger"]}
-        self.h.schedule.record_commission(commission(self.LANES, revision=self.revision,
+        self.h.schedule.record_commission(commission(self.LANES, revision=self.last_revision,
                                                      weekly_tokens=self.weekly_tokens))
         for week, entry in before.items():
             if self.weekly_tokens < entry["ceiling"] and entry["debited"] > 0:

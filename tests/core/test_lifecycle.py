@@ -22,6 +22,7 @@ from tests.core.engine_helpers import (
     make_harness,
     refused,
     segment_count,
+    utc,
     weekly_id,
     weekly_lane,
     writes_nothing,
@@ -29,10 +30,6 @@ from tests.core.engine_helpers import (
 
 LANE = "alpha/basic"
 NIGHT1 = basic_id("alpha", "2026-12-07")
-
-
-def utc(text: str) -> pendulum.DateTime:
-    return pendulum.parse(text)  # type: ignore[return-value]
 
 
 # -- before anything is commissioned -------------------------------------------------------------------------------

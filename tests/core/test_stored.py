@@ -16,23 +16,11 @@ from factory_schedule.core.model import Watermark
 from factory_schedule.core.state import dump_state, parse_state
 from factory_schedule.core.stored import StateCodec
 from factory_schedule.store import canonical_json, open_journal
-from tests.core.engine_helpers import basic_id, basic_lane, make_harness, refused, result_report, weekly_lane
-
-LANES = [basic_lane("alpha"), basic_lane("bravo", time="02:10"), weekly_lane(weekday=1)]
-
-
-def _night(tmp_path: Path):
-    h = make_harness(tmp_path, lanes=LANES)
-    h.owner_record("claude", 1)
-    h.at("2026-12-07T02:00:00Z")
-    occurrence_id = h.admit("alpha/basic", "r1").occurrence.id
-    admission = h.call(occurrence_id, runner="r1", work="w1")
-    h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=admission.call, report=result_report(900))
-    return h, occurrence_id
+from tests.core.engine_helpers import ALPHA, THREE_LANES, basic_id, lane_of, one_call_night, refused, result_report
 
 
 def test_the_text_a_command_stores_is_the_canonical_encoding_of_the_whole_state_it_decided(tmp_path):
-    h, _ = _night(tmp_path)
+    h, _ = one_call_night(tmp_path)
     version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
 
     whole = parse_state(json.loads(text), version)
@@ -42,7 +30,7 @@ def test_the_text_a_command_stores_is_the_canonical_encoding_of_the_whole_state_
 
 
 def test_a_row_changed_behind_a_running_engine_is_read_whole_and_refused_when_corrupt(tmp_path):
-    h, occurrence_id = _night(tmp_path)
+    h, occurrence_id = one_call_night(tmp_path)
     h.schedule.read()  # the engine now remembers this text
 
     h.tamper_state(lambda document: document["lanes"][0]["open"]["calls"][0].update(debit=-5))
@@ -53,7 +41,7 @@ def test_a_row_changed_behind_a_running_engine_is_read_whole_and_refused_when_co
 
 
 def test_a_changed_lane_that_breaks_a_rule_is_refused_before_anything_is_stored(tmp_path):
-    h, _ = _night(tmp_path)
+    h, _ = one_call_night(tmp_path)
     version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
     codec = StateCodec()
     schedule = codec.read(version, text)
@@ -68,18 +56,18 @@ def test_a_changed_lane_that_breaks_a_rule_is_refused_before_anything_is_stored(
 
 
 def test_a_lane_left_unchanged_keeps_its_text_and_is_not_checked_again(tmp_path):
-    h, _ = _night(tmp_path)
+    h, _ = one_call_night(tmp_path)
     version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
     codec = StateCodec()
     schedule = codec.read(version, text)
     same, again = codec.write(schedule.state, version + 1)
 
     assert again == text
-    assert [a is b for a, b in zip(same.state.lanes, schedule.state.lanes, strict=True)] == [True] * len(LANES)
+    assert [a is b for a, b in zip(same.state.lanes, schedule.state.lanes, strict=True)] == [True] * len(THREE_LANES)
 
 
 def test_a_new_text_keeps_the_lanes_whose_bytes_it_checked_and_checks_the_lanes_that_changed(tmp_path):
-    h, occurrence_id = _night(tmp_path)
+    h, occurrence_id = one_call_night(tmp_path)
     before = h.schedule.read()
     other = LifecycleSchedule(open_journal(h.url), h.clock)  # another process's engine commits a change
     other.settle(occurrence_id=occurrence_id, settled_by="r1", status="completed", reason="done")
@@ -97,7 +85,7 @@ def test_a_checked_lane_whose_integer_is_rewritten_as_an_equal_non_integer_is_ch
     tmp_path, rewritten
 ):
     """In Python 1 == True == 1.0: a lane compared as a dict would pass for the one already checked."""
-    h, _ = _night(tmp_path)
+    h, _ = one_call_night(tmp_path)
     h.schedule.read()  # the engine has checked every lane of this text
 
     h.tamper_state(lambda document: document["lanes"][0]["open"]["calls"][0].update(k=rewritten))
@@ -109,7 +97,7 @@ def test_a_checked_lane_whose_integer_is_rewritten_as_an_equal_non_integer_is_ch
 
 
 def _settled(tmp_path: Path):
-    h, occurrence_id = _night(tmp_path)
+    h, occurrence_id = one_call_night(tmp_path)
     second = h.call(occurrence_id, runner="r1", work="w2")
     h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=second.call, report=result_report(400))
     h.schedule.settle(occurrence_id=occurrence_id, settled_by="r1", status="completed", reason="done")
@@ -118,7 +106,7 @@ def _settled(tmp_path: Path):
 
 def test_a_settled_record_in_recent_keeps_its_calls_count_and_debits_and_its_event_keeps_the_calls(tmp_path):
     h, occurrence_id = _settled(tmp_path)
-    [kept] = next(lane for lane in h.state()["lanes"] if lane["lane"] == "alpha/basic")["recent"]
+    [kept] = h.lane_state(ALPHA)["recent"]
     settlement = h.events()[-1]
 
     assert "calls" not in kept
@@ -145,7 +133,7 @@ def test_a_kept_record_that_is_not_its_settlement_events_record_is_corrupt(tmp_p
     h, occurrence_id = _settled(tmp_path)
 
     def lie(document: dict) -> None:
-        lane = next(lane for lane in document["lanes"] if lane["lane"] == "alpha/basic")
+        lane = lane_of(document, ALPHA)
         lane["recent"][0]["elided"]["debits"]["2026-W50"] = 1_000  # the ledger still covers it
 
     h.tamper_state(lie)
@@ -156,10 +144,10 @@ def test_a_kept_record_that_is_not_its_settlement_events_record_is_corrupt(tmp_p
 
 
 def test_calls_elided_from_a_record_that_is_not_settled_is_corrupt(tmp_path):
-    h, _occurrence_id = _night(tmp_path)
+    h, _occurrence_id = one_call_night(tmp_path)
 
     def elide(document: dict) -> None:
-        lane = next(lane for lane in document["lanes"] if lane["lane"] == "alpha/basic")
+        lane = lane_of(document, ALPHA)
         lane["open"]["elided"] = {"calls": 1, "debits": {"2026-W50": 900}}
         lane["open"]["calls"] = []
 

@@ -21,11 +21,7 @@ from factory_schedule.core.zones import (
     parse_wall_time,
     zoned_instant,
 )
-
-
-def utc(text: str) -> pendulum.DateTime:
-    return pendulum.parse(text)  # type: ignore[return-value]
-
+from tests.core.engine_helpers import utc
 
 # --- day boundary ---------------------------------------------------------------------------
 
@@ -239,7 +235,7 @@ def test_zoned_instant_reads_back_as_its_wall_time_except_in_a_gap(
     wall_time = f"{hour:02d}:{minute:02d}"
     naive = dt.datetime(day.year, day.month, day.day, hour, minute)
     instant = zoned_instant(zone, day, wall_time)
-    local = instant.astimezone(zoneinfo.ZoneInfo(zone)).replace(tzinfo=None)
+    local: dt.datetime = instant.astimezone(zoneinfo.ZoneInfo(zone)).replace(tzinfo=None)
     if local == naive:
         assert local_date_of(zone, instant) == day
         # The earlier instant of a repeated wall time: no instant up to a day earlier reads the same.

@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.store import Decision, NewEvent, VersionConflictError, open_journal
+from factory_schedule.store import Decision, Journal, NewEvent, VersionConflictError, leases, open_journal
 
 AGGREGATE = "test/counter"
 
@@ -41,6 +41,13 @@ def burst(by: str, events: int) -> Any:
         )
 
     return decide
+
+
+def held_lease(journal: Journal, scope: str) -> leases.Lease:
+    """The lease on `scope`, which the test expects someone to hold."""
+    lease = leases.get_lease(journal, scope)
+    assert lease is not None, f"nobody holds {scope}"
+    return lease
 
 
 def wait_for_marker(path: Path, process: Any, seconds: float = 60) -> None:

@@ -31,7 +31,8 @@ def _assert_every_command_is_whole(journal: Journal) -> None:
         assert receipt.first_version <= event.version <= receipt.last_version
     journal.verify(support.AGGREGATE)
     if events:
-        assert journal.load(support.AGGREGATE).state["count"] == events[-1].data["count"]
+        state = journal.load(support.AGGREGATE).state
+        assert state is not None and state["count"] == events[-1].data["count"]
 
 
 @pytest.mark.parametrize("paused_before", ["UPDATE aggregates", "INSERT INTO receipts", "COMMIT"])

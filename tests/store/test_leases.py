@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from factory_schedule.store import leases, open_journal
+from tests.store.support import held_lease
 
 T0 = datetime(2026, 12, 7, 2, 0, tzinfo=UTC)
 
@@ -49,7 +50,7 @@ def test_a_heartbeat_extends_only_its_owners_lease(journal_url: str) -> None:
     with pytest.raises(leases.LeaseOwnerError) as refused:
         leases.heartbeat(journal, scope, "r-intruder", T0 + timedelta(seconds=5))
     assert refused.value.holder is not None and refused.value.holder.owner == "r-1"
-    assert leases.get_lease(journal, scope).heartbeat_at == T0
+    assert held_lease(journal, scope).heartbeat_at == T0
 
     renewed = leases.heartbeat(journal, scope, "r-1", T0 + timedelta(seconds=5), {"pid": 8})
     assert renewed.heartbeat_at == T0 + timedelta(seconds=5)
@@ -70,7 +71,7 @@ def test_release_is_owner_checked_and_fails_loudly(journal_url: str) -> None:
 
     with pytest.raises(leases.LeaseOwnerError):
         leases.release(journal, "worker", "tick-b")
-    assert leases.get_lease(journal, "worker").owner == "tick-a"
+    assert held_lease(journal, "worker").owner == "tick-a"
 
     leases.release(journal, "worker", "tick-a")
     assert leases.get_lease(journal, "worker") is None
@@ -101,11 +102,11 @@ def test_remove_stale_removes_only_what_is_stale_when_it_deletes(journal_url: st
     assert leases.get_lease(journal, "worker") is not None
 
     # A heartbeat that lands before the delete keeps the lease, whatever the caller saw earlier.
-    seen = leases.get_lease(journal, "worker")
+    seen = held_lease(journal, "worker")
     assert leases.stale(seen, T0 + timedelta(seconds=25))
     leases.heartbeat(journal, "worker", "tick-a", T0 + timedelta(seconds=24))
     assert leases.remove_stale(journal, "worker", T0 + timedelta(seconds=25)) is None
-    assert leases.get_lease(journal, "worker").owner == "tick-a"
+    assert held_lease(journal, "worker").owner == "tick-a"
 
     removed = leases.remove_stale(journal, "worker", T0 + timedelta(seconds=45))
     assert removed is not None and removed.owner == "tick-a"
@@ -164,4 +165,4 @@ def test_processes_racing_for_one_scope_leave_exactly_one_holder(journal_url: st
     winners = [r["owner"] for r in results if r["won"]]
     assert len(winners) == 1
     assert {r["holder"] for r in results if not r["won"]} == set(winners)
-    assert leases.get_lease(open_journal(journal_url), "worker").owner == winners[0]
+    assert held_lease(open_journal(journal_url), "worker").owner == winners[0]

@@ -21,29 +21,19 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from textual.widgets import DataTable, Static
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable, Input, Select, Static, TabbedContent
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
-from factory_schedule.tui.dashboard.screens.commission import difference
+from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.screens.base import ScheduleForm
+from factory_schedule.tui.dashboard.screens.commission import CommissionForm, difference
 from factory_schedule.tui.dashboard.widgets.header import HeaderBar
-from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401, demo_template
+from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401
 
 SIZE = (120, 40)
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def demo_file() -> Path:
-    """The demo journal, built once per test process; tests copy it before they touch it."""
-    return Path(demo_template())
-
-
-@pytest.fixture
-def demo_url(demo_file: Path, tmp_path: Path) -> str:
-    copy = tmp_path / "journal.db"
-    shutil.copy(demo_file, copy)
-    return f"sqlite:///{copy}"
 
 
 def synchronously(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
@@ -54,6 +44,19 @@ def synchronously(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..
         asyncio.run(test(*args, **kwargs))
 
     return run
+
+
+def reading_of(app: ScheduleApp) -> Reading:
+    """The app's latest reading, which the test expects it to have taken."""
+    assert app.reading is not None, "the app has not read the journal yet"
+    return app.reading
+
+
+def commission_of(app: ScheduleApp) -> dict[str, Any]:
+    """The commission in force in the app's latest reading, which the test expects there to be."""
+    commission = reading_of(app).commission
+    assert commission is not None, "no commission recorded"
+    return commission
 
 
 def make_app(url: str, poll: float | None = None) -> ScheduleApp:
@@ -81,15 +84,16 @@ async def test_recording_a_sign_in_turns_the_sign_in_deferred_plan_to_resume(dem
         assert tonight_cell(app, "beta/basic", "plan") == "waits for a sign-in record"
         await pilot.press("s")
         form = app.screen
-        assert form.query_one("#account").value == "chatgpt"  # the account that refused the sign-in
-        assert form.query_one("#sequence").value == "2"  # the next sequence, prefilled
+        assert form.query_one("#account", Select).value == "chatgpt"  # the account that refused the sign-in
+        assert form.query_one("#sequence", Input).value == "2"  # the next sequence, prefilled
         await pilot.press(*"owner@factory.example")
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, type(form))
         assert plan_action(app, "beta/basic") == "resume"
         assert tonight_cell(app, "beta/basic", "plan").startswith("resumes")
-        assert app.reading.plan_for("beta/basic").occurrence_id == SIGN_IN_401
+        plan = reading_of(app).plan_for("beta/basic")
+        assert plan is not None and plan.occurrence_id == SIGN_IN_401
 
 
 @synchronously
@@ -99,13 +103,15 @@ async def test_confirming_a_dead_runner_reconciles_it(demo_url: str) -> None:
         assert app.schedule.status(KILLED).state == "running"
         await pilot.press("r")
         form = app.screen
-        assert form.query_one("#runner").value == "r-43"
-        assert "4194999" in form.query_one("#evidence").value  # the health check's lease evidence
+        assert form.query_one("#runner", Input).value == "r-43"
+        assert "4194999" in form.query_one("#evidence", Input).value  # the health check's lease evidence
         await pilot.press("enter")
         await pilot.pause()
         assert app.schedule.status(KILLED).state == "interrupted"
         assert tonight_cell(app, "gamma/basic", "state") == "interrupted"
-        occurrence = next(o for o in app.schedule.read().occurrences if o.id == KILLED)
+        view = app.schedule.read()
+        assert view is not None
+        occurrence = next(o for o in view.occurrences if o.id == KILLED)
         assert occurrence.calls[0].outcome == "lost"  # the call in flight ends as lost, never re-sent
 
 
@@ -113,8 +119,9 @@ async def _refused(app: ScheduleApp, pilot, key: str, fill: dict[str, str], expe
     head = app.journal.head(SCHEDULE_AGGREGATE)
     await pilot.press(key)
     form = app.screen
+    assert isinstance(form, ScheduleForm)
     for selector, value in fill.items():
-        form.query_one(selector).value = value
+        form.query_one(selector, Input).value = value
     await pilot.pause()
     form.submit()
     await pilot.pause()
@@ -133,7 +140,7 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
     bad_zone = tmp_path / "commission.json"
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
-        document = dict(app.reading.commission, revision=3, zone="Mars/Olympus")
+        document = dict(commission_of(app), revision=3, zone="Mars/Olympus")
         bad_zone.write_text(json.dumps(document))
         await _refused(app, pilot, "s", {"#sign-in": ""}, "sign-in: needed")
         await _refused(app, pilot, "s", {"#sequence": "two"}, "sequence: a whole number is needed")
@@ -145,18 +152,19 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
         head = app.journal.head(SCHEDULE_AGGREGATE)
         await pilot.press("c")
         form = app.screen
-        form.query_one("#path").value = str(not_json)
+        assert isinstance(form, CommissionForm)
+        form.query_one("#path", Input).value = str(not_json)
         form.load_file()
         await pilot.pause()
         assert "is not JSON" in form_error(app)
-        form.query_one("#path").value = str(bad_zone)
+        form.query_one("#path", Input).value = str(bad_zone)
         form.load_file()
         await pilot.pause()
         assert "INVALID" in form_error(app) and "zone" in form_error(app)
         form.submit()  # nothing previewed: nothing to record
         await pilot.pause()
         assert app.screen is form
-        form.query_one("#weekly-tokens").value = "lots"
+        form.query_one("#weekly-tokens", Input).value = "lots"
         form.use_proposed()
         await pilot.pause()
         assert "weekly ceiling" in form_error(app)
@@ -170,14 +178,16 @@ async def test_a_commission_revision_is_previewed_with_its_difference_then_recor
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("c")
         form = app.screen
-        form.query_one("#products").value = "alpha, beta, gamma, delta"
+        assert isinstance(form, CommissionForm)
+        form.query_one("#products", Input).value = "alpha, beta, gamma, delta"
         form.use_proposed()
         await pilot.pause()
-        assert form.candidate["revision"] == 3
-        assert "+ lane delta/basic" in difference(app.reading.commission, form.candidate)
+        candidate = form.candidate
+        assert candidate is not None and candidate["revision"] == 3
+        assert "+ lane delta/basic" in difference(commission_of(app), candidate)
         form.submit()
         await pilot.pause()
-        assert app.reading.commission["revision"] == 3
+        assert commission_of(app)["revision"] == 3
         assert "delta/basic" in app.query_one("#tonight-table", DataTable).rows
 
 
@@ -202,20 +212,20 @@ async def test_a_commit_by_another_process_appears_in_the_view(demo_url: str) ->
             await pilot.pause(0.05)
             if app.reading is not None:
                 break
-        before = app.reading.head
+        before = reading_of(app).head
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         subprocess.run([sys.executable, "-c", WRITER, demo_url], check=True, env=env, cwd=ROOT, timeout=60)
         started = time.monotonic()
-        while app.reading.head == before and time.monotonic() - started < 10:
+        while reading_of(app).head == before and time.monotonic() - started < 10:
             await pilot.pause(0.05)
-        assert app.reading.head > before
+        assert reading_of(app).head > before
         assert time.monotonic() - started < 5
         accounts = app.query_one("#accounts-table", DataTable)
         assert accounts.get_cell("chatgpt", "sequence") == "#2"
         assert accounts.get_cell("chatgpt", "by") == "another process"
         history = app.query_one("#history-table", DataTable)
-        newest = history.coordinate_to_cell_key((0, 0)).row_key.value
-        assert int(newest) == app.reading.head
+        newest = history.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value
+        assert newest is not None and int(newest) == reading_of(app).head
 
 
 @synchronously
@@ -260,7 +270,7 @@ async def test_status_answers_for_any_occurrence_id_typed_in(demo_url: str) -> N
         await pilot.pause()
         answer = str(app.query_one("#status-answer", Static).render())
         assert "state coalesced" in answer and "coalesced into discovery/alpha/basic/2026-12-19" in answer
-        app.query_one("#status-id").value = "discovery/nope"
+        app.query_one("#status-id", Input).value = "discovery/nope"
         await pilot.press("enter")
         await pilot.pause()
         assert "INVALID" in str(app.query_one("#status-answer", Static).render())
@@ -272,13 +282,13 @@ async def test_history_pages_back_and_returns_to_the_live_page(demo_url: str) ->
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("h")
         table = app.query_one("#history-table", DataTable)
-        assert table.coordinate_to_cell_key((0, 0)).row_key.value == "315"
+        assert table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value == "315"
         await pilot.press("right_square_bracket")
         await pilot.pause()
-        assert table.coordinate_to_cell_key((0, 0)).row_key.value == "265"
+        assert table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value == "265"
         await pilot.press("left_square_bracket")
         await pilot.pause()
-        assert table.coordinate_to_cell_key((0, 0)).row_key.value == "315"
+        assert table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value == "315"
         assert app.history_before is None
 
 
@@ -292,7 +302,7 @@ async def test_the_command_palette_opens_views_and_forms_by_name(demo_url: str) 
         await pilot.pause(0.5)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.query_one("#views").active == "ledger"
+        assert app.query_one("#views", TabbedContent).active == "ledger"
         await pilot.press("ctrl+p")
         await pilot.press(*"Record a sign-in")
         await pilot.pause(0.5)
@@ -305,17 +315,17 @@ async def test_the_command_palette_opens_views_and_forms_by_name(demo_url: str) 
 async def test_nothing_repaints_while_a_form_is_open(demo_url: str) -> None:
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
-        shown = app.reading.head
+        shown = reading_of(app).head
         await pilot.press("s")
         app.schedule.record_account(  # as if another process committed while the owner types
             account="chatgpt", sequence=2, sign_in="x@factory.example", overage=False, recorded_by="owner"
         )
         app.refresh_reading(force=True)
         await pilot.pause()
-        assert app.reading.head == shown
+        assert reading_of(app).head == shown
         await pilot.press("escape")
         await pilot.pause()
-        assert app.reading.head > shown
+        assert reading_of(app).head > shown
         assert app.query_one("#accounts-table", DataTable).get_cell("chatgpt", "sequence") == "#2"
 
 

@@ -14,25 +14,15 @@ from pathlib import Path
 import pytest
 
 from factory_schedule.core import ManualClock
-from factory_schedule.tui.dashboard.app import build_app
-from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, demo_template
+from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
+from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL
 
 SIZE = (120, 40)
 
 
 @pytest.fixture
-def demo_file() -> Path:
-    """The demo journal, built once per test process; tests copy it before they touch it."""
-    return Path(demo_template())
-
-
-@pytest.fixture
-def demo_app(demo_file: Path, tmp_path: Path):
-    copy = tmp_path / "journal.db"
-    shutil.copy(demo_file, copy)
-    return build_app(
-        f"sqlite:///{copy}", ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL
-    )
+def demo_app(demo_url: str) -> ScheduleApp:
+    return build_app(demo_url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
 
 
 @pytest.mark.parametrize("view", ["t", "o", "l", "a", "h", "e"])

@@ -15,6 +15,7 @@ from factory_schedule.core import SCHEDULE_AGGREGATE, SCHEDULE_ERROR_CODES, laun
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.cli.main import main
 from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, REFUSAL_EXIT_CODES
+from tests.store.support import held_lease
 
 from .runner_support import cli, commission_due_now, commission_file
 
@@ -144,7 +145,7 @@ def test_a_release_whose_owner_check_fails_exits_non_zero_and_keeps_the_lease(sq
     leases.acquire(journal, "worker", "tick-a", 60, datetime.now(UTC), {})
     code, error, _ = cli(sqlite_url, "lease", "release", "--scope", "worker", "--owner", "tick-b")
     assert code == 5 and error["error"] == "NOT_LEASE_OWNER" and error["holder"]["owner"] == "tick-a"
-    assert leases.get_lease(journal, "worker").owner == "tick-a"
+    assert held_lease(journal, "worker").owner == "tick-a"
     code, released, _ = cli(sqlite_url, "lease", "release", "--scope", "worker", "--owner", "tick-a")
     assert code == 0 and released == {"released": "worker", "owner": "tick-a"}
 
@@ -154,10 +155,10 @@ def test_a_heartbeat_from_a_non_owner_is_refused_by_the_cli(sqlite_url: str) -> 
 
     journal = open_journal(sqlite_url)
     leases.acquire(journal, "worker", "tick-a", 60, datetime.now(UTC), {})
-    before = leases.get_lease(journal, "worker").heartbeat_at
+    before = held_lease(journal, "worker").heartbeat_at
     code, error, _ = cli(sqlite_url, "lease", "heartbeat", "--scope", "worker", "--owner", "tick-b")
     assert code == 5 and error["error"] == "NOT_LEASE_OWNER"
-    assert leases.get_lease(journal, "worker").heartbeat_at == before
+    assert held_lease(journal, "worker").heartbeat_at == before
 
 
 def test_launchd_install_renders_the_tick_at_the_commissions_intervals(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
@@ -18,21 +17,15 @@ from factory_schedule.tui.host.demo import (
     DemoDriver,
     LiveSimulation,
     build_demo,
-    demo_template,
 )
 
 
-def _copy_of_demo(tmp_path: Path) -> str:
-    copy = tmp_path / "journal.db"
-    shutil.copy(demo_template(), copy)
-    return f"sqlite:///{copy}"
-
-
-def test_the_demo_journal_holds_every_scenario_the_readme_promises(tmp_path: Path) -> None:
-    journal = open_journal(_copy_of_demo(tmp_path))
+def test_the_demo_journal_holds_every_scenario_the_readme_promises(demo_url: str) -> None:
+    journal = open_journal(demo_url)
     journal.verify(SCHEDULE_AGGREGATE)
     schedule = LifecycleSchedule(journal, ManualClock(DEMO_END))
     view = schedule.read()
+    assert view is not None
     plans = {plan.lane: plan for plan in schedule.plan()}
     occurrences = {o.id: o for o in view.occurrences}
 
@@ -77,8 +70,8 @@ def test_the_demo_builder_writes_the_same_journal_every_time(tmp_path: Path) -> 
     assert chains[0] == chains[1]
 
 
-def test_the_live_simulation_moves_the_clock_and_writes_through_the_engine(tmp_path: Path) -> None:
-    journal = open_journal(_copy_of_demo(tmp_path))
+def test_the_live_simulation_moves_the_clock_and_writes_through_the_engine(demo_url: str) -> None:
+    journal = open_journal(demo_url)
     clock = ManualClock(DEMO_END)
     driver = DemoDriver(journal, clock)
     driver.go_live()

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
-import pytest
 
-from factory_schedule.core import LifecycleSchedule, ManualClock, launch_intervals
-from factory_schedule.store import leases, open_journal
+from factory_schedule.core import ManualClock, launch_intervals
+from factory_schedule.store import leases
 from factory_schedule.tui.host import health
 from factory_schedule.tui.host.segments import segment_scope
+from tests.core.engine_helpers import epoch
 
 HOST = "test-host"
 OCCURRENCE = "discovery/alpha/basic/2026-12-07"
@@ -32,14 +32,6 @@ def _commission(weekly_tokens: int = 40_000_000) -> dict[str, Any]:
              "tasks": [{"task": "scan", "account": "claude", "maxCalls": 4, "callBound": 150000}]},
         ],
     }
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> tuple[Any, Any, ManualClock]:
-    journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
-    clock = ManualClock("2026-12-05T12:00:00Z")
-    schedule = LifecycleSchedule(journal, clock)
-    return journal, schedule, clock
 
 
 def _commissioned(world: tuple[Any, Any, ManualClock], weekly_tokens: int = 40_000_000) -> None:
@@ -194,7 +186,7 @@ def test_a_week_above_ninety_percent_of_its_ceiling_is_reported(world: tuple[Any
 
 
 def test_an_account_whose_usage_window_closed_is_reported(world: tuple[Any, Any, ManualClock]) -> None:
-    resets = int(pendulum.parse("2026-12-07T05:00:00Z").timestamp())
+    resets = epoch("2026-12-07T05:00:00Z")
     _one_call(world, 40_000_000, {"kind": "usage-limit", "tokens": 0,
                                   "observation": {"status": "rejected", "rateLimitType": "five_hour",
                                                   "resetsAt": resets, "isUsingOverage": False}})

@@ -127,7 +127,7 @@ def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconc
     assert lines[-1]["segment_run"]["lease"] == "left-to-go-stale" and lines[-1]["segment_run"]["exit"] == -9
     # One logical occurrence, still running under the dead runner: nothing ends it by time.
     view = schedule.read()
-    assert [o.id for o in view.occurrences] == [occurrence]
+    assert view is not None and [o.id for o in view.occurrences] == [occurrence]
     assert schedule.status(occurrence).state == "running"
     held = leases.get_lease(journal, segment_scope(occurrence, 1))
     assert held is not None and held.owner == lease.owner
@@ -158,7 +158,8 @@ def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconc
     assert _contacts(tmp_path) == ["item-1", "item-2"]
     status = schedule.status(occurrence)
     assert (status.state, status.status) == ("settled", "partial")
-    assert [o.id for o in schedule.read().occurrences] == [occurrence]
+    view = schedule.read()
+    assert view is not None and [o.id for o in view.occurrences] == [occurrence]
 
     # The dead runner's lease now guards nothing running: --repair removes it and says so.
     code, report, _ = cli(sqlite_url, "health", "--repair", "--json")
@@ -173,7 +174,8 @@ def test_a_tick_that_finds_the_worker_lease_held_starts_nothing(
     code, lines, _ = _finish(_tick_process(sqlite_url, tmp_path, "true"))
     assert code == 4
     assert lines[-1]["error"] == "LEASE_HELD" and lines[-1]["holder"]["owner"] == "tick-other"
-    assert LifecycleSchedule(journal, SystemClock()).read().occurrences == []
+    view = LifecycleSchedule(journal, SystemClock()).read()
+    assert view is not None and view.occurrences == []
 
 
 def test_ticks_racing_take_one_worker_lease_at_a_time_and_admit_one_occurrence(

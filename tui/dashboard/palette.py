@@ -26,7 +26,9 @@ FORM_COMMANDS: tuple[tuple[str, str, str], ...] = (
 class DashboardCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
         app: Any = self.app
-        commands = [(f"Show {name}", partial(app.action_show_view, view), help) for name, view, help in VIEW_COMMANDS]
+        commands: list[tuple[str, Callable[[], Any], str]] = [
+            (f"Show {name}", partial(app.action_show_view, view), help) for name, view, help in VIEW_COMMANDS
+        ]
         commands += [(name, getattr(app, f"action_{action}"), help) for name, action, help in FORM_COMMANDS]
         return commands
 

@@ -54,7 +54,7 @@ class Reading:
     problem: Problem | None = None
     history: HistoryPage | None = None
     leases: tuple[Any, ...] | None = None  # None: leases are not available in this build
-    health: Any | None = None  # None: the health check is not available or failed
+    health: Any | None = None  # None: not checked (an incomplete reading, no state) or failed (health_problem)
     health_problem: str | None = None
     records: dict[str, Any] = field(default_factory=dict)  # whole records of the settled ones, calls included
     extras: dict[str, Any] = field(default_factory=dict)

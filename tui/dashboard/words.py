@@ -7,7 +7,7 @@ pure function of what the engine returned, the clock reading and the zone.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import pendulum
 from pendulum import DateTime
@@ -21,6 +21,12 @@ DEFERRAL_WORDS = {
     "volume-unmounted": "after the volume was unmounted",
     "logged-out": "after the log-out",
 }
+
+
+@overload
+def instant(value: DateTime | str) -> DateTime: ...
+@overload
+def instant(value: DateTime | str | None) -> DateTime | None: ...
 
 
 def instant(value: DateTime | str | None) -> DateTime | None:

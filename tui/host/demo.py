@@ -119,7 +119,7 @@ class DemoDriver:
         self.schedule = LifecycleSchedule(journal, clock)
         self.seed = seed
         self.host = host
-        self._queue: list[tuple[DateTime, int, Callable[[], None]]] = []
+        self._queue: list[tuple[DateTime, int, Callable[[], object]]] = []
         self._order = itertools.count()
         self._runner_numbers = itertools.count(1)
         self.runners: dict[str, Runner] = {}
@@ -128,7 +128,7 @@ class DemoDriver:
 
     # -- the queue ------------------------------------------------------------------------
 
-    def at(self, instant: DateTime, action: Callable[[], None]) -> None:
+    def at(self, instant: DateTime, action: Callable[[], object]) -> None:
         heapq.heappush(self._queue, (instant, next(self._order), action))
 
     def run_until(self, until: DateTime) -> None:

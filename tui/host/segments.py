@@ -208,7 +208,8 @@ def run_segment(
         "command": list(command),
         "started": now().isoformat(),
     }
-    base = dict(scope=scope, lane=job.lane, occurrence=job.occurrence_id, segment=job.segment, runner=job.runner)
+    base: dict[str, Any] = dict(scope=scope, lane=job.lane, occurrence=job.occurrence_id, segment=job.segment,
+                                runner=job.runner)
     try:
         leases.acquire(journal, scope, job.runner, ttl, now(), info)
     except leases.LeaseHeldError as error:

@@ -1,7 +1,8 @@
 """Health: the supervisor's checks (stale runner leases, missed lanes, account stops, the ceiling).
 
-The checks themselves live in `tui.health` (another module); this view only lists
-the findings. Without that module the view says so and the rest of the dashboard works.
+The checks themselves live in `tui.host.health`, which `reading.read_health` runs for a complete
+reading; this view only lists the findings. When the check fails the view says why and the rest of
+the dashboard works.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def _short_key(key: str) -> str:
 
 
 def _not_yet(plan: Any | None, reading: Reading) -> str:
-    """The state of an occurrence the lane has not admitted yet (the seed's status words)."""
+    """The state of an occurrence the lane has not admitted yet: `due` once its slot has come, else `scheduled`."""
     if plan is None or plan.occurrence_id is None:
         return "—"
     if plan.action == "admit" and plan.at is not None and plan.at <= reading.now:

@@ -1,4 +1,4 @@
-"""Review of the journal's own transactions (driver connection, PostgreSQL pipeline): adversarial cases.
+"""The journal's own transactions (driver connection, PostgreSQL pipeline), under adversarial cases.
 
 Each test names the promise it holds. Real SQLite files, real PostgreSQL databases (when
 FACTORY_TEST_POSTGRES_URL is set), real processes and real signals where it matters. The
@@ -24,7 +24,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from factory_schedule.store import Decision, NewEvent, VersionConflictError, open_journal
-from tests.conftest import POSTGRES_ENV, _admin_connect
+from tests.conftest import POSTGRES_ENV, connect_postgres
 from tests.store.support import AGGREGATE, bump, wait_for_marker
 
 SPAWN = multiprocessing.get_context("spawn")
@@ -44,20 +44,10 @@ def _sqlite_path(url: str) -> str:
     return path
 
 
-def _pg(url: str, *, autocommit: bool = True) -> Any:
-    import psycopg
-
-    parsed = make_url(url)
-    return psycopg.connect(
-        host=parsed.host, port=parsed.port, user=parsed.username, password=parsed.password,
-        dbname=parsed.database, autocommit=autocommit,
-    )
-
-
 def _run_sql(url: str, sqlite_script: str, postgres_script: str) -> None:
     if _is_postgres(url):
-        with _pg(url) as conn:
-            conn.execute(postgres_script)
+        with connect_postgres(url) as server:
+            server.execute(postgres_script)
     else:
         conn = sqlite3.connect(_sqlite_path(url), isolation_level=None)
         try:
@@ -69,13 +59,14 @@ def _run_sql(url: str, sqlite_script: str, postgres_script: str) -> None:
 def _assert_write_lock_free(url: str) -> None:
     """Another connection can take the journal's write lock at once: nothing of ours still holds it."""
     if _is_postgres(url):
-        with _pg(url) as conn:
-            assert conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,)).fetchone()[0] is True
-            left_open = conn.execute(
+        with connect_postgres(url) as server:
+            taken = server.execute("SELECT pg_try_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,)).fetchone()
+            assert taken is not None and taken[0] is True
+            left_open = server.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND application_name = 'factory-schedule' AND state LIKE 'idle in transaction%'"
-            ).fetchone()[0]
-            assert left_open == 0, "a journal connection sits idle inside a transaction"
+            ).fetchone()
+            assert left_open == (0,), "a journal connection sits idle inside a transaction"
     else:
         conn = sqlite3.connect(_sqlite_path(url), timeout=0, isolation_level=None)
         try:
@@ -97,32 +88,32 @@ def _assert_only(journal: Any, command_ids: list[str]) -> None:
 # -- a command that fails anywhere leaves nothing behind and holds nothing -----------------------------------------
 
 _REFUSE_SQLITE = {
-    "events": "CREATE TRIGGER review_refuse BEFORE INSERT ON events WHEN NEW.command_id LIKE 'poison%' "
-    "BEGIN SELECT RAISE(ABORT, 'refused by the review trigger'); END;",
-    "aggregates": "CREATE TRIGGER review_refuse BEFORE UPDATE ON aggregates WHEN NEW.state LIKE '%poison%' "
-    "BEGIN SELECT RAISE(ABORT, 'refused by the review trigger'); END;",
-    "receipts": "CREATE TRIGGER review_refuse BEFORE INSERT ON receipts WHEN NEW.command_id LIKE 'poison%' "
-    "BEGIN SELECT RAISE(ABORT, 'refused by the review trigger'); END;",
+    "events": "CREATE TRIGGER refuse_poison BEFORE INSERT ON events WHEN NEW.command_id LIKE 'poison%' "
+    "BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END;",
+    "aggregates": "CREATE TRIGGER refuse_poison BEFORE UPDATE ON aggregates WHEN NEW.state LIKE '%poison%' "
+    "BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END;",
+    "receipts": "CREATE TRIGGER refuse_poison BEFORE INSERT ON receipts WHEN NEW.command_id LIKE 'poison%' "
+    "BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END;",
     # A deferred foreign key fails at COMMIT (and SQLite leaves the transaction open when it does).
-    "commit": "CREATE TABLE review_parent (id INTEGER PRIMARY KEY);"
-    "CREATE TABLE review_child (parent INTEGER REFERENCES review_parent(id) DEFERRABLE INITIALLY DEFERRED);"
-    "CREATE TRIGGER review_refuse AFTER INSERT ON receipts WHEN NEW.command_id LIKE 'poison%' "
-    "BEGIN INSERT INTO review_child VALUES (42); END;",
+    "commit": "CREATE TABLE poison_parent (id INTEGER PRIMARY KEY);"
+    "CREATE TABLE poison_child (parent INTEGER REFERENCES poison_parent(id) DEFERRABLE INITIALLY DEFERRED);"
+    "CREATE TRIGGER refuse_poison AFTER INSERT ON receipts WHEN NEW.command_id LIKE 'poison%' "
+    "BEGIN INSERT INTO poison_child VALUES (42); END;",
 }
 _REFUSE_FUNCTION = (
-    "CREATE FUNCTION review_refuse() RETURNS trigger LANGUAGE plpgsql AS "
-    "$$ BEGIN RAISE EXCEPTION 'refused by the review trigger'; END $$;"
+    "CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$ BEGIN RAISE EXCEPTION 'refused by the test trigger'; END $$;"
 )
 _REFUSE_POSTGRES = {
-    "events": "CREATE TRIGGER review_refuse BEFORE INSERT ON events FOR EACH ROW "
-    "WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION review_refuse();",
-    "aggregates": "CREATE TRIGGER review_refuse BEFORE UPDATE ON aggregates FOR EACH ROW "
-    "WHEN (NEW.state LIKE '%poison%') EXECUTE FUNCTION review_refuse();",
-    "receipts": "CREATE TRIGGER review_refuse BEFORE INSERT ON receipts FOR EACH ROW "
-    "WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION review_refuse();",
+    "events": "CREATE TRIGGER refuse_poison BEFORE INSERT ON events FOR EACH ROW "
+    "WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION refuse_poison();",
+    "aggregates": "CREATE TRIGGER refuse_poison BEFORE UPDATE ON aggregates FOR EACH ROW "
+    "WHEN (NEW.state LIKE '%poison%') EXECUTE FUNCTION refuse_poison();",
+    "receipts": "CREATE TRIGGER refuse_poison BEFORE INSERT ON receipts FOR EACH ROW "
+    "WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION refuse_poison();",
     # A deferred constraint trigger fails at COMMIT, after the pipeline's statements all succeeded.
-    "commit": "CREATE CONSTRAINT TRIGGER review_refuse AFTER INSERT ON receipts DEFERRABLE INITIALLY DEFERRED "
-    "FOR EACH ROW WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION review_refuse();",
+    "commit": "CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON receipts DEFERRABLE INITIALLY DEFERRED "
+    "FOR EACH ROW WHEN (NEW.command_id LIKE 'poison%') EXECUTE FUNCTION refuse_poison();",
 }
 
 
@@ -150,7 +141,7 @@ def test_a_refused_statement_or_commit_leaves_the_journal_as_it_was_frees_the_lo
     for attempt in range(3):  # the same pooled connection again and again: each time it must start clean
         with pytest.raises(DBAPIError) as raised:  # a raw sqlite3/psycopg error would escape this and fail
             journal.execute(AGGREGATE, f"poison-{attempt}", {"n": attempt}, 1, _poisoned(f"poison-{attempt}"))
-        assert "refused by the review trigger" in str(raised.value) or "FOREIGN KEY" in str(raised.value)
+        assert "refused by the test trigger" in str(raised.value) or "FOREIGN KEY" in str(raised.value)
         assert journal.receipt(f"poison-{attempt}") is None
         _assert_only(journal, ["before"])
         _assert_write_lock_free(journal_url)
@@ -203,14 +194,14 @@ def test_an_exception_in_a_callers_with_body_rolls_the_journals_transaction_back
 
 
 def test_a_journal_that_cannot_reach_its_database_raises_sqlalchemys_error_not_the_drivers(journal_url, tmp_path):
-    """Callers catch SQLAlchemy's OperationalError/DBAPIError; before this change a failed connect came as one
-    (SQLAlchemy's `Connection` wraps the pool's checkout); a raw sqlite3/psycopg error must not escape."""
+    """Callers catch SQLAlchemy's OperationalError/DBAPIError, which a failed connect comes as (SQLAlchemy's
+    `Connection` wraps the pool's checkout); a raw sqlite3/psycopg error must not escape."""
     if _is_postgres(journal_url):
         url = journal_url
         journal = open_journal(url)
         journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
         name = make_url(url).database
-        with _admin_connect(os.environ[POSTGRES_ENV]) as admin:
+        with connect_postgres(os.environ[POSTGRES_ENV]) as admin:
             admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # the server is there, the database gone
     else:
         volume = tmp_path / "volume"
@@ -324,7 +315,7 @@ def test_a_writer_interrupted_while_it_waits_for_the_lock_leaves_nothing_and_its
     wait_for_marker(opened, child)
     # Someone else holds the write lock: SQLite's file lock, or PostgreSQL's advisory lock.
     if _is_postgres(journal_url):
-        holder = _pg(journal_url, autocommit=False)
+        holder = connect_postgres(journal_url, autocommit=False)
         holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
     else:
         holder = sqlite3.connect(_sqlite_path(journal_url), isolation_level=None, check_same_thread=False)
