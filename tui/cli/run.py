@@ -48,9 +48,7 @@ from typing import Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
 from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput, emit
-from factory_schedule.tui.host.providers import prompts, session
-from factory_schedule.tui.host.providers.work import Segment, SegmentWork
-from factory_schedule.tui.host.segments import ENV_LANE, ENV_OCCURRENCE, ENV_RUNNER
+from factory_schedule.tui.host.environment import ENV_LANE, ENV_OCCURRENCE, ENV_RUNNER
 
 ENV_PROMPTS = "FACTORY_PROMPTS"
 
@@ -73,6 +71,8 @@ def _commission(schedule: Any) -> dict[str, Any]:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from factory_schedule.tui.host.providers import prompts
+
     folder = _prompts_folder(args)
     commission = _commission(schedule_over(open_existing(journal_url_of(args))))
     lanes = [args.lane] if args.lane else [str(entry["lane"]) for entry in commission.get("lanes", [])]
@@ -109,6 +109,9 @@ def _segment_from(args: argparse.Namespace) -> tuple[str, str, str]:
 def _run(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
+    # Imported here: `--help` and every other subcommand start without the providers' modules.
+    from factory_schedule.tui.host.providers import prompts, session
+    from factory_schedule.tui.host.providers.work import Segment, SegmentWork
 
     occurrence, runner, lane = _segment_from(args)
     folder = _prompts_folder(args)

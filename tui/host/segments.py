@@ -23,14 +23,15 @@ from datetime import datetime
 from typing import Any
 
 from factory_schedule.store import Journal, leases
+from factory_schedule.tui.host.environment import (
+    ENV_LANE,
+    ENV_LEASE_SCOPE,
+    ENV_LEASE_TTL,
+    ENV_OCCURRENCE,
+    ENV_RUNNER,
+    ENV_SEGMENT,
+)
 from factory_schedule.tui.host.paths import ENV_JOURNAL
-
-ENV_OCCURRENCE = "FACTORY_OCCURRENCE"
-ENV_RUNNER = "FACTORY_RUNNER"
-ENV_SEGMENT = "FACTORY_SEGMENT"
-ENV_LANE = "FACTORY_LANE"
-ENV_LEASE_SCOPE = "FACTORY_LEASE_SCOPE"
-ENV_LEASE_TTL = "FACTORY_LEASE_TTL"
 
 SEGMENT_SCOPE_PREFIX = "segment/"
 
