@@ -108,3 +108,61 @@ def maturation_report(stage: str, n: int, *, slice_n: int = 1, decision: str = "
     if stage == "release":
         return artifact(stage, n, ready=ready, boundarySha256=boundary, checklist=["release/checklist.md"])
     raise AssertionError(stage)
+
+
+class Runs:
+    """Fresh runner tokens, one per run, as the shell gives each run."""
+
+    def __init__(self) -> None:
+        self.k = 0
+
+    def token(self, prefix: str) -> str:
+        self.k += 1
+        return f"{prefix}-{self.k}"
+
+
+def pending_kind(h: Harness, lane: str) -> str:
+    tasks = h.lanes.lane_view(lane).tasks
+    return tasks[0]["kind"] if tasks else "work"
+
+
+def claim_next(h: Harness, lane: str, runs: Runs) -> tuple[str, dict[str, Any]]:
+    """Claim the lane's next task with the run its kind needs; (runner, the claim's result)."""
+    reviewer = pending_kind(h, lane) == "review"
+    run = f"{lane}-reviewer" if reviewer else lane
+    runner = runs.token("rev" if reviewer else "run")
+    h.tick()
+    claimed = h.lanes.claim(lane=lane, run=run, runner=runner)
+    assert getattr(claimed, "kind", "") != "idle", claimed
+    return runner, claimed.result  # type: ignore[union-attr]
+
+
+def drive_promotion(h: Harness, runs: Runs, until: str | None = None, **options: Any) -> dict[str, Any]:
+    """Run promotion's tasks with passing reports until the next pending task is at `until` (or the work ends);
+    the claim of that task is left undone. Returns the last result (or the pending claim at `until`)."""
+    verify_sha: dict[str, str] = {}
+    while True:
+        tasks = h.lanes.lane_view("promotion").tasks
+        if until is not None and tasks and tasks[0]["stage"] == until:
+            return tasks[0]
+        runner, task = claim_next(h, "promotion", runs)
+        report = promotion_report(task["stage"], task["task"], verifier_sha=verify_sha.get("sha"), **options)
+        if task["stage"] == "verify":
+            verify_sha["sha"] = report["sha256"]
+        h.tick()
+        done = h.lanes.report(lane="promotion", task=task["task"], runner=runner, report=report).result
+        if done["next"] is None:
+            return done
+
+
+def drive_maturation(h: Harness, runs: Runs, until: str | None = None, go: int = 1) -> dict[str, Any]:
+    while True:
+        tasks = h.lanes.lane_view("maturation").tasks
+        if until is not None and tasks and tasks[0]["stage"] == until:
+            return tasks[0]
+        runner, task = claim_next(h, "maturation", runs)
+        h.tick()
+        report = maturation_report(task["stage"], task["task"], go=go)
+        done = h.lanes.report(lane="maturation", task=task["task"], runner=runner, report=report).result
+        if done["next"] is None:
+            return done
