@@ -165,11 +165,12 @@ class PipelineMachine(RuleBasedStateMachine):
                 options["verifier_sha"] = sha("build log")
             report = promotion_report(stage, n, **options)
         else:
+            boundary = sha("moved boundary") if bad == "boundary" else work.boundary or BOUNDARY
             decision = verdict if verdict in ("complete", "continue", "revise", "pivot", "park") else "complete"
             report = maturation_report(stage, n, slice_n=max(work.slices, 1), decision=decision,
                                        go=work.decision or 1, ready=verdict != "not-ready",
                                        passed=verdict != "failure",
-                                       boundary=sha("moved boundary") if bad == "boundary" else work.boundary or BOUNDARY)
+                                       boundary=boundary)
         if bad == "external":
             report["externalActions"] = ["public-publish"]
         if bad == "contract":

@@ -9,11 +9,21 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from factory_schedule.tui.cli import dashboard, demo, health, launchd, launchd_install, runner, screenshots, tick
+from factory_schedule.tui.cli import (
+    dashboard,
+    demo,
+    health,
+    lanes,
+    launchd,
+    launchd_install,
+    runner,
+    screenshots,
+    tick,
+)
 from factory_schedule.tui.host.paths import default_journal_url
 
 # Each module has `register(subparsers)` and sets `handler` on its parser.
-COMMAND_MODULES = (runner, tick, health, launchd_install, launchd, dashboard, demo, screenshots)
+COMMAND_MODULES = (runner, tick, health, launchd_install, launchd, dashboard, demo, screenshots, lanes)
 
 
 def build_parser() -> argparse.ArgumentParser:
