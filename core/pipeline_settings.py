@@ -15,6 +15,10 @@ from pydantic.alias_generators import to_camel
 RUN_PATTERN = r"^[a-z0-9][a-z0-9._/-]{0,63}$"
 
 Run = Annotated[StrictStr, Field(pattern=RUN_PATTERN, description="the identity of a scheduled run")]
+Resource = Annotated[
+    StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", description="an exclusive resource (a browser profile)")
+]
+Resources = Annotated[tuple[Resource, ...], Field(max_length=4, description="exclusive resources a lane's runs hold")]
 
 
 class PipelineSettings(BaseModel):
@@ -42,6 +46,8 @@ class PipelineSettings(BaseModel):
     promotion_reviewer: Run = "promotion-reviewer"
     maturation_scheduler: Run = "maturation"
     maturation_reviewer: Run = "maturation-reviewer"
+    promotion_resources: Resources = ()
+    maturation_resources: Resources = ()
 
     @model_validator(mode="after")
     def _distinct_runs(self) -> PipelineSettings:
@@ -58,3 +64,7 @@ class PipelineSettings(BaseModel):
 
     def reviewer(self, lane: str) -> str:
         return self.promotion_reviewer if lane == "promotion" else self.maturation_reviewer
+
+    def resources(self, lane: str) -> tuple[str, ...]:
+        """Resources a lane's runs lock beyond its worker singleton (the shell takes them as leases)."""
+        return self.promotion_resources if lane == "promotion" else self.maturation_resources

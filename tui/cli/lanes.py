@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import socket
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from factory_schedule.store import JournalError, open_journal
+from factory_schedule.store import JournalError, leases, open_journal
 from factory_schedule.tui.cli.runner import (
     EXIT_BAD_INPUT,
     EXIT_JOURNAL,
+    EXIT_LEASE_HELD,
+    EXIT_NOT_LEASE_OWNER,
     EXIT_OK,
     EXIT_UNEXPECTED,
     BadInput,
@@ -27,6 +31,7 @@ from factory_schedule.tui.cli.runner import (
     journal_url_of,
     parse_bool,
     read_stdin_json,
+    to_jsonable,
 )
 from factory_schedule.tui.host.clock import SystemClock
 
@@ -69,9 +74,158 @@ def _guarded(work: Callable[[], int]) -> int:
     except PipelineError as error:
         emit_error(error.code, error.message)
         return PIPELINE_EXIT_CODES.get(error.code, EXIT_UNEXPECTED)
+    except leases.LeaseHeldError as error:
+        emit_error("LEASE_HELD", str(error), holder=error.holder, age_seconds=error.age_seconds)
+        return EXIT_LEASE_HELD
+    except leases.LeaseOwnerError as error:
+        emit_error("NOT_LEASE_OWNER", str(error), holder=error.holder)
+        return EXIT_NOT_LEASE_OWNER
     except JournalError as error:
         emit_error("JOURNAL", str(error))
         return EXIT_JOURNAL
+
+
+# -- the seed's three lock scopes, on the journal's leases ---------------------------------------------
+#
+# A worker singleton per lane (`pipeline/<lane>/worker`) is taken before the claim selects a task and
+# held until the run's report; each exclusive resource the commission names for the lane
+# (`resource/<name>`) likewise; the task lock (`pipeline/<lane>/task/<n>`) from the claim to the report.
+# All are create-new, heartbeated by `lanes heartbeat`, stale only after 2 x TTL, released with an owner
+# check by `lanes report`, and removed after a supervisor's `lanes abandon` only once stale.
+
+DEFAULT_TTL_SECONDS = 60.0
+
+
+def worker_scope(lane: str) -> str:
+    return f"pipeline/{lane}/worker"
+
+
+def task_scope(lane: str, task: int) -> str:
+    return f"pipeline/{lane}/task/{task}"
+
+
+def resource_scopes(lanes: Any, lane: str) -> list[str]:
+    state = lanes.state()
+    return [f"resource/{name}" for name in state.settings.resources(lane)] if state is not None else []
+
+
+def _take(journal: Any, scope: str, runner: str, ttl: float, info: dict[str, Any]) -> None:
+    """Take `scope` for `runner`; a lease the same runner already holds (a retried claim) is heartbeated."""
+    now = SystemClock().now()
+    try:
+        leases.acquire(journal, scope, runner, ttl, now, {**info, "scope": scope})
+    except leases.LeaseHeldError as error:
+        if error.holder.owner != runner:
+            raise
+        leases.heartbeat(journal, scope, runner, now)
+
+
+def _release_own(journal: Any, scopes: list[str], runner: str) -> dict[str, str]:
+    """Release each scope the runner holds, checked; what happened to each."""
+    released: dict[str, str] = {}
+    for scope in scopes:
+        holder = leases.get_lease(journal, scope)
+        if holder is None:
+            released[scope] = "not-held"
+        elif holder.owner != runner:
+            released[scope] = f"held-by:{holder.owner}"
+        else:
+            leases.release(journal, scope, runner)
+            released[scope] = "released"
+    return released
+
+
+def _claim(args: argparse.Namespace) -> int:
+    def work() -> int:
+        v = gather(args, {"lane": str, "run": str, "runner": str, "ttl": float, "pid": int},
+                   {"lane", "run", "runner"})
+        if v["lane"] not in ("promotion", "maturation"):
+            raise BadInput(f"--lane: promotion or maturation, got {v['lane']!r}")
+        ttl = float(v.get("ttl", DEFAULT_TTL_SECONDS))
+        if not 0 < ttl <= 86_400:
+            raise BadInput("--ttl: seconds above 0, at most a day")
+        lanes = open_lanes(journal_url_of(args))
+        journal = lanes.journal
+        info = {"runner": v["runner"], "run": v["run"], "lane": v["lane"], "pid": v.get("pid", os.getppid()),
+                "host": socket.gethostname(), "command": "lanes claim"}
+        held: list[str] = []
+        try:
+            for scope in [worker_scope(v["lane"]), *resource_scopes(lanes, v["lane"])]:
+                _take(journal, scope, v["runner"], ttl, info)
+                held.append(scope)
+            answer = lanes.claim(lane=v["lane"], run=v["run"], runner=v["runner"])
+            if getattr(answer, "kind", "") == "idle":
+                _release_own(journal, held, v["runner"])
+                emit(answer)
+                return EXIT_IDLE
+            task = task_scope(v["lane"], answer.result["task"])
+            _take(journal, task, v["runner"], ttl, {**info, "task": answer.result["task"]})
+            held.append(task)
+        except BaseException:
+            _release_own(journal, held, v["runner"])
+            raise
+        emit({**to_jsonable(answer), "leases": held})
+        return EXIT_OK
+
+    return _guarded(work)
+
+
+def _report(args: argparse.Namespace) -> int:
+    def work() -> int:
+        v = gather(args, REPORT_FIELDS, {"lane", "task", "runner"})
+        lanes = open_lanes(journal_url_of(args))
+        answer = lanes.report(lane=v["lane"], task=v["task"], runner=v["runner"],
+                              report=_json_argument(v.get("report"), "the report"))
+        scopes = [task_scope(v["lane"], v["task"]), *resource_scopes(lanes, v["lane"]), worker_scope(v["lane"])]
+        released = _release_own(lanes.journal, scopes, v["runner"])
+        emit({**to_jsonable(answer), "leases": released})
+        lost = [scope for scope, what in released.items() if what.startswith("held-by:")]
+        return EXIT_NOT_LEASE_OWNER if lost else EXIT_OK
+
+    return _guarded(work)
+
+
+def _heartbeat(args: argparse.Namespace) -> int:
+    def work() -> int:
+        v = gather(args, {"lane": str, "runner": str}, {"lane", "runner"})
+        lanes = open_lanes(journal_url_of(args))
+        now = SystemClock().now()
+        scopes = [worker_scope(v["lane"]), *resource_scopes(lanes, v["lane"])]
+        scopes += [lease.scope for lease in leases.list_leases(lanes.journal)
+                   if lease.scope.startswith(f"pipeline/{v['lane']}/task/") and lease.owner == v["runner"]]
+        beaten = [leases.heartbeat(lanes.journal, scope, v["runner"], now) for scope in scopes]
+        emit({"leases": beaten})
+        return EXIT_OK
+
+    return _guarded(work)
+
+
+def _abandon(args: argparse.Namespace) -> int:
+    """A dead run's task back to pending: refused while its task lock is inside its recovery window (2 x TTL
+    without a heartbeat), then its locks are removed, each only if still stale."""
+
+    def work() -> int:
+        fields = {"lane": str, "task": int, "runner": str, "confirmed_by": str, "evidence": str}
+        v = gather(args, fields, set(fields))
+        lanes = open_lanes(journal_url_of(args))
+        journal = lanes.journal
+        now = SystemClock().now()
+        scopes = [task_scope(v["lane"], v["task"]), *resource_scopes(lanes, v["lane"]), worker_scope(v["lane"])]
+        for scope in scopes:
+            holder = leases.get_lease(journal, scope)
+            if holder is not None and holder.owner == v["runner"] and not leases.stale(holder, now):
+                raise leases.LeaseHeldError(holder, now)
+        answer = lanes.abandon(lane=v["lane"], task=v["task"], runner=v["runner"],
+                               confirmed_by=v["confirmed_by"], evidence=v["evidence"])
+        removed = {}
+        for scope in scopes:
+            holder = leases.get_lease(journal, scope)
+            if holder is not None and holder.owner == v["runner"]:
+                removed[scope] = "removed" if leases.remove_stale(journal, scope, now) else "kept"
+        emit({**to_jsonable(answer), "leases": removed})
+        return EXIT_OK
+
+    return _guarded(work)
 
 
 def _json_argument(value: Any, what: str) -> Any:
@@ -143,18 +297,6 @@ SUBCOMMANDS: list[tuple[str, str, dict[str, type], set[str], Callable[[Any, dict
      {"week": str, "candidates": object}, {"week"},
      lambda lanes, v: lanes.record_top_n(week=v["week"],
                                          candidates=_json_argument(v.get("candidates"), "the candidates"))),
-    ("claim", "claim the lane's next task for this run (exit 50: nothing to claim)",
-     {"lane": str, "run": str, "runner": str}, {"lane", "run", "runner"},
-     lambda lanes, v: lanes.claim(lane=v["lane"], run=v["run"], runner=v["runner"])),
-    ("report", "report a claimed task's artifact or review (report JSON on stdin or --report)",
-     REPORT_FIELDS, {"lane", "task", "runner"},
-     lambda lanes, v: lanes.report(lane=v["lane"], task=v["task"], runner=v["runner"],
-                                   report=_json_argument(v.get("report"), "the report"))),
-    ("abandon", "a supervisor returns a dead run's claimed task to pending",
-     {"lane": str, "task": int, "runner": str, "confirmed_by": str, "evidence": str},
-     {"lane", "task", "runner", "confirmed_by", "evidence"},
-     lambda lanes, v: lanes.abandon(lane=v["lane"], task=v["task"], runner=v["runner"],
-                                    confirmed_by=v["confirmed_by"], evidence=v["evidence"])),
     ("escalation", "the owner answers an escalation: revise (one more round) or park",
      {"lane": str, "task": int, "decided_by": str, "decision": str, "reason": str},
      {"lane", "task", "decided_by", "decision", "reason"},
@@ -184,6 +326,23 @@ def register(subcommands: Any) -> None:
     settings = commands.add_parser("settings", help="adopt a commission revision's pipeline settings")
     settings.add_argument("file", help="the commission JSON file ('-' for stdin)")
     settings.set_defaults(handler=_settings)
+    claim = commands.add_parser("claim", help="take the lane's locks and claim its next task (50: none; 4: held)")
+    report = commands.add_parser("report", help="report a claimed task (report JSON on stdin or --report); "
+                                                "releases the run's locks")
+    heartbeat = commands.add_parser("heartbeat", help="extend every lock this run holds on the lane")
+    abandon = commands.add_parser("abandon", help="a supervisor returns a dead run's task to pending, once its "
+                                                  "locks are stale")
+    for parser, fields, handler in (
+        (claim, ("lane", "run", "runner", "ttl", "pid"), _claim),
+        (report, ("lane", "task", "runner", "report"), _report),
+        (heartbeat, ("lane", "runner"), _heartbeat),
+        (abandon, ("lane", "task", "runner", "confirmed_by", "evidence"), _abandon),
+    ):
+        for field in fields:
+            kind = {"task": int, "pid": int, "ttl": float}.get(field)
+            parser.add_argument(f"--{field.replace('_', '-')}", dest=field, type=kind)
+        parser.add_argument("--stdin", action="store_true", help="read the arguments as a JSON object on stdin")
+        parser.set_defaults(handler=handler)
     for name, text, fields, required, act in SUBCOMMANDS:
         parser = commands.add_parser(name, help=text)
         for field in fields:
