@@ -452,7 +452,7 @@ def decide_escalation(state: PipelineState, lane_name: str, n: int, decided_by: 
         granted = _put(work, grants=work.grants + 1, escalation=None, stage=redo)
         granted = _put(granted, **{counter: getattr(granted, counter) + 1})
         step = _Next(granted, redo)
-    return _transition(state, lane, task, step, decided_by, stamp, {"decision": decision, "reason": reason})
+    return _transition(state, lane, task, step, decided_by, stamp, {"ownerDecision": decision, "reason": reason})
 
 
 def _transition(state: PipelineState, lane: LaneRecord, task: Task, step: _Next, by: str, stamp: str,

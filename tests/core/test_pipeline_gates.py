@@ -107,6 +107,8 @@ def test_a_reject_loops_revise_and_re_review_within_the_cap_then_escalates_to_th
     granted = h.lanes.decide_escalation(lane="promotion", task=escalation, decided_by="owner", decision="revise",
                                         reason="one more round with the new evidence")
     assert granted.result["next"]["stage"] == "brief"
+    event = h.events()[-1]
+    assert (event.data["ownerDecision"], event.data["decision"], event.data["by"]) == ("revise", None, "owner")
     assert h.lanes.lane_view("promotion").wip[0]["grants"] == 1
 
 
