@@ -64,9 +64,13 @@ def plan_action(app: ScheduleApp, lane: str) -> str:
     return next(plan.action for plan in app.schedule.plan() if plan.lane == lane)
 
 
-def tonight_cell(app: ScheduleApp, lane: str, column: str) -> str:
-    value = app.query_one("#tonight-table", DataTable).get_cell(lane, column)
+def cell(app: ScheduleApp, table: str, row: str, column: str) -> str:
+    value = app.query_one(table, DataTable).get_cell(row, column)
     return getattr(value, "plain", str(value))
+
+
+def tonight_cell(app: ScheduleApp, lane: str, column: str) -> str:
+    return cell(app, "#tonight-table", lane, column)
 
 
 def form_error(app: ScheduleApp) -> str:
@@ -210,9 +214,8 @@ async def test_a_commit_by_another_process_appears_in_the_view(demo_url: str) ->
             await pilot.pause(0.05)
         assert app.reading.head > before
         assert time.monotonic() - started < 5
-        accounts = app.query_one("#accounts-table", DataTable)
-        assert accounts.get_cell("chatgpt", "sequence") == "#2"
-        assert accounts.get_cell("chatgpt", "by") == "another process"
+        assert cell(app, "#accounts-table", "chatgpt", "sequence") == "#2"
+        assert cell(app, "#accounts-table", "chatgpt", "by") == "another process"
         history = app.query_one("#history-table", DataTable)
         newest = history.coordinate_to_cell_key((0, 0)).row_key.value
         assert int(newest) == app.reading.head
@@ -316,7 +319,7 @@ async def test_nothing_repaints_while_a_form_is_open(demo_url: str) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.reading.head > shown
-        assert app.query_one("#accounts-table", DataTable).get_cell("chatgpt", "sequence") == "#2"
+        assert cell(app, "#accounts-table", "chatgpt", "sequence") == "#2"
 
 
 @synchronously

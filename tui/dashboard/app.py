@@ -26,6 +26,7 @@ from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import Checkpoint, Journal, open_journal
 from factory_schedule.tui.dashboard.palette import DashboardCommands
 from factory_schedule.tui.dashboard.reading import Reading, take_reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.accounts import AccountsView
 from factory_schedule.tui.dashboard.widgets.banner import ProblemBanner
 from factory_schedule.tui.dashboard.widgets.empty import FirstSteps
@@ -168,7 +169,8 @@ class ScheduleApp(App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "poll" and event.state == WorkerState.ERROR:
-            self.notify(f"Reading the journal failed: {event.worker.error}", severity="error", timeout=6)
+            self.notify(printable(f"Reading the journal failed: {event.worker.error}"), severity="error", timeout=6,
+                        markup=False)
 
     def apply_reading(self, reading: Reading) -> None:
         """Render a reading in every view, unless a form is open (then render when it closes)."""
@@ -236,7 +238,7 @@ class ScheduleApp(App[None]):
     def _after_form(self, result: Any) -> None:
         """A form closed: show what it did, render what arrived meanwhile, and read again."""
         if result is not None:
-            self.notify(str(result), timeout=4)
+            self.notify(printable(result), timeout=4, markup=False)
         if self._pending is not None:
             self.apply_reading(self._pending)
         self.refresh_reading(force=True)

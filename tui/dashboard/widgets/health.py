@@ -14,6 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensure_columns, sync_rows
 
 COLUMNS = (("severity", "severity"), ("check", "check"), ("subject", "subject"), ("detail", "finding"))
@@ -58,13 +59,13 @@ def finding_rows(report: Any) -> dict[str, tuple[Any, ...]]:
 
 def finding_detail(finding: Any) -> Text:
     text = Text()
-    text.append(_field(finding, "message", "detail", "summary"), style="bold")
+    text.append(printable(_field(finding, "message", "detail", "summary")), style="bold")
     evidence = _field_raw(finding, "evidence") or {}
     for key in sorted(evidence):
         value = evidence[key]
         if isinstance(value, dict):
             value = ", ".join(f"{k}: {v}" for k, v in value.items())
-        text.append(f"\n  {key}: {value}")
+        text.append(f"\n  {printable(key)}: {printable(value)}")
     return text
 
 
@@ -113,13 +114,13 @@ class HealthView(Vertical):
         self._show_detail()
         if reading.health is None:
             if reading.health_problem:
-                caption.update(Text(f"The health check failed: {reading.health_problem}", style="bold"))
+                caption.update(Text(f"The health check failed: {printable(reading.health_problem)}", style="bold"))
             else:
                 caption.update("The health check is not available in this build (factory-schedule health).")
             return
         could_not = list(getattr(reading.health, "could_not_check", ()) or ())
         if could_not:
-            caption.update(Text("Could not check: " + "; ".join(could_not), style="bold"))
+            caption.update(Text("Could not check: " + printable("; ".join(could_not)), style="bold"))
             return
         if not rows:
             caption.update("Healthy: no finding. Checked: chain, state, runner leases, lanes, accounts, ceiling.")

@@ -14,7 +14,15 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
+from factory_schedule.tui.dashboard.safety import plain, safe_text
+
 Cell = str | Text
+
+
+def shown(cell: Any) -> Text:
+    """A cell as the table will draw it: a Text of printable characters, so a string from the journal is
+    never read as markup (DataTable parses a plain `str` cell as Rich markup) nor reaches the terminal raw."""
+    return safe_text(cell) if isinstance(cell, Text) else plain(cell)
 
 
 def _plain(value: Any) -> str:
@@ -56,7 +64,9 @@ def sync_rows(
 
     New rows are appended; when `sort_column` is given the rows are re-sorted by it
     (through `sort_key`) after an addition. The cursor stays on the row key it was on.
+    Every cell is drawn through `shown`.
     """
+    rows = {key: tuple(shown(cell) for cell in cells) for key, cells in rows.items()}
     keep = current_row_key(table)
     column_keys = list(table.columns.keys())
     present = {key.value for key in table.rows}

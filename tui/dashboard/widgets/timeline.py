@@ -18,6 +18,7 @@ from textual.widget import Widget
 
 from factory_schedule.core.commission import lane_occurrence_on
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.words import instant
 
 LABEL_WIDTH = 21
@@ -162,7 +163,7 @@ class Timeline(Widget):
         out.append("".join(axis) + "\n", style=style("timeline--axis"))
         now_col = column(reading.now) if first <= reading.now <= last else None
         for row in rows:
-            out.append(f"{row.lane:<{LABEL_WIDTH}}"[:LABEL_WIDTH], style=style("timeline--label"))
+            out.append(f"{printable(row.lane):<{LABEL_WIDTH}}"[:LABEL_WIDTH], style=style("timeline--label"))
             cells: list[tuple[str, str]] = [(" ", "")] * width
             for bar in sorted(row.bars, key=lambda b: b.kind != "window"):
                 start, end = max(column(bar.start), 0), min(column(bar.end), width - 1)

@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words
 from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.widgets.timeline import Timeline
@@ -89,12 +90,12 @@ def calls_in_flight(reading: Reading) -> Text:
         text.append("No call in flight.", style="dim")
         return text
     text.append(f"{len(flights)} call{'s' if len(flights) != 1 else ''} in flight: ", style="bold")
-    text.append(
+    text.append(printable(
         "; ".join(
             f"{occ.id.removeprefix('discovery/')} {call.task} #{call.k} since {clock_time(call.admitted_at, zone)}"
             for occ, call in flights
         )
-    )
+    ))
     return text
 
 
