@@ -364,3 +364,51 @@ async def test_the_header_never_shows_the_journal_password(postgres_url: str) ->
         await pilot.pause()
         header = str(app.query_one(HeaderBar).render())
         assert "***" in header and "s3cret-word" not in header
+
+
+def _record_sign_in(app: ScheduleApp, sequence: int) -> None:
+    """A command as another process would commit it while the dashboard is open, then a poll's read."""
+    app.schedule.record_account(account="chatgpt", sequence=sequence, sign_in="owner@factory.example",
+                                overage=False, recorded_by="owner")
+    app.refresh_reading(force=True)
+
+
+@synchronously
+async def test_history_keeps_the_newest_events_in_view_as_they_arrive(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h")
+        await pilot.pause()
+        _record_sign_in(app, 2)
+        await pilot.pause()
+        await pilot.press("t")
+        _record_sign_in(app, 3)  # and one while another view is in front
+        await pilot.pause()
+        await pilot.press("h")
+        await pilot.pause()
+        table = app.query_one("#history-table", DataTable)
+        head = app.journal.head(SCHEDULE_AGGREGATE)
+        assert table.coordinate_to_cell_key((0, 0)).row_key.value == str(head)
+        assert table.scroll_y == 0, "the newest rows are scrolled out of view"
+        assert table.cursor_row == 0, "the cursor follows the newest event"
+        caption = str(app.query_one("#history-where", Static).render())
+        assert caption.startswith(f"Events {head}–")
+
+
+@synchronously
+async def test_occurrences_opened_after_the_dashboard_started_appear_in_order(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        app.clock.set("2026-12-20T04:00:00Z")  # the bundle's slot: portfolio/bundle/2026-W51 opens
+        tick = app.schedule.start(lane="portfolio/bundle", runner="r-bundle")
+        assert tick.kind == "admitted"
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        table = app.query_one("#occurrences-table", DataTable)
+        shown = [table.coordinate_to_cell_key((row, 0)).row_key.value for row in range(table.row_count)]
+        from factory_schedule.tui.dashboard.widgets.occurrences import occurrence_rows
+
+        assert shown == list(occurrence_rows(app.reading))
+        assert shown.index(tick.occurrence.id) < shown.index("discovery/alpha/basic/2026-12-16")  # open before settled
