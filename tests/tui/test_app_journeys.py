@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import json
 import os
 import shutil
@@ -412,3 +413,61 @@ async def test_occurrences_opened_after_the_dashboard_started_appear_in_order(de
 
         assert shown == list(occurrence_rows(app.reading))
         assert shown.index(tick.occurrence.id) < shown.index("discovery/alpha/basic/2026-12-16")  # open before settled
+
+
+def _screen_text(app: ScheduleApp) -> str:
+    """What the terminal shows, line by line (the app's own screenshot, as text)."""
+    console = Console(width=app.size.width, height=app.size.height, record=True, file=io.StringIO())
+    console.print(app.screen._compositor.render_update(full=True))  # the composed screen, as the terminal gets it
+    return console.export_text()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@synchronously
+async def test_each_lanes_reason_to_wait_reads_in_full(demo_url: str, size: tuple[int, int]) -> None:
+    from factory_schedule.tui.dashboard.words import plan_words
+
+    app = make_app(demo_url)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        # the longest reasons: a sign-in recorded after a 401, a dead runner confirmed
+        _record_sign_in(app, 2)
+        app.schedule.reconcile(occurrence_id=KILLED, confirmation={
+            "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        table = app.query_one("#tonight-table", DataTable)
+        reading = app.reading
+        assert "after the confirmed interruption" in tonight_cell(app, "gamma/basic", "plan")
+        for row, lane in enumerate(lane.lane for lane in reading.lanes):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            state = reading.lane_state(lane)
+            words = plan_words(reading.plan_for(lane), state.open if state else None, reading.now, reading.zone)
+            screen = " ".join(_screen_text(app).split())
+            assert words in screen, f"{lane}: {words!r} is not on screen"
+
+
+@synchronously
+async def test_the_header_shows_the_whole_journal_path_at_80_columns(demo_url: str) -> None:
+    label = "sqlite:////Users/owner/Library/Application Support/factory-schedule/journal.db"
+    app = build_app(demo_url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=label)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = " ".join(_screen_text(app).split())
+        assert " ".join(label.split()) in screen
+
+
+@synchronously
+async def test_the_selected_health_finding_reads_in_full_at_80_columns(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        table = app.query_one("#health-table", DataTable)
+        for row, finding in enumerate(app.reading.health.findings):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            screen = " ".join(_screen_text(app).split())
+            words = finding.message.split()
+            assert " ".join(words[:12]) in screen, f"{finding.kind}: its finding is cut"

@@ -14,7 +14,7 @@ from factory_schedule.tui.dashboard.safety import printable
 
 
 def header_text(journal_label: str, reading: Reading | None, host_zone: str | None) -> Text:
-    text = Text(no_wrap=True, overflow="ellipsis")
+    text = Text(overflow="fold")  # wraps on a narrow terminal: the journal's location is never cut
     text.append(" ")
     if reading is not None:
         commission = reading.commission
@@ -36,10 +36,10 @@ def header_text(journal_label: str, reading: Reading | None, host_zone: str | No
 
 
 class HeaderBar(Static):
-    """One line, always visible."""
+    """One line (two or more when the terminal is too narrow for all of it), always visible."""
 
     DEFAULT_CSS = """
-    HeaderBar { height: 1; background: $panel; color: $foreground; }
+    HeaderBar { height: auto; background: $panel; color: $foreground; }
     """
 
     def show(self, journal_label: str, reading: Reading | None, host_zone: str | None) -> None:
