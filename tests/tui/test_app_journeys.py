@@ -471,3 +471,33 @@ async def test_the_selected_health_finding_reads_in_full_at_80_columns(demo_url:
             screen = " ".join(_screen_text(app).split())
             words = finding.message.split()
             assert " ".join(words[:12]) in screen, f"{finding.kind}: its finding is cut"
+
+
+@synchronously
+async def test_the_sign_in_form_shows_the_current_sign_in_and_warns_on_another_identity(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        form = app.screen
+        current = str(form.query_one("#current-record", Static).render())
+        assert "owner@factory.example" in current and "#1" in current
+        assert form.query_one("#sign-in").value == "owner@factory.example"
+        assert "example.com" not in form.query_one("#sign-in").placeholder
+        assert str(form.query_one("#sign-in-warning", Static).render()).strip() == ""
+        await pilot.press(*"someone@else.example")
+        await pilot.pause()
+        warning = str(form.query_one("#sign-in-warning", Static).render())
+        assert "differs" in warning and "owner@factory.example" in warning
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.reading.view.accounts[1].record.sign_in == "someone@else.example"
+
+
+@synchronously
+async def test_the_sign_in_form_of_a_new_journal_suggests_no_made_up_address(tmp_path: Path) -> None:
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        form = app.screen
+        assert "@" not in form.query_one("#sign-in").placeholder
+        assert "no record yet" in str(form.query_one("#current-record", Static).render())
