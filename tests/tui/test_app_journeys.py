@@ -501,3 +501,55 @@ async def test_the_sign_in_form_of_a_new_journal_suggests_no_made_up_address(tmp
         form = app.screen
         assert "@" not in form.query_one("#sign-in").placeholder
         assert "no record yet" in str(form.query_one("#current-record", Static).render())
+
+
+def _keys_shown(app: ScheduleApp) -> bool:
+    return bool(app.screen.query("HelpPanel"))
+
+
+@synchronously
+async def test_f1_and_question_mark_show_the_keys_and_escape_hides_them(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        for key in ("f1", "question_mark"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert _keys_shown(app), f"{key} shows no keys"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not _keys_shown(app), "escape leaves the keys panel open"
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Keys")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert _keys_shown(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not _keys_shown(app), "the palette's Keys panel does not close with escape"
+
+
+@synchronously
+async def test_the_palette_shows_each_commands_key(demo_url: str) -> None:
+    from factory_schedule.tui.dashboard.palette import DashboardCommands
+
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        provider = DashboardCommands(app.screen)
+        hits = [hit async for hit in provider.discover()]
+        said = {hit.text: hit.help for hit in hits}
+        assert said["Show Ledger"].startswith("key l ·")
+        assert said["Record a sign-in record"].startswith("key s ·")
+        assert said["Confirm an interrupted runner"].startswith("key r ·")
+
+
+@synchronously
+async def test_q_quits(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await pilot.pause()
+        assert app._exit, "q did not quit"

@@ -16,9 +16,10 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -64,6 +65,10 @@ class ScheduleApp(App[None]):
         Binding("s", "record_account", "Sign-in"),
         Binding("r", "reconcile", "Reconcile"),
         Binding("c", "record_commission", "Commission"),
+        Binding("question_mark", "toggle_keys", "Keys", key_display="?"),
+        Binding("f1", "toggle_keys", "Keys", show=False),
+        Binding("escape", "hide_keys", "Hide the keys", show=False),
+        Binding("q", "quit", "Quit", show=False),  # a form's or the status field's q is typed, not a quit
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
     ]
 
@@ -203,7 +208,10 @@ class ScheduleApp(App[None]):
 
     async def _mount_hidden_views(self) -> None:
         for view, make in HIDDEN_VIEWS.items():
-            await self.query_one(f"#{view}", TabPane).mount(make(id=f"{view}-view"))
+            try:
+                await self.query_one(f"#{view}", TabPane).mount(make(id=f"{view}-view"))
+            except (MountError, NoMatches):  # the owner quit before the views behind the tabs were up
+                return
         if self.reading is not None and not isinstance(self.screen, ModalScreen):
             with self.batch_update():
                 self._show_hidden_views(self.reading)
@@ -220,6 +228,24 @@ class ScheduleApp(App[None]):
     def on_history_view_page_wanted(self, message: HistoryView.PageWanted) -> None:
         self.history_before = message.before
         self.refresh_reading(force=True)
+
+    # -- keys --------------------------------------------------------------------------
+
+    def action_toggle_keys(self) -> None:
+        """F1 or ?: the keys panel (Textual's HelpPanel, as the palette's Keys command shows it)."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def action_hide_keys(self) -> None:
+        self.action_hide_help_panel()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape hides the keys panel only while it is open; otherwise it is the focused widget's."""
+        if action == "hide_keys":
+            return bool(self.screen.query("HelpPanel"))
+        return True
 
     # -- views ---------------------------------------------------------------------------
 
