@@ -85,6 +85,7 @@ async def test_recording_a_sign_in_turns_the_sign_in_deferred_plan_to_resume(dem
         assert plan_action(app, "beta/basic") == "wait"
         assert tonight_cell(app, "beta/basic", "plan") == "waits for a sign-in record"
         await pilot.press("s")
+        await pilot.pause()
         form = app.screen
         assert form.query_one("#account").value == "chatgpt"  # the account that refused the sign-in
         assert form.query_one("#sequence").value == "2"  # the next sequence, prefilled
@@ -103,6 +104,7 @@ async def test_confirming_a_dead_runner_reconciles_it(demo_url: str) -> None:
     async with app.run_test(size=SIZE) as pilot:
         assert app.schedule.status(KILLED).state == "running"
         await pilot.press("r")
+        await pilot.pause()
         form = app.screen
         assert form.query_one("#runner").value == "r-43"
         assert "4194999" in form.query_one("#evidence").value  # the health check's lease evidence
@@ -117,6 +119,7 @@ async def test_confirming_a_dead_runner_reconciles_it(demo_url: str) -> None:
 async def _refused(app: ScheduleApp, pilot, key: str, fill: dict[str, str], expected: str) -> None:
     head = app.journal.head(SCHEDULE_AGGREGATE)
     await pilot.press(key)
+    await pilot.pause()
     form = app.screen
     for selector, value in fill.items():
         form.query_one(selector).value = value
@@ -149,6 +152,7 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
 
         head = app.journal.head(SCHEDULE_AGGREGATE)
         await pilot.press("c")
+        await pilot.pause()
         form = app.screen
         form.query_one("#path").value = str(not_json)
         form.load_file()
@@ -174,6 +178,7 @@ async def test_a_commission_revision_is_previewed_with_its_difference_then_recor
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("c")
+        await pilot.pause()
         form = app.screen
         form.query_one("#products").value = "alpha, beta, gamma, delta"
         form.use_proposed()
@@ -478,6 +483,7 @@ async def test_the_sign_in_form_shows_the_current_sign_in_and_warns_on_another_i
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
+        await pilot.pause()
         form = app.screen
         current = str(form.query_one("#current-record", Static).render())
         assert "owner@factory.example" in current and "#1" in current
@@ -498,6 +504,7 @@ async def test_the_sign_in_form_of_a_new_journal_suggests_no_made_up_address(tmp
     app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
+        await pilot.pause()
         form = app.screen
         assert "@" not in form.query_one("#sign-in").placeholder
         assert "no record yet" in str(form.query_one("#current-record", Static).render())
@@ -553,3 +560,30 @@ async def test_q_quits(demo_url: str) -> None:
         await pilot.press("q")
         await pilot.pause()
         assert app._exit, "q did not quit"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@synchronously
+async def test_the_commission_forms_buttons_are_on_screen(demo_url: str, size: tuple[int, int]) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        screen = _screen_text(app)
+        assert "Cancel (Esc)" in screen and "Record this revision" in screen
+
+
+@synchronously
+async def test_the_first_commission_has_no_ceiling_until_the_owner_types_one(tmp_path: Path) -> None:
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        form = app.screen
+        assert form.query_one("#weekly-tokens").value == ""
+        assert form.candidate is None
+        assert form_error(app).strip() == "", "the form opens without an error"
+        form.query_one("#weekly-tokens").value = "12 000 000"
+        form.use_proposed()
+        await pilot.pause()
+        assert form.candidate["weeklyTokens"] == 12_000_000

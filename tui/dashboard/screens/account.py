@@ -93,7 +93,8 @@ class RecordAccountForm(ScheduleForm):
         record = current_record(self.reading, self.account)
         typed = value_of(self, "#sign-in")
         warning = self.query_one("#sign-in-warning", Static)
-        if record is None or not typed or typed == printable(record.sign_in):
+        warning.display = not (record is None or not typed or typed == printable(record.sign_in))
+        if not warning.display:
             warning.update("")
             return
         warning.update(Text(printable(
@@ -107,6 +108,7 @@ class RecordAccountForm(ScheduleForm):
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.query_one("#sign-in-warning", Static).display = False
         self.query_one("#sign-in", Input).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:

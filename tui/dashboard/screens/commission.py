@@ -23,7 +23,6 @@ from factory_schedule.tui.dashboard.screens.base import FormProblem, ScheduleFor
 from factory_schedule.tui.dashboard.words import tokens
 
 DEFAULT_PRODUCTS = ("alpha",)
-DEFAULT_WEEKLY_TOKENS = 40_000_000
 WEEKDAYS = {1: "Mon", 2: "Tue", 3: "Wed", 4: "Thu", 5: "Fri", 6: "Sat", 7: "Sun"}
 TOP_FIELDS = ("zone", "effectiveFrom", "weeklyTokens", "recordMaxAgeDays")
 
@@ -112,8 +111,9 @@ class CommissionForm(ScheduleForm):
         yield Label("From the proposed commission: Products (comma-separated) and the weekly ceiling in tokens")
         with Horizontal(classes="form-row"):
             yield Input(", ".join(products_of(self.current)), id="products")
-            ceiling = DEFAULT_WEEKLY_TOKENS if not self.current else self.current.get("weeklyTokens")
-            yield Input(str(ceiling), id="weekly-tokens")
+            # The ceiling has no default: a first commission's is typed by the owner; a revision starts from its own.
+            ceiling = "" if not self.current else str(self.current.get("weeklyTokens", ""))
+            yield Input(ceiling, placeholder="weekly ceiling in tokens (no default)", id="weekly-tokens")
             yield Button("Proposed", id="use-proposed")
         yield Label("Or from a JSON file")
         with Horizontal(classes="form-row"):
@@ -124,7 +124,12 @@ class CommissionForm(ScheduleForm):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.use_proposed()
+        if value_of(self, "#weekly-tokens"):
+            self.use_proposed()
+        else:
+            self.query_one("#preview", Static).update(Text(
+                "Type the weekly ceiling in tokens (the most the week may spend; there is no default) and press "
+                "Enter to preview the proposed commission.", style="dim"))
         self.query_one("#products", Input).focus()
 
     def _effective_from(self) -> str:
