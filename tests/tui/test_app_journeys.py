@@ -587,3 +587,24 @@ async def test_the_first_commission_has_no_ceiling_until_the_owner_types_one(tmp
         form.use_proposed()
         await pilot.pause()
         assert form.candidate["weeklyTokens"] == 12_000_000
+
+
+@synchronously
+async def test_the_timeline_tells_done_deferred_and_interrupted_apart_by_glyph(demo_url: str) -> None:
+    import re
+
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        app.schedule.reconcile(occurrence_id=KILLED, confirmation={
+            "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        lines = str(app.query_one("#timeline").render()).splitlines()
+        legend = lines[-1]
+        glyph = {kind: re.search(rf"(\S) {kind}\b", legend).group(1) for kind in
+                 ("running", "done", "deferred", "interrupted")}
+        assert len(set(glyph.values())) == 4, f"the legend shares glyphs: {glyph}"
+        rows = {line.split()[0]: line for line in lines[1:-1] if line.split()}
+        assert glyph["deferred"] in rows["alpha/basic"]  # hit the usage limit tonight
+        assert glyph["interrupted"] in rows["gamma/basic"]  # its runner confirmed dead
+        assert glyph["done"] in rows["portfolio/audit"]  # settled tonight
