@@ -608,3 +608,39 @@ async def test_the_timeline_tells_done_deferred_and_interrupted_apart_by_glyph(d
         assert glyph["deferred"] in rows["alpha/basic"]  # hit the usage limit tonight
         assert glyph["interrupted"] in rows["gamma/basic"]  # its runner confirmed dead
         assert glyph["done"] in rows["portfolio/audit"]  # settled tonight
+
+
+def _finding_kinds(app: ScheduleApp) -> list[str]:
+    return [finding.kind for finding in app.reading.health.findings]
+
+
+@synchronously
+async def test_confirming_a_dead_runner_also_removes_its_released_lease(demo_url: str) -> None:
+    from factory_schedule.store import leases
+
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "dead-runner" in _finding_kinds(app)
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.schedule.status(KILLED).state == "interrupted"
+        assert "stale-lease-segment-ended" not in _finding_kinds(app)
+        assert "dead-runner" not in _finding_kinds(app)
+        assert not [lease for lease in leases.list_leases(app.journal) if KILLED in lease.scope]
+
+
+@synchronously
+async def test_health_removes_the_leases_of_ended_segments_on_request(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        app.schedule.reconcile(occurrence_id=KILLED, confirmation={  # confirmed elsewhere (the command line)
+            "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
+        app.refresh_reading(force=True)
+        await pilot.press("e")
+        await pilot.pause()
+        assert "stale-lease-segment-ended" in _finding_kinds(app)
+        await pilot.press("x")
+        await pilot.pause()
+        assert "stale-lease-segment-ended" not in _finding_kinds(app)

@@ -284,7 +284,26 @@ class ScheduleApp(App[None]):
             return
         listed = next(iter(self.query(OccurrencesView)), None)  # None until the first reading is on screen
         chosen = occurrence_id or (listed.selected_running() if listed else None) or running[0].id
-        self.push_screen(ReconcileForm(self.schedule, reading, chosen), self._after_form)
+        self.push_screen(ReconcileForm(self.schedule, reading, chosen, self.remove_released_leases), self._after_form)
+
+    def remove_released_leases(self) -> list[str]:
+        """Remove the stale leases whose segment has ended, through the repair `factory-schedule health --repair`
+        makes (a lease is a claim, not a decision); return what was removed, in words."""
+        from factory_schedule.tui.host.health import repair_stale_leases
+
+        return [repair.message for repair in repair_stale_leases(self.journal, self.schedule, self.clock.now(),
+                                                                   self.host)]
+
+    def action_remove_released_leases(self) -> None:
+        """Health's x: what `health --repair` does, from the dashboard."""
+        try:
+            removed = self.remove_released_leases()
+        except Exception as error:  # a journal that cannot be read: say so, keep running
+            self.notify(printable(f"Removing the leases failed: {error}"), severity="error", markup=False)
+            return
+        said = "; ".join(removed) if removed else "No stale lease guards an ended segment: nothing to remove."
+        self.notify(printable(said), timeout=6, markup=False)
+        self.refresh_reading(force=True)
 
     def action_record_commission(self) -> None:
         from factory_schedule.tui.dashboard.screens.commission import CommissionForm

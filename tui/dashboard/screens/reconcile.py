@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.text import Text
@@ -27,8 +27,10 @@ class ReconcileForm(ScheduleForm):
     TITLE_TEXT = "Confirm an interrupted runner (schedule.reconcile)"
     SUBMIT_LABEL = "Confirm it is gone"
 
-    def __init__(self, schedule: Any, reading: Reading, occurrence_id: str) -> None:
+    def __init__(self, schedule: Any, reading: Reading, occurrence_id: str,
+                 remove_released_leases: Callable[[], list[str]] | None = None) -> None:
         super().__init__()
+        self.remove_released_leases = remove_released_leases
         self.schedule = schedule
         self.reading = reading
         self.occurrence = next(o for o in running_occurrences(reading) if o.id == occurrence_id)
@@ -77,4 +79,13 @@ class ReconcileForm(ScheduleForm):
                 "evidence": value_of(self, "#evidence"),
             },
         )
-        return f"Reconciled {self.occurrence.id} (journal v{result.version})."
+        said = f"Reconciled {self.occurrence.id} (journal v{result.version})."
+        if self.remove_released_leases is not None:
+            # Its segment has ended: the dead runner's lease guards nothing now (health's own repair removes it).
+            try:
+                removed = self.remove_released_leases()
+            except Exception as error:  # the reconcile stands; health keeps reporting the lease
+                return f"{said} Its lease could not be removed: {error}"
+            if removed:
+                said += f" Removed {len(removed)} released lease{'s' if len(removed) != 1 else ''}."
+        return said

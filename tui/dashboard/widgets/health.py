@@ -6,10 +6,11 @@ the findings. Without that module the view says so and the rest of the dashboard
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
@@ -80,6 +81,8 @@ def dead_runner_evidence(report: Any, occurrence_id: str) -> str | None:
 
 
 class HealthView(Vertical):
+    BINDINGS: ClassVar = [Binding("x", "app.remove_released_leases", "Remove released leases")]
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report: Any = None
@@ -125,7 +128,9 @@ class HealthView(Vertical):
         if not rows:
             caption.update("Healthy: no finding. Checked: chain, state, runner leases, lanes, accounts, ceiling.")
         else:
+            repairable = any(getattr(finding, "repairable", False) for finding in findings_of(reading.health))
             caption.update(
                 f"{len(rows)} finding{'s' if len(rows) != 1 else ''}. A stale runner is never reconciled "
                 "automatically: select its occurrence and press r to confirm it with the lease's evidence."
+                + (" x removes the stale leases of ended segments (health --repair)." if repairable else "")
             )
