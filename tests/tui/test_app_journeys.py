@@ -644,3 +644,13 @@ async def test_health_removes_the_leases_of_ended_segments_on_request(demo_url: 
         await pilot.press("x")
         await pilot.pause()
         assert "stale-lease-segment-ended" not in _finding_kinds(app)
+
+
+@synchronously
+async def test_the_arrow_keys_move_through_tonights_lanes_from_the_start(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("down")
+        await pilot.pause()
+        assert str(app.query_one("#tonight-why", Static).render()).startswith("alpha/full:")

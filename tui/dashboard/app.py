@@ -114,6 +114,7 @@ class ScheduleApp(App[None]):
         self.query_one(ProblemBanner).display = False
         self.query_one(FirstSteps).display = False
         self.query_one(HeaderBar).show(self.journal_label, None, self.host_zone)
+        self._focus_table_of("tonight")  # the arrow keys move through tonight's lanes from the start
         self.refresh_reading(force=True)
 
     # -- reading the journal -------------------------------------------------------------
