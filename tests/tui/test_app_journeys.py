@@ -654,3 +654,18 @@ async def test_the_arrow_keys_move_through_tonights_lanes_from_the_start(demo_ur
         await pilot.press("down")
         await pilot.pause()
         assert str(app.query_one("#tonight-why", Static).render()).startswith("alpha/full:")
+
+
+@synchronously
+async def test_a_proposed_revision_keeps_the_current_lanes_of_the_products_it_keeps(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        form = app.screen
+        form.query_one("#products").value = "alpha, beta, gamma, delta"
+        form.use_proposed()
+        await pilot.pause()
+        changes = difference(app.reading.commission, form.candidate)
+        assert "+ lane delta/basic" in changes
+        assert not [line for line in changes if line.startswith("~ lane")], changes  # beta stays on chatgpt

@@ -37,6 +37,18 @@ def products_of(commission: dict | None) -> list[str]:
     return seen or list(DEFAULT_PRODUCTS)
 
 
+def revised(current: dict | None, proposed: dict) -> dict:
+    """The proposed commission as a revision of `current`: a lane the current revision already has is kept as
+    it is (its account, times and bounds are the owner's choices), a new Product's lanes come from the
+    proposal, and a Product left out loses its lanes. The zone and the record age stay the current ones."""
+    if not current:
+        return proposed
+    kept = {lane["lane"]: lane for lane in current.get("lanes", [])}
+    lanes = [kept.get(lane["lane"], lane) for lane in proposed["lanes"]]
+    return {**proposed, "zone": current.get("zone", proposed["zone"]),
+            "recordMaxAgeDays": current.get("recordMaxAgeDays", proposed["recordMaxAgeDays"]), "lanes": lanes}
+
+
 def _said(value: Any) -> str:
     """A lane field as the owner reads it; tasks as task@account calls x bound."""
     if isinstance(value, list):
@@ -108,7 +120,7 @@ class CommissionForm(ScheduleForm):
         return 1 if not self.current else int(self.current.get("revision", 0)) + 1
 
     def fields(self) -> Iterable[Widget]:
-        yield Label("From the proposed commission: Products (comma-separated) and the weekly ceiling in tokens")
+        yield Label("Products (comma-separated; a new one gets the proposed lanes) and the weekly ceiling in tokens")
         with Horizontal(classes="form-row"):
             yield Input(", ".join(products_of(self.current)), id="products")
             # The ceiling has no default: a first commission's is typed by the owner; a revision starts from its own.
@@ -145,12 +157,12 @@ class CommissionForm(ScheduleForm):
             text = value_of(self, "#weekly-tokens").replace(" ", "").replace("_", "")
             if not text.isdigit():
                 raise FormProblem("weekly ceiling: a whole number of tokens is needed")
-            candidate = proposed_commission(
+            candidate = revised(self.current, proposed_commission(
                 products=products,
                 effective_from=self._effective_from(),
                 weekly_tokens=as_int(text),
                 revision=self.next_revision,
-            )
+            ))
             parse_commission(candidate)
         except (ScheduleError, FormProblem) as error:
             self._refuse(error)
