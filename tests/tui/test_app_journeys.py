@@ -635,12 +635,16 @@ async def test_confirming_a_dead_runner_also_removes_its_released_lease(demo_url
 async def test_health_removes_the_leases_of_ended_segments_on_request(demo_url: str) -> None:
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        assert "x" not in app.screen.active_bindings, "x is offered with no lease to remove"
         app.schedule.reconcile(occurrence_id=KILLED, confirmation={  # confirmed elsewhere (the command line)
             "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
         app.refresh_reading(force=True)
         await pilot.press("e")
         await pilot.pause()
         assert "stale-lease-segment-ended" in _finding_kinds(app)
+        assert "x" in app.screen.active_bindings
         await pilot.press("x")
         await pilot.pause()
         assert "stale-lease-segment-ended" not in _finding_kinds(app)

@@ -120,7 +120,7 @@ class CommissionForm(ScheduleForm):
         return 1 if not self.current else int(self.current.get("revision", 0)) + 1
 
     def fields(self) -> Iterable[Widget]:
-        yield Label("Products (comma-separated; a new one gets the proposed lanes) and the weekly ceiling in tokens")
+        yield Label("Products (comma-separated; new ones get the proposed lanes) and weekly ceiling in tokens")
         with Horizontal(classes="form-row"):
             yield Input(", ".join(products_of(self.current)), id="products")
             # The ceiling has no default: a first commission's is typed by the owner; a revision starts from its own.

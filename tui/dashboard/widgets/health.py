@@ -81,7 +81,7 @@ def dead_runner_evidence(report: Any, occurrence_id: str) -> str | None:
 
 
 class HealthView(Vertical):
-    BINDINGS: ClassVar = [Binding("x", "app.remove_released_leases", "Remove released leases")]
+    BINDINGS: ClassVar = [Binding("x", "remove_released_leases", "Remove released leases")]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -92,6 +92,17 @@ class HealthView(Vertical):
         yield DataTable(id="health-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="health-detail-scroll"):
             yield Static("", id="health-detail")
+
+    def repairable(self) -> bool:
+        """Is there a stale lease whose segment has ended (what `health --repair` would remove)?"""
+        return any(getattr(finding, "repairable", False) for finding in findings_of(self.report))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """x is offered (and shown in the footer) only while there is a lease to remove."""
+        return self.repairable() if action == "remove_released_leases" else True
+
+    def action_remove_released_leases(self) -> None:
+        self.app.action_remove_released_leases()  # type: ignore[attr-defined]
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()
@@ -112,6 +123,7 @@ class HealthView(Vertical):
     def show(self, reading: Reading) -> None:
         caption = self.query_one("#health-caption", Static)
         self.report = reading.health
+        self.refresh_bindings()
         rows = finding_rows(reading.health)
         sync_rows(self.query_one(DataTable), rows)
         self._show_detail()
@@ -128,7 +140,7 @@ class HealthView(Vertical):
         if not rows:
             caption.update("Healthy: no finding. Checked: chain, state, runner leases, lanes, accounts, ceiling.")
         else:
-            repairable = any(getattr(finding, "repairable", False) for finding in findings_of(reading.health))
+            repairable = self.repairable()
             caption.update(
                 f"{len(rows)} finding{'s' if len(rows) != 1 else ''}. A stale runner is never reconciled "
                 "automatically: select its occurrence and press r to confirm it with the lease's evidence."
