@@ -39,7 +39,7 @@ def with_key(app: Any, action: str, help: str) -> str:
 class DashboardCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
         app: Any = self.app
-        commands = [
+        commands: list[tuple[str, Callable[[], Any], str]] = [
             (f"Show {name}", partial(app.action_show_view, view), with_key(app, f"show_view('{view}')", help))
             for name, view, help in VIEW_COMMANDS
         ]

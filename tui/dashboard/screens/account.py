@@ -93,10 +93,11 @@ class RecordAccountForm(ScheduleForm):
         record = current_record(self.reading, self.account)
         typed = value_of(self, "#sign-in")
         warning = self.query_one("#sign-in-warning", Static)
-        warning.display = not (record is None or not typed or typed == printable(record.sign_in))
-        if not warning.display:
+        if record is None or not typed or typed == printable(record.sign_in):
+            warning.display = False
             warning.update("")
             return
+        warning.display = True
         warning.update(Text(printable(
             f"This sign-in differs from {self.account}'s current one ({record.sign_in}): once recorded, a runner "
             "presenting the old identity is refused."), style="bold"))

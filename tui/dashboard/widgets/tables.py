@@ -71,16 +71,16 @@ def sync_rows(
     newest first). A table scrolled to its top stays there, so rows added above are seen.
     Every cell is drawn through `shown`.
     """
-    rows = {key: tuple(shown(cell) for cell in cells) for key, cells in rows.items()}
+    drawn: dict[str, tuple[Text, ...]] = {key: tuple(shown(cell) for cell in cells) for key, cells in rows.items()}
     keep = current_row_key(table)
     on_top_row = table.row_count > 0 and table.cursor_row == 0
     scrolled_to_top = table.scroll_y == 0
     column_keys = list(table.columns.keys())
-    present = {key.value for key in table.rows}
-    for gone in present - set(rows):
+    present = {key.value for key in table.rows if key.value is not None}
+    for gone in present - set(drawn):
         table.remove_row(gone)
     added = False
-    for key, cells in rows.items():
+    for key, cells in drawn.items():
         if key in present:
             for column_key, value in zip(column_keys, cells, strict=False):
                 try:
@@ -96,10 +96,10 @@ def sync_rows(
         if added:
             table.sort(sort_column, key=sort_key, reverse=reverse)
     else:
-        _keep_order(table, rows)
+        _keep_order(table, drawn)
     if follow_top and on_top_row and table.row_count:
         keep = table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value
-    if keep is not None and keep in rows:
+    if keep is not None and keep in drawn:
         try:
             index = table.get_row_index(keep)
         except RowDoesNotExist:
