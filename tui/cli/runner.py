@@ -21,7 +21,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, open_or_create, schedule_over
-from factory_schedule.tui.cli.options import Option, add_options, gather, parse_json, read_stdin_json
+from factory_schedule.tui.cli.options import (
+    Option,
+    add_options,
+    gather,
+    parse_json,
+    read_commission_file,
+    read_stdin_json,
+)
 from factory_schedule.tui.cli.output import (
     EXIT_OK,
     EXIT_REFUSED_OTHER,
@@ -143,24 +150,8 @@ def _record_account(schedule: Any, v: dict[str, Any]) -> int:
                                          overage=v["overage"], recorded_by=v["recorded_by"]))
 
 
-def _read_commission_file(path: str) -> Any:
-    import sys
-
-    try:
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except UnicodeDecodeError:
-        raise BadInput(f"{path} is not UTF-8 text (a commission is a JSON file)") from None
-    except OSError as error:
-        raise BadInput(f"cannot read {path}: {error.strerror}") from None
-    return parse_json(text, path)
-
-
 def _record_commission(args: argparse.Namespace) -> int:
-    commission = _read_commission_file(args.file)
+    commission = read_commission_file(args.file)
     # The one runner command that may start a journal: the first commission creates it.
     return _done(schedule_over(open_or_create(journal_url_of(args))).record_commission(commission))
 
