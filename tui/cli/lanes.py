@@ -25,7 +25,7 @@ from typing import Any
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.options import (
     Option,
-    add_options,
+    add_command,
     gather,
     parse_json,
     read_commission_file,
@@ -282,27 +282,19 @@ def _show(lanes: Any, v: dict[str, Any]) -> Any:
 # -- registration ------------------------------------------------------------------------
 
 
-def _command(parent: Any, name: str, text: str, options: Sequence[Option], handler: Any,
-             stdin: bool = True) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)
-    add_options(parser, options, stdin=stdin)
-    parser.set_defaults(handler=handler)
-    return parser
-
-
 def register(subcommands: Any) -> None:
     lanes = subcommands.add_parser("lanes", help="the staged promotion and maturation lanes (runner interface)")
     commands = lanes.add_subparsers(dest="lanes_command", metavar="COMMAND", required=True)
-    settings = _command(commands, "settings", "adopt a commission revision's pipeline settings", (), _settings,
+    settings = add_command(commands, "settings", "adopt a commission revision's pipeline settings", (), _settings,
                         stdin=False)
     settings.add_argument("file", help="the commission JSON file ('-' for stdin)")
-    _command(commands, "top-n", "record a week's ranked Top-N (candidates JSON on stdin or --candidates)", TOP_N,
+    add_command(commands, "top-n", "record a week's ranked Top-N (candidates JSON on stdin or --candidates)", TOP_N,
              _top_n, stdin=False)
-    _command(commands, "claim", "take the lane's locks and claim its next task (50: none; 4: held)", CLAIM, _claim)
-    _command(commands, "report", "report a claimed task (report JSON on stdin or --report); releases the run's "
+    add_command(commands, "claim", "take the lane's locks and claim its next task (50: none; 4: held)", CLAIM, _claim)
+    add_command(commands, "report", "report a claimed task (report JSON on stdin or --report); releases the run's "
                                  "locks", REPORT, _report, stdin=False)
-    _command(commands, "heartbeat", "extend every lock this run holds on the lane", HEARTBEAT, _heartbeat)
-    _command(commands, "abandon", "a supervisor returns a dead run's task to pending, once its locks are stale",
+    add_command(commands, "heartbeat", "extend every lock this run holds on the lane", HEARTBEAT, _heartbeat)
+    add_command(commands, "abandon", "a supervisor returns a dead run's task to pending, once its locks are stale",
              ABANDON, _abandon)
     for name, text, options, act in (
         ("escalation", "the owner answers an escalation: revise (one more round) or park", ESCALATION,
@@ -315,4 +307,4 @@ def register(subcommands: Any) -> None:
          APPROVAL_USE, _approval_use),
         ("show", "a lane's state: WIP, tasks, counters, history, cooldown, contracts", SHOW, _show),
     ):
-        _command(commands, name, text, options, _on_lanes(options, act))
+        add_command(commands, name, text, options, _on_lanes(options, act))

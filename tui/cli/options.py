@@ -65,6 +65,15 @@ def add_options(parser: argparse.ArgumentParser, options: Iterable[Option], stdi
                             help="read the arguments as a JSON object on stdin (keys are the flag names)")
 
 
+def add_command(parent: Any, name: str, text: str, options: Sequence[Option], handler: Any,
+                stdin: bool = True) -> argparse.ArgumentParser:
+    """A subcommand `name` under `parent` (a subparsers action) with the flags for `options` and its handler."""
+    parser: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)
+    add_options(parser, options, stdin=stdin)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
 def gather(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any]:
     """The command's fields from its flags, falling back to `--stdin`'s JSON object; BadInput when wrong."""
     from_stdin: dict[str, Any] = {}
