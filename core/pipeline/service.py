@@ -32,6 +32,7 @@ from factory_schedule.store import (
 from ..clock import Clock, as_utc
 from ..commission import parse_commission
 from ..errors import ScheduleError
+from ..text import checked_document, checked_token
 from . import rules
 from .contracts import contract_fields
 from .errors import PipelineError
@@ -93,18 +94,17 @@ Plan = Callable[[PipelineState | None, DateTime], "_Command | rules.Idle"]
 # -- input checks (INVALID, naming the field; nothing written) --------------------------------------
 
 
-def _is_clean(text: str) -> bool:
-    """No control characters (C0, DEL, C1) and no lone surrogates."""
-    return not any(ord(ch) < 32 or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+def _pipeline_invalid(error: ScheduleError) -> PipelineError:
+    """The engine's text rule (core/text.py) refuses with ScheduleError; the lanes answer PipelineError."""
+    return PipelineError("INVALID", error.message)
 
 
 def text(name: str, value: Any, limit: int = 200) -> str:
-    if not isinstance(value, str) or not value or len(value) > limit or value != value.strip():
-        raise PipelineError("INVALID", f"{name}: a non-empty string of at most {limit} characters is needed, "
-                                       f"got {value!r}")
-    if not _is_clean(value):
-        raise PipelineError("INVALID", f"{name}: control characters and lone surrogates are refused")
-    return value
+    """An identity or short free text, under the engine's one text rule (`checked_token`)."""
+    try:
+        return checked_token(name, value, limit)
+    except ScheduleError as error:
+        raise _pipeline_invalid(error) from None
 
 
 def _matching(name: str, value: Any, pattern: re.Pattern[str], what: str) -> str:
@@ -129,23 +129,14 @@ def _json_object(name: str, value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise PipelineError("INVALID", f"{name}: a JSON object is needed")
     try:
+        checked_document(name, value)  # the text rule on every key and string, and a depth limit
+    except ScheduleError as error:
+        raise _pipeline_invalid(error) from None
+    try:
         canonical_json(value)
     except CanonicalJsonError as error:
         raise PipelineError("INVALID", f"{name}: {error}") from None
-    _clean_strings(name, value)
     return value
-
-
-def _clean_strings(name: str, value: Any) -> None:
-    if isinstance(value, str) and not _is_clean(value):
-        raise PipelineError("INVALID", f"{name}: control characters and lone surrogates are refused")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _clean_strings(f"{name}.{key}", key)
-            _clean_strings(f"{name}.{key}", item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _clean_strings(f"{name}[{index}]", item)
 
 
 def _top_n_entries(entries: Any) -> list[dict[str, Any]]:

@@ -14,8 +14,8 @@ import pytest
 
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PIPELINE_ERROR_CODES
 from factory_schedule.store import leases, open_journal
-from factory_schedule.tui.cli.lanes import EXIT_IDLE, PIPELINE_EXIT_CODES
 from factory_schedule.tui.cli.main import main
+from factory_schedule.tui.cli.output import EXIT_IDLE, PIPELINE_EXIT_CODES
 from tests.core.pipeline_support import commission, promotion_report, top_n
 
 
@@ -34,6 +34,12 @@ class Shell:
     def head(self) -> int:
         return open_journal(self.url).head(PIPELINE_AGGREGATE)
 
+    def commission(self, path: Path) -> int:
+        """The commission recorded (which starts the journal), then its pipeline settings adopted."""
+        self.capsys.readouterr()
+        assert main(["--journal", self.url, "record-commission", str(path)]) == 0
+        return self("settings", str(path))[0]
+
 
 @pytest.fixture
 def shell(sqlite_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Shell:
@@ -44,7 +50,7 @@ def shell(sqlite_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pyte
 def configured(shell: Shell, tmp_path: Path) -> Shell:
     path = tmp_path / "commission.json"
     path.write_text(json.dumps(commission()))
-    assert shell("settings", str(path))[0] == 0
+    assert shell.commission(path) == 0
     code, answer = shell("top-n", "--week", "2026-W50", stdin=json.dumps(top_n("bravo", "alpha-one")))
     assert code == 0 and answer["result"]["eligible"] == ["alpha-one", "bravo"]
     return shell
@@ -133,7 +139,7 @@ def test_a_lane_with_an_exclusive_resource_locks_it_and_abandon_waits_for_the_re
         shell: Shell, tmp_path: Path):
     path = tmp_path / "commission.json"
     path.write_text(json.dumps(commission(promotionResources=["browser-profile"])))
-    assert shell("settings", str(path))[0] == 0
+    assert shell.commission(path) == 0
     assert shell("top-n", "--week", "2026-W50", stdin=json.dumps(top_n("bravo", "alpha-one")))[0] == 0
     code, claimed = shell("claim", "--lane", "promotion", "--run", "promotion", "--runner", "run-1", "--ttl", "0.2")
     assert code == 0 and "resource/browser-profile" in claimed["leases"]
@@ -166,3 +172,35 @@ def test_six_claim_processes_racing_on_one_lane_leave_one_claim_and_one_lock_hol
     assert held == {"pipeline/promotion/worker": runner, "pipeline/promotion/task/1": runner}
     claims = [e for e in open_journal(configured.url).history(PIPELINE_AGGREGATE) if e.type == "task-claimed"]
     assert len(claims) == 1
+
+
+def test_journal_may_follow_the_lanes_subcommand_and_a_missing_journal_is_refused_in_one_line(
+        configured: Shell, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    capsys.readouterr()
+    assert main(["lanes", "show", "--lane", "promotion", "--journal", configured.url]) == 0
+    after = capsys.readouterr().out
+    assert main(["--journal", configured.url, "lanes", "show", "--lane", "promotion"]) == 0
+    assert capsys.readouterr().out == after and json.loads(after)["lane"]["lane"] == "promotion"
+    typo = tmp_path / "jornal.db"
+    path = tmp_path / "commission.json"
+    assert main(["lanes", "settings", str(path), "--journal", f"sqlite:///{typo}"]) == 3
+    [line] = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["error"] == "JOURNAL" and str(typo) in line and not typo.exists()
+
+
+def test_claim_takes_its_arguments_and_a_ttl_in_seconds_on_stdin_and_refuses_a_ttl_past_a_day(configured: Shell):
+    shell = configured
+    before = shell.head()
+    for ttl in ("0", "nan", "86401"):
+        code, answer = shell("claim", "--lane", "promotion", "--run", "promotion", "--runner", "r", "--ttl", ttl)
+        assert (code, answer["error"]) == (2, "INVALID"), answer
+    for number in (0, 1e9, True, "60"):
+        stdin = json.dumps({"lane": "promotion", "run": "promotion", "runner": "r", "ttl": number})
+        code, answer = shell("claim", "--stdin", stdin=stdin)
+        assert (code, answer["error"]) == (2, "INVALID"), answer
+    assert shell.head() == before and leases.list_leases(open_journal(shell.url)) == []
+    stdin = json.dumps({"lane": "promotion", "run": "promotion", "runner": "run-1", "ttl": 30.5, "pid": 4242})
+    code, claimed = shell("claim", "--stdin", stdin=stdin)
+    assert code == 0 and claimed["result"]["task"] == 1
+    [worker, _task] = sorted(leases.list_leases(open_journal(shell.url)), key=lambda lease: lease.scope, reverse=True)
+    assert worker.scope == "pipeline/promotion/worker" and worker.ttl_seconds == 30.5 and worker.info["pid"] == 4242
