@@ -20,11 +20,11 @@ from factory_schedule.store import (
     CanonicalJsonError,
     CommandConflictError,
     Decision,
-    Journal,
     Outcome,
     VersionConflictError,
     canonical_json,
 )
+from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
 from . import calls, lifecycle, records
 from .calendar import nights_from

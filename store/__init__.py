@@ -1,9 +1,17 @@
 """The command journal: append-only, hash-chained, with command receipts.
 
 Knows nothing about schedules; `core` records its decisions here.
+
+Importing this package loads no database library. What the engine needs (canonical JSON,
+the records a journal exchanges, the `CommandJournal` protocol and the errors) is plain
+Python in `canonical`, `records` and `errors`; the SQL parts (`open_journal`, `Journal`,
+`leases`, `shown_url`) are imported the first time one of them is asked for.
 """
 
-from . import leases as leases  # the leases table and its API: store.leases.acquire, ...
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_text
 from .errors import (
     CommandConflictError,
@@ -12,9 +20,44 @@ from .errors import (
     JournalOpenError,
     VersionConflictError,
 )
-from .journal import HISTORY_PAGE, Checkpoint, Decision, Event, Journal, NewEvent, Outcome, Receipt, Snapshot
-from .opening import open_journal
-from .urls import shown_url
+from .records import (
+    HISTORY_PAGE,
+    Checkpoint,
+    CommandJournal,
+    Decision,
+    Event,
+    NewEvent,
+    Outcome,
+    Receipt,
+    Snapshot,
+)
+
+if TYPE_CHECKING:
+    from . import leases as leases
+    from .journal import Journal as Journal
+    from .opening import open_journal as open_journal
+    from .urls import shown_url as shown_url
+
+# Loaded on first use, so that `import factory_schedule.core` does not load SQLAlchemy and SQLModel.
+_DATABASE_PARTS = {
+    "open_journal": ("opening", "open_journal"),
+    "Journal": ("journal", "Journal"),
+    "shown_url": ("urls", "shown_url"),
+    "leases": ("leases", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DATABASE_PARTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module_name, attribute = _DATABASE_PARTS[name]
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "HISTORY_PAGE",
@@ -22,6 +65,7 @@ __all__ = [
     "CanonicalText",
     "Checkpoint",
     "CommandConflictError",
+    "CommandJournal",
     "Decision",
     "Event",
     "Journal",
@@ -36,6 +80,7 @@ __all__ = [
     "canonical_digest",
     "canonical_json",
     "canonical_text",
+    "leases",
     "open_journal",
     "shown_url",
 ]

@@ -9,94 +9,32 @@ a runner that lost its answer simply ask again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, encoded_as_canonical
+from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json
 from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
+from .records import (
+    GENESIS_HASH,
+    HISTORY_PAGE,
+    Checkpoint,
+    Decide,
+    Event,
+    Outcome,
+    Receipt,
+    Snapshot,
+    chain_hash,
+)
 from .urls import shown_url
 
-GENESIS_HASH = "0" * 64
-HISTORY_PAGE = 1000
 _LOCK_RETRY_SECONDS = 120.0
-
-
-@dataclass(frozen=True)
-class Event:
-    aggregate: str
-    version: int
-    command_id: str
-    type: str
-    data: dict[str, Any]
-    prev_hash: str
-    hash: str
-
-
-@dataclass(frozen=True)
-class NewEvent:
-    type: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What a decision wants recorded: at least one event, the new state, and the caller's result.
-
-    The state is a JSON object, or its `CanonicalText` when the decision already has it (a writer
-    that keeps its own parse of a large state joins the texts of the parts it did not change).
-    """
-
-    events: Sequence[NewEvent]
-    state: dict[str, Any] | CanonicalText
-    result: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Receipt:
-    command_id: str
-    aggregate: str
-    digest: str
-    first_version: int
-    last_version: int
-    result: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The answer to `execute`: fresh (`replayed=False`) or read back from the receipt."""
-
-    command_id: str
-    aggregate: str
-    first_version: int
-    version: int
-    result: dict[str, Any]
-    replayed: bool
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """How far a verify got: the last version checked and its hash."""
-
-    version: int
-    hash: str
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    version: int
-    state: dict[str, Any] | None
-
-
-Decide = Callable[[Any, int], Decision]
 
 
 def _state_text(state: Any, command_id: str) -> str:
@@ -107,18 +45,6 @@ def _state_text(state: Any, command_id: str) -> str:
             f"command {command_id!r}: a state is a JSON object or its canonical text, got {type(state).__name__}"
         )
     return canonical_json(state)
-
-
-def chain_hash(prev_hash: str, aggregate: str, version: int, command_id: str, type_: str, data_json: str) -> str:
-    """The event's seal: SHA-256 over the previous hash and the event's canonical content."""
-    body = encoded_as_canonical({"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version})
-    digest = hashlib.sha256()
-    digest.update(prev_hash.encode("ascii"))
-    digest.update(b"\n")
-    digest.update(body.encode("utf-8"))
-    digest.update(b"\n")
-    digest.update(data_json.encode("utf-8"))
-    return digest.hexdigest()
 
 
 # The journal's SQL, written against the tables of `tables.py` (which `opening` creates).
