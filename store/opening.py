@@ -7,7 +7,7 @@ import sqlite3
 import urllib.parse
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect, select
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlmodel import SQLModel
@@ -106,6 +106,21 @@ def _enable_wal(journal: Journal, where: str) -> None:
     journal._retrying(work)
 
 
+def _upgrade(conn: Connection) -> None:
+    """Format 1 to 2, in the schema check's transaction: the seal columns and the receipts' index.
+
+    Nothing already written changes: format 1 events hash as they did, and `verify` reports the
+    commands they record as unsealed (`Checkpoint.unsealed_through`). The next command seals the state.
+    """
+    columns = {column["name"] for column in inspect(conn).get_columns(tables.EventRow.__tablename__)}
+    for column in ("state_sha256", "receipt_sha256"):
+        if column not in columns:
+            conn.exec_driver_sql(f"ALTER TABLE events ADD COLUMN {column} TEXT")
+    conn.exec_driver_sql(
+        f"CREATE INDEX IF NOT EXISTS {tables.RECEIPTS_BY_AGGREGATE} ON receipts (aggregate, last_version)"
+    )
+
+
 def _ensure_schema(journal: Journal, where: str) -> None:
     """Create the tables in a new database; refuse a database that holds something else."""
 
@@ -121,6 +136,9 @@ def _ensure_schema(journal: Journal, where: str) -> None:
             row = conn.execute(select(meta.c.value).where(meta.c.key == "format")).first()
             if row is None:
                 conn.execute(meta.insert().values(key="format", value=tables.JOURNAL_FORMAT))
+            elif row[0] in tables.LEGACY_FORMATS:
+                _upgrade(conn)
+                conn.execute(meta.update().where(meta.c.key == "format").values(value=tables.JOURNAL_FORMAT))
             elif row[0] != tables.JOURNAL_FORMAT:
                 raise JournalOpenError(
                     f"{where} is a journal of format {row[0]!r}; this build reads {tables.JOURNAL_FORMAT!r}"

@@ -40,6 +40,7 @@ from tests.core.engine_helpers import (
     result_report,
     weekly_lane,
 )
+from tests.store.forgery import reseal_head
 
 ALPHA, BRAVO, FULL = "alpha/basic", "bravo/basic", "alpha/full"
 LANES = [basic_lane("alpha"), basic_lane("bravo", time="02:10"), weekly_lane(weekday=1)]
@@ -59,14 +60,29 @@ def row(h: Harness) -> tuple[int, str]:
     return int(version), text
 
 
+PARKED = "parked/schedule"
+
+
 def put_row(h: Harness, text: str, version: int | None = None) -> None:
-    """Write the stored state row as a damaged disk, a hand edit or a restore would: text and version as given."""
+    """Write the stored state row as a forged edit or a restore from a backup would: text and version as given.
+
+    The head's seal is recomputed (`reseal_head`) so that the engine's own checks see the row, and the events
+    and receipts beyond the version are parked under another aggregate (a backup would not have them), to come
+    back when a later call moves the version forward again. A version no event has is left for the journal to
+    refuse."""
     with sqlite3.connect(h.path) as db:
-        if version is None:
-            db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, SCHEDULE_AGGREGATE))
-        else:
-            db.execute("UPDATE aggregates SET state = ?, version = ? WHERE aggregate = ?",
-                       (text, version, SCHEDULE_AGGREGATE))
+        if version is not None:
+            for table, column in (("events", "version"), ("receipts", "last_version")):
+                db.execute(f"UPDATE {table} SET aggregate = ? WHERE aggregate = ? AND {column} > ?",
+                           (PARKED, SCHEDULE_AGGREGATE, version))
+                db.execute(f"UPDATE {table} SET aggregate = ? WHERE aggregate = ? AND {column} <= ?",
+                           (SCHEDULE_AGGREGATE, PARKED, version))
+            db.execute("UPDATE aggregates SET version = ? WHERE aggregate = ?", (version, SCHEDULE_AGGREGATE))
+        db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, SCHEDULE_AGGREGATE))
+        head = db.execute("SELECT 1 FROM events e JOIN aggregates a ON e.aggregate = a.aggregate "
+                          "AND e.version = a.version WHERE a.aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
+        if head is not None:
+            reseal_head(db, SCHEDULE_AGGREGATE)
 
 
 def dumped(document: Any) -> str:

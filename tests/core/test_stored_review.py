@@ -16,6 +16,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,10 @@ class OvertakenOnce:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._journal, name)
+
+    def writing(self) -> Any:
+        """No write lock around the plan, so that the other engine can commit between plan and execute."""
+        return nullcontext()
 
     def execute(self, *args: Any, **kwargs: Any) -> Any:
         if not self.overtaken:
