@@ -16,13 +16,22 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json
-from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
+from .errors import (
+    CommandConflictError,
+    JournalCorruptError,
+    JournalError,
+    JournalFullError,
+    JournalLockedError,
+    JournalReadOnlyError,
+    JournalUnavailableError,
+    VersionConflictError,
+)
 from .records import (
     GENESIS_HASH,
     HISTORY_PAGE,
@@ -39,6 +48,7 @@ from .records import (
 from .urls import shown_url
 
 _LOCK_RETRY_SECONDS = 120.0
+T = TypeVar("T")
 
 
 @dataclass
@@ -136,6 +146,21 @@ _LOCK_ERRORS = (
 )
 
 
+_READ_ONLY_ERRORS = ("readonly database", "read-only", "read only")
+_FULL_ERRORS = ("database or disk is full", "no space left", "disk full", "could not extend file")
+_LOST_ERRORS = (
+    "server closed the connection",
+    "terminating connection",
+    "connection refused",
+    "could not connect",
+    "connection is closed",
+    "connection is lost",
+    "consuming input failed",
+    "ssl syscall error",
+    "unable to open database file",
+)
+
+
 def _is_lock_error(error: BaseException) -> bool:
     text = str(error).lower()
     return any(words in text for words in _LOCK_ERRORS)
@@ -144,14 +169,17 @@ def _is_lock_error(error: BaseException) -> bool:
 class Journal:
     """A journal over one SQLAlchemy engine. Build it with `store.open_journal`."""
 
-    def __init__(self, engine: Engine, url: str, *, write_options: dict[str, Any]) -> None:
+    def __init__(
+        self, engine: Engine, url: str, *, write_options: dict[str, Any], read_only: str | None = None
+    ) -> None:
         self.engine = engine
+        self.read_only = read_only  # why this journal can only be read, or None
         self.url = url
         self.where = shown_url(url)  # what a person may be shown: the URL, any password masked
         self._write_options = write_options
         dbapi = engine.dialect.dbapi
         self._sql = _driver_statements(dbapi.paramstyle if dbapi else "named")
-        self._pyformat = bool(dbapi) and dbapi.paramstyle == "pyformat"
+        self._pyformat = dbapi is not None and dbapi.paramstyle == "pyformat"
         self._driver_error: type[Exception] = dbapi.Error if dbapi else Exception
         self._local = threading.local()  # the write transaction `writing()` holds, per thread
 
@@ -203,10 +231,12 @@ class Journal:
                 held.failed = True  # a command may have written part of itself: the transaction is rolled back
                 raise
             return
+        if write:
+            self._refuse_if_read_only()
         pooled = None
         try:
             pooled = self.engine.raw_connection()
-            driver = pooled.driver_connection
+            driver: Any = pooled.driver_connection
             with self._batched(driver, write):
                 self._begin(driver, write)
                 try:
@@ -235,6 +265,7 @@ class Journal:
         if getattr(self._local, "held", None) is not None:
             yield
             return
+        self._refuse_if_read_only()
 
         def take() -> tuple[Any, Any]:
             pooled = self.engine.raw_connection()
@@ -264,7 +295,7 @@ class Journal:
         except self._driver_error as error:  # at COMMIT
             with suppress(Exception):
                 driver.rollback()
-            raise DBAPIError.instance("(a journal transaction)", None, error, self._driver_error) from error
+            raise self._failure(error) from error
         except BaseException:
             with suppress(Exception):
                 driver.rollback()
@@ -292,23 +323,55 @@ class Journal:
         For the store's siblings that share the database and build their statements with
         SQLAlchemy (leases, the schema check at open); they get the same lock discipline as commands.
         """
+        self._refuse_if_read_only()
         with self.engine.connect() as conn:
             conn = conn.execution_options(**self._write_options)
             with conn.begin():
                 yield conn
 
-    def _retrying(self, work: Callable[[], Any]) -> Any:
-        """Run `work`, waiting out lock contention the busy timeout did not absorb."""
+    def _retrying(self, work: Callable[[], T]) -> T:
+        """Run `work`, waiting out lock contention the busy timeout did not absorb.
+
+        Any other database failure, and contention that outlasts the retries, is raised as the
+        `JournalError` that names it (`_failure`): callers never see SQLAlchemy's or the driver's
+        own errors. An IntegrityError passes through for the caller that expects one.
+        """
         deadline = time.monotonic() + _LOCK_RETRY_SECONDS
         delay = 0.005
         while True:
             try:
                 return work()
+            except IntegrityError:
+                raise
             except (OperationalError, DBAPIError, self._driver_error) as error:  # the driver's own, from raw work
                 if not _is_lock_error(error) or time.monotonic() > deadline:
-                    raise
+                    raise self._failure(error) from error
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
+
+    def _failure(self, error: BaseException) -> JournalError:
+        """The named JournalError for a database failure, with a one-line message a person can act on."""
+        reason = " ".join(str(getattr(error, "orig", None) or error).split())
+        text = reason.lower()
+        if any(words in text for words in _READ_ONLY_ERRORS):
+            return JournalReadOnlyError(f"the journal {self.where} is read-only: it can be read but not written")
+        if any(words in text for words in _FULL_ERRORS):
+            return JournalFullError(
+                f"the journal {self.where} is full (its disk or its size limit); the command wrote nothing"
+            )
+        if _is_lock_error(error):
+            return JournalLockedError(
+                f"the journal {self.where} stayed locked by another writer; nothing was written (try again)"
+            )
+        if getattr(error, "connection_invalidated", False) or any(words in text for words in _LOST_ERRORS):
+            return JournalUnavailableError(f"the journal {self.where} cannot be reached: {reason}")
+        return JournalError(f"the journal {self.where} failed: {reason}")
+
+    def _refuse_if_read_only(self) -> None:
+        if self.read_only is not None:
+            raise JournalReadOnlyError(
+                f"the journal {self.where} is read-only ({self.read_only}): it can be read but not written"
+            )
 
     # -- reads --------------------------------------------------------------------------
 
@@ -571,7 +634,10 @@ class Journal:
         except IntegrityError:
             # Another writer recorded the same command ID on another aggregate between our
             # receipt lookup and insert (possible only where locks are per aggregate).
-            return self._retrying(attempt)
+            try:
+                return self._retrying(attempt)
+            except IntegrityError as error:
+                raise self._failure(error) from error
 
     def _execute_in(
         self,
