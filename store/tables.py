@@ -1,5 +1,6 @@
-"""The journal's tables. Every lookup the journal makes is by a unique key or a
-unique index prefix, so its cost does not grow with the number of events."""
+"""The journal's tables. Every lookup the journal makes is by a key or an index
+prefix, so its cost does not grow with the number of events (verify's walk reads
+receipts a page of versions at a time by `receipts_aggregate_last_version`)."""
 
 from __future__ import annotations
 
