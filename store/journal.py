@@ -153,6 +153,7 @@ _LOST_ERRORS = (
     "terminating connection",
     "connection refused",
     "could not connect",
+    "connection failed",
     "connection is closed",
     "connection is lost",
     "consuming input failed",
