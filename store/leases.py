@@ -44,7 +44,7 @@ class LeaseRow(SQLModel, table=True):
     info: str = Field(sa_column=Column(Text, nullable=False))
 
 
-_leases = LeaseRow.__table__
+_leases = SQLModel.metadata.tables["leases"]
 
 
 @dataclass(frozen=True)
