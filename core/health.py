@@ -14,6 +14,14 @@ a mistyped path); leases stale past 2 x TTL, or with a heartbeat from the future
 their slot plus a grace with nothing admitted; account stops; an owner record
 that stops being current within three days; a week above 90 % of its ceiling; an
 installed LaunchAgent whose intervals differ from the commission's.
+
+`plan_repairs` is the reconciler's part of the verdict: which leases the shell may
+act on. A dead runner is reconciled only on conclusive evidence (its process is
+provably gone from this host, its lease had no heartbeat for 2 x TTL, and the
+schedule still shows its segment running); a lease is removed only once it is
+stale (or from the future), its process is provably gone, and what it guarded is
+no longer running (or is reconciled in the same pass). Anything on another host,
+or with a live process, stays the owner's finding.
 """
 
 from __future__ import annotations
@@ -97,6 +105,7 @@ class LeaseFact:
     segment: tuple[str, int] | None  # (occurrence ID, segment) of a segment lease, else None
     worker: bool  # the tick's own lease
     process_alive: bool | None  # None: taken on another host, whose processes this host cannot see
+    pid_recycled: bool = False  # its pid lives, but with another start time than recorded: another process
 
     @property
     def stale_at(self) -> datetime:
@@ -192,6 +201,8 @@ def lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
         "segment": info.get("segment"),
         "command": info.get("command"),
         "started": info.get("started"),
+        "pid_started": info.get("pid_started"),
+        "pid_recycled": lease.pid_recycled,
         "last_heartbeat": lease.heartbeat_at.isoformat(),
         "stale_since": lease.stale_at.isoformat(),
         "ttl_seconds": lease.ttl_seconds,
@@ -201,8 +212,9 @@ def lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
 
 def reconcile_confirmation(evidence: Mapping[str, Any], confirmed_by: str) -> dict[str, Any]:
     """The confirmation a supervisor would send for a dead runner, prefilled from the lease's evidence."""
+    recycled = " (its pid now names another process)" if evidence.get("pid_recycled") else ""
     text = (
-        f"runner process {evidence.get('pid')} on {evidence.get('host')} is gone; its lease on "
+        f"runner process {evidence.get('pid')} on {evidence.get('host')} is gone{recycled}; its lease on "
         f"{evidence.get('scope')} had no heartbeat since {evidence.get('last_heartbeat')} "
         f"(stale since {evidence.get('stale_since')})"
     )
@@ -238,44 +250,50 @@ def lease_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: 
 def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, host: str) -> list[Finding]:
     evidence = lease_evidence(lease, now)
     process_gone = lease.process_alive is False
+    gone_words = "; its process is gone" + (" (its pid was recycled)" if lease.pid_recycled else "")
+    guarding = lease.segment is not None and (
+        view is None or segment_still_running(view, lease.segment[0], lease.segment[1], lease.owner))
     if lease.from_future(now):
         return [Finding(
             "lease-heartbeat-in-future", "warning",
             f"{lease.scope} held by {lease.owner} has a heartbeat in the future ({evidence['last_heartbeat']}): "
-            "a clock was wrong, so it proves no live holder" + ("; its process is gone" if process_gone else ""),
-            evidence, repairable=process_gone)]
+            "a clock was wrong, so it proves no live holder" + (gone_words if process_gone else "")
+            + ("; its segment still runs, so the owner decides" if guarding else ""),
+            evidence, repairable=process_gone and not guarding)]
     if not lease.stale(now):
         return []
     if lease.segment is None:
         return [Finding(
             "stale-worker-lease" if lease.worker else "stale-lease", "warning",
             f"{lease.scope} held by {lease.owner} has had no heartbeat since {evidence['last_heartbeat']}"
-            + ("; its process is gone" if process_gone else ""),
+            + (gone_words if process_gone else ""),
             evidence, repairable=process_gone)]
     occurrence_id, segment = lease.segment
-    if view is not None and not segment_still_running(view, occurrence_id, segment, lease.owner):
+    if process_gone and not guarding:
         return [Finding(
             "stale-lease-segment-ended", "warning",
-            f"{lease.scope} is stale and its segment is no longer running: safe to remove (--repair)",
-            evidence, repairable=True)]
+            f"{lease.scope} is stale, its process is gone and its segment is no longer running: safe to remove "
+            "(--repair)", evidence, repairable=True)]
     if process_gone:
-        evidence["confirmation"] = reconcile_confirmation(evidence, "<supervisor>")
+        evidence["confirmation"] = reconcile_confirmation(evidence, f"health-reconciler@{host}")
+        evidence["conclusive"] = True
         return [Finding(
             "dead-runner", "error",
             f"runner {evidence['runner']} of {occurrence_id} segment {segment} is gone (pid {evidence['pid']} on "
-            f"{host}) and its lease is stale: confirm with `factory-schedule reconcile` after checking the "
-            "provider; its call in flight, if any, will end as lost",
-            evidence)]
+            f"{host}{', recycled' if lease.pid_recycled else ''}) and its lease had no heartbeat for 2 x TTL: "
+            "`health --repair` (or the next tick) reconciles it as the supervisor; its call in flight, if "
+            "any, ends as lost and is never sent again", evidence, repairable=True)]
     if lease.process_alive:
+        still = "" if guarding else " (its segment has ended)"
         return [Finding(
             "stale-lease-live-process", "warning",
             f"runner {evidence['runner']} (pid {evidence['pid']}) is alive but has not heartbeated "
-            f"{lease.scope} since {evidence['last_heartbeat']}: hung, or its tick died",
+            f"{lease.scope} since {evidence['last_heartbeat']}{still}: hung, or its tick died; the owner decides",
             evidence)]
     return [Finding(
         "stale-lease-other-host", "warning",
-        f"{lease.scope} is stale and held from {evidence['host']}; this host cannot see its process",
-        evidence)]
+        f"{lease.scope} is stale and held from {evidence['host']}; this host cannot see its process, so the "
+        "owner decides", evidence)]
 
 
 def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]]) -> list[Finding]:
@@ -290,6 +308,72 @@ def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]]
             "`tick`, or its lease was removed): health cannot tell whether its runner lives",
             {"occurrence": occurrence.id, "segment": running[0], "runner": running[1]}))
     return findings
+
+
+# -- the reconciler's plan -------------------------------------------------------------------
+
+
+RepairAction = Literal["reconcile", "remove-lease"]
+
+
+@dataclass(frozen=True)
+class PlannedRepair:
+    """One repair the evidence licenses: reconcile a dead runner's segment (its lease goes after it), or
+    remove a lease that guards nothing. `confirmation` is what the engine's `reconcile` records."""
+
+    action: RepairAction
+    scope: str
+    owner: str
+    reason: str
+    evidence: dict[str, Any]  # JSON
+    from_future: bool = False
+    occurrence: str | None = None
+    confirmation: dict[str, Any] | None = None  # JSON
+
+
+def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[PlannedRepair, ...]:
+    """The repairs conclusive evidence allows, in order: each reconcile before any lease removal.
+
+    Never a lease whose process lives or cannot be seen (another host); never from TTL alone (it must be
+    stale past 2 x TTL, or carry a heartbeat from the future); a segment lease only once its segment is no
+    longer running, or is reconciled first (a heartbeat from the future is no evidence of 2 x TTL without
+    one, so such a segment stays the owner's)."""
+    view = facts.view
+    reconciles: list[PlannedRepair] = []
+    removals: list[PlannedRepair] = []
+    by = confirmed_by or f"health-reconciler@{facts.host}"
+    for lease in facts.leases:
+        if lease.process_alive is not False:
+            continue
+        future = lease.from_future(facts.now)
+        if not (future or lease.stale(facts.now)):
+            continue
+        evidence = lease_evidence(lease, facts.now)
+        gone = "its process is gone" + (" (its pid was recycled)" if lease.pid_recycled else "")
+        if future:
+            gone += " and its heartbeat is in the future"
+        if lease.segment is not None:
+            occurrence_id, segment = lease.segment
+            if view is None:
+                continue
+            if segment_still_running(view, occurrence_id, segment, lease.owner):
+                if future:
+                    continue
+                confirmation = reconcile_confirmation(evidence, by)
+                reconciles.append(PlannedRepair(
+                    "reconcile", lease.scope, lease.owner, f"{gone}, its lease stale since "
+                    f"{evidence['stale_since']} and its segment still running", evidence, future, occurrence_id,
+                    confirmation))
+                removals.append(PlannedRepair(
+                    "remove-lease", lease.scope, lease.owner, f"{gone} and its segment was reconciled", evidence,
+                    future, occurrence_id))
+                continue
+            removals.append(PlannedRepair("remove-lease", lease.scope, lease.owner,
+                                          f"{gone} and its segment is no longer running", evidence, future,
+                                          occurrence_id))
+            continue
+        removals.append(PlannedRepair("remove-lease", lease.scope, lease.owner, gone, evidence, future))
+    return (*reconciles, *removals)
 
 
 # -- lanes -----------------------------------------------------------------------------------

@@ -6,12 +6,12 @@ the leases with whether each holder's process lives on this host, the nights'
 states, the installed LaunchAgent, the host's zone) and hands the facts to
 `core.health.judge`, where every rule lives as a pure function.
 
-`repair_stale_leases` removes only leases that guard nothing any more: a stale
-segment lease whose segment the schedule no longer shows running, or a worker
-lease (stale, or with a heartbeat from the future) whose tick is gone from this
-host. A lease is a claim, not a decision, so removing one changes no schedule,
-commission or occurrence. A stale lease over a segment still running is left
-for a person.
+`repair` is the reconciler (tui/host/reconciler.py carries it out): it reconciles
+a dead runner's segment through the engine when the evidence is conclusive (its
+process provably gone from this host, told apart from a recycled pid by the start
+time the lease recorded, and no heartbeat for 2 x TTL), then removes leases that
+guard nothing any more, journaling each removal. A lease whose process lives, or
+that was taken on another host, is never touched: that stays the owner's finding.
 """
 
 from __future__ import annotations
@@ -34,23 +34,36 @@ from factory_schedule.core.health import (
     LeaseFact,
     Repair,
     judge,
-    lease_evidence,
     nights_to_check,
     reconcile_confirmation,
-    segment_still_running,
 )
 from factory_schedule.store import Checkpoint, Journal, leases
+from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
-from factory_schedule.tui.host.segments import parse_segment_scope, process_alive
+from factory_schedule.tui.host.segments import (
+    parse_segment_scope,
+    process_alive,
+    process_start_time,
+    same_process_alive,
+)
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
-    "Repair", "check_health", "host_zone", "lease_freshness", "reconcile_confirmation", "repair_stale_leases",
+    "Repair", "check_health", "host_zone", "lease_freshness", "reconcile_confirmation", "repair",
 ]  # fmt: skip
 
 
-def lease_fact(lease: leases.Lease, host: str, alive: Callable[[object], bool] = process_alive) -> LeaseFact:
-    """A stored lease with what this host can see of its holder (only a process on this host can be probed)."""
+def lease_fact(
+    lease: leases.Lease,
+    host: str,
+    alive: Callable[[object], bool] = process_alive,
+    started: Callable[[object], str | None] = process_start_time,
+) -> LeaseFact:
+    """A stored lease with what this host can see of its holder (only a process on this host can be probed;
+    a live pid whose start time is not the recorded one is a recycled pid, so the holder is gone)."""
+    here = lease.info.get("host") == host
+    living, recycled = same_process_alive(lease.info.get("pid"), lease.info.get("pid_started"), alive, started) \
+        if here else (False, False)
     return LeaseFact(
         scope=lease.scope,
         owner=lease.owner,
@@ -59,7 +72,8 @@ def lease_fact(lease: leases.Lease, host: str, alive: Callable[[object], bool] =
         info=lease.info,
         segment=parse_segment_scope(lease.scope),
         worker=lease.scope == leases.WORKER_SCOPE,
-        process_alive=alive(lease.info.get("pid")) if lease.info.get("host") == host else None,
+        process_alive=living if here else None,
+        pid_recycled=recycled,
     )
 
 
@@ -188,46 +202,21 @@ def lease_freshness(
     return found
 
 
-def repair_stale_leases(
-    journal: Journal, schedule: Any, now: datetime, host: str, alive: Callable[[object], bool] = process_alive
+def repair(
+    journal: Journal,
+    schedule: Any,
+    now: datetime,
+    host: str,
+    alive: Callable[[object], bool] = process_alive,
+    confirmed_by: str | None = None,
 ) -> list[Repair]:
-    """Remove each lease that guards nothing any more; return one Repair per removal.
+    """Reconcile each dead runner on conclusive evidence and remove each lease that guards nothing any more;
+    one Repair per action, each journaled (the reconcile as the engine's command, a removal as a
+    `lease-removed` event on the `health/repairs` aggregate)."""
 
-    A stale segment lease goes only when `schedule.read()` no longer shows its segment running
-    under its owner; the worker lease only when its tick is gone from this host. A stale lease's
-    delete re-checks staleness, so a late heartbeat keeps its lease; a lease from the future is
-    released under its owner's name, so a tick that took the scope meanwhile keeps it.
-    """
-    view = schedule.read()
-    repairs = []
-    for lease in leases.list_leases(journal):
-        fact = lease_fact(lease, host, alive)
-        from_future = fact.from_future(now)
-        if not (fact.stale(now) or from_future):
-            continue
-        if fact.segment is not None and not from_future:
-            if segment_still_running(view, fact.segment[0], fact.segment[1], lease.owner):
-                continue
-            why = "its segment is no longer running"
-        elif (fact.worker or from_future) and fact.process_alive is False:
-            why = "its process is gone" + (" and its heartbeat is in the future" if from_future else "")
-        else:
-            continue
-        removed = _remove(journal, lease, now, from_future)
-        if removed is None:
-            continue
-        repairs.append(Repair(
-            "removed-stale-lease", removed.scope,
-            f"removed {removed.scope} held by {removed.owner}: stale since {removed.stale_at.isoformat()} and {why}",
-            lease_evidence(lease_fact(removed, host, alive), now)))
-    return repairs
+    def facts() -> HealthFacts:
+        return HealthFacts(
+            now=now, host=host, view=schedule.read(),
+            leases=tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal)))
 
-
-def _remove(journal: Journal, lease: leases.Lease, now: datetime, from_future: bool) -> leases.Lease | None:
-    if not from_future:
-        return leases.remove_stale(journal, lease.scope, now)
-    try:
-        leases.release(journal, lease.scope, lease.owner)
-    except leases.LeaseOwnerError:
-        return None
-    return lease
+    return reconciler.repair(journal, schedule, now, host, facts, confirmed_by)

@@ -78,6 +78,54 @@ def process_alive(pid: object) -> bool:
     return True
 
 
+def process_start_time(pid: object) -> str | None:
+    """When the process with this ID started, as this host tells it; None when it cannot be read.
+
+    Recorded beside a pid in a lease so a later probe can tell the same process from one that was given its
+    recycled pid. On Linux it is field 22 of /proc/<pid>/stat (clock ticks since boot); elsewhere (macOS)
+    `ps -o lstart=`. Only equality matters, so the two forms never need to be compared with each other.
+    """
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            stat = handle.read()
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return None  # a /proc host without this pid: the process is gone
+    except OSError:
+        return None
+    else:
+        fields = stat[stat.rfind(")") + 2 :].split()  # the command name may hold spaces and parentheses
+        return f"linux-ticks:{fields[19]}" if len(fields) > 19 else None
+    try:
+        completed = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True,
+                                   timeout=5, env={**os.environ, "LC_ALL": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    started = " ".join(completed.stdout.split())
+    return f"ps-lstart:{started}" if completed.returncode == 0 and started else None
+
+
+def same_process_alive(
+    pid: object,
+    recorded_start: object,
+    alive: Callable[[object], bool] = process_alive,
+    started: Callable[[object], str | None] = process_start_time,
+) -> tuple[bool, bool]:
+    """(alive, recycled) for a pid recorded with its start time: a live pid whose start time differs from
+    the recorded one is another process that was given the same number, so the recorded one is gone.
+    Without a recorded start time (an older lease) or a readable current one, a live pid counts as alive."""
+    if not alive(pid):
+        return False, False
+    if not isinstance(recorded_start, str) or not recorded_start:
+        return True, False
+    now_started = started(pid)
+    if now_started is None or now_started == recorded_start:
+        return True, False
+    return False, True
+
+
 def field_of(value: Any, name: str, default: Any = None) -> Any:
     """Read `name` from a dataclass, a model or a dict (snake_case or camelCase)."""
     if isinstance(value, Mapping):
@@ -201,6 +249,7 @@ def run_segment(
     info: dict[str, Any] = {
         "pid": os.getpid(),
         "tick_pid": os.getpid(),
+        "tick_pid_started": process_start_time(os.getpid()),
         "host": this_host(),
         "runner": job.runner,
         "occurrence": job.occurrence_id,
@@ -225,6 +274,7 @@ def run_segment(
         return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
                           detail=f"cannot run {command[0]!r}: {error.strerror}")
     info["pid"] = process.pid
+    info["pid_started"] = process_start_time(process.pid)
     beat = Heartbeat(journal, scope, job.runner, ttl / 3, now)
     try:
         leases.heartbeat(journal, scope, job.runner, now(), info)
