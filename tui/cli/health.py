@@ -80,7 +80,7 @@ def _health(args: argparse.Namespace) -> int:
     repairs: list[Any] = []
     if args.repair:
         try:
-            repairs = health.repair_stale_leases(journal, schedule, clock.now(), host)
+            repairs = health.repair(journal, schedule, clock.now(), host)
         except Exception as error:
             return _could_not_check(args, f"repair: {error}")
     report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace)

@@ -1,8 +1,10 @@
 """`factory-schedule tick [--lane L] [--ttl SECONDS] -- COMMAND [ARGS]`: what the LaunchAgent fires.
 
-Under the journal's `worker` lease the tick calls `start` for every lane of the
-current commission (or just `--lane`), each with a fresh runner token, and prints
-one JSON line per lane with what `start` answered. The worker lease guards the
+Under the journal's `worker` lease the tick first runs the health reconciler's
+repair pass (a dead runner reconciled on conclusive evidence, leases that guard
+nothing removed, each journaled; one `{"repaired": ...}` line each), then calls
+`start` for every lane of the current commission (or just `--lane`), each with a
+fresh runner token, and prints one JSON line per lane with what `start` answered. The worker lease guards the
 tick's own decisions (the starts) and is released as soon as they are made,
 before any runner runs: runners are fenced by their token (the schedule answers a
 running segment only to its runner) and by their segment lease, and a runner may
@@ -49,27 +51,33 @@ def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock)
     from factory_schedule.core.health import heartbeat_from_future
     from factory_schedule.store import leases
     from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host.reconciler import record_lease_removal
 
-    info = {"pid": os.getpid(), "host": process_runner.this_host(), "started": clock.now().isoformat()}
+    host = process_runner.this_host()
+    info = {"pid": os.getpid(), "pid_started": process_runner.process_start_time(os.getpid()), "host": host,
+            "started": clock.now().isoformat()}
     try:
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
     except leases.LeaseHeldError as held:
         holder = held.holder
-        dead_here = holder.info.get("host") == process_runner.this_host() and not process_runner.process_alive(
-            holder.info.get("pid")
-        )
-        if not dead_here:
+        alive, _recycled = process_runner.same_process_alive(holder.info.get("pid"), holder.info.get("pid_started"))
+        if holder.info.get("host") != host or alive:
             raise
+        by = f"tick@{host}"
         if leases.stale(holder, clock.now()):
             removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now())
             if removed is not None:
-                emit({"repaired": "stale-worker-lease", "lease": removed})
+                record = record_lease_removal(journal, removed, "its tick is gone and it is stale", by, clock.now())
+                emit({"repaired": "stale-worker-lease", "lease": removed, "recorded": record})
         elif heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
             try:  # owner-conditioned: a tick that took the scope meanwhile keeps it
                 leases.release(journal, leases.WORKER_SCOPE, holder.owner)
-                emit({"repaired": "future-worker-lease", "lease": holder})
             except leases.LeaseOwnerError:
                 pass
+            else:
+                record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
+                                              by, clock.now())
+                emit({"repaired": "future-worker-lease", "lease": holder, "recorded": record})
         else:
             raise
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
@@ -108,6 +116,23 @@ def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.S
     return jobs, exit_code
 
 
+def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
+    """The health reconciler's repair pass, ahead of the lanes (the seed's order starts with health): a
+    runner that died on a night nobody watched is reconciled on conclusive evidence, so its lane admits
+    again without a human. One `{"repaired": ...}` line per repair; a pass that fails admits the lanes
+    anyway and says why (`{"repair_error": ...}`), since health reports what it could not do."""
+    from factory_schedule.tui.host import health
+    from factory_schedule.tui.host.segments import this_host
+
+    try:
+        repairs = health.repair(journal, schedule, clock.now(), this_host())
+    except Exception as error:
+        emit({"repair_error": f"{type(error).__name__}: {error}"})
+        return
+    for repair in repairs:
+        emit({"repaired": repair.kind, "repair": repair})
+
+
 def _tick(args: argparse.Namespace) -> int:
     from factory_schedule.store import leases
     from factory_schedule.tui.host import segments as process_runner
@@ -125,6 +150,7 @@ def _tick(args: argparse.Namespace) -> int:
     beat = process_runner.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)
     beat.start()
     try:
+        _reconcile_first(journal, schedule, clock)
         jobs, exit_code = _start_lanes(schedule, _lanes_to_start(schedule, args.lane))
     finally:
         beat.stop()
