@@ -16,7 +16,6 @@ that was taken on another host, is never touched: that stays the owner's finding
 
 from __future__ import annotations
 
-import plistlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -30,7 +29,6 @@ from factory_schedule.core.health import (
     Finding,
     HealthFacts,
     HealthReport,
-    LaunchAgentFact,
     LeaseFact,
     Repair,
     judge,
@@ -40,6 +38,7 @@ from factory_schedule.core.health import (
 from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
+from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
 from factory_schedule.tui.host.segments import (
     parse_segment_scope,
     process_alive,
@@ -77,17 +76,6 @@ def lease_fact(
     )
 
 
-def _launch_agent(path: str) -> LaunchAgentFact:
-    try:
-        with open(path, "rb") as handle:
-            installed = plistlib.load(handle)
-    except (OSError, plistlib.InvalidFileException, ValueError) as error:
-        return LaunchAgentFact(path, None, str(error))
-    have = installed.get("StartCalendarInterval", []) if isinstance(installed, dict) else []
-    have = [have] if isinstance(have, dict) else list(have)
-    return LaunchAgentFact(path, tuple(item for item in have if isinstance(item, dict)))
-
-
 def gather_facts(
     journal: Journal,
     schedule: Any,
@@ -98,6 +86,7 @@ def gather_facts(
     alive: Callable[[object], bool] = process_alive,
     zone: str | None = None,
     since: Checkpoint | None = None,
+    loaded: LoadedProbe = launchctl_loaded,
 ) -> tuple[HealthFacts, Checkpoint | None]:
     """Everything health's rules look at, and how far the chain verified; a probe that fails is noted, not fatal."""
     from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
@@ -130,7 +119,7 @@ def gather_facts(
     facts = HealthFacts(
         now=now, host=host, chain_problem=chain_problem, view=view, state_problem=state_problem,
         leases=lease_facts, night_states=night_states,
-        launch_agent=_launch_agent(plist_path) if plist_path else None,
+        launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
     )
     return facts, verified
@@ -146,13 +135,15 @@ def check_health(
     alive: Callable[[object], bool] = process_alive,
     zone: str | None = None,
     since: Checkpoint | None = None,
+    loaded: LoadedProbe = launchctl_loaded,
 ) -> HealthReport:
     """Every check over what this host can see.
 
     `since` (an earlier report's `verified`) checks only the events appended after it: the live
     dashboard re-checks as the journal grows without re-reading a year of history each time;
     the `health` command always checks the whole chain."""
-    facts, verified = gather_facts(journal, schedule, now, host, plist_path, grace_minutes, alive, zone, since)
+    facts, verified = gather_facts(journal, schedule, now, host, plist_path, grace_minutes, alive, zone, since,
+                                   loaded)
     report = judge(facts)
     return HealthReport(report.checked_at, report.host, report.findings, report.repairs, report.could_not_check,
                         verified)
