@@ -461,6 +461,42 @@ def lane_findings(view: ScheduleView, night_states: Mapping[str, str], now: date
     return findings
 
 
+@dataclass(frozen=True)
+class FiringRecord:
+    """The compact record of a lane's scheduled firing that left no trace in the schedule: a `no-op` (the
+    lane still held an earlier occurrence, so nothing could be admitted) or an `error` (nothing was admitted
+    though the lane was free: no tick fired, or it failed). Its fields are the journal event's payload."""
+
+    occurrence: str
+    lane: str
+    slot: str
+    kind: Literal["no-op", "error"]
+    reason: str
+
+    def doc(self) -> dict[str, str]:
+        return {"occurrence": self.occurrence, "lane": self.lane, "slot": self.slot, "kind": self.kind,
+                "reason": self.reason}
+
+
+def firing_records(view: ScheduleView, night_states: Mapping[str, str], now: datetime,
+                   grace: timedelta) -> list[FiringRecord]:
+    """One compact record per night past its slot and grace that the schedule has no record of (still
+    `due` or `missed`): an admitted night has its occurrence, a coalesced one its admission's count."""
+    records = []
+    for night in nights_to_check(view, now, grace):
+        if night_states.get(night.occurrence_id) not in ("due", "missed"):
+            continue
+        slot = night.slot.isoformat()
+        if night.holding is not None:
+            records.append(FiringRecord(night.occurrence_id, night.lane, slot, "no-op",
+                                        f"the lane still held {night.holding.id} ({night.holding.state})"))
+        else:
+            records.append(FiringRecord(night.occurrence_id, night.lane, slot, "error",
+                                        "nothing was admitted within the grace: no tick fired (the agent not "
+                                        "loaded, the Mac asleep or off) or it failed before starting the lane"))
+    return records
+
+
 # -- accounts and the ledger -----------------------------------------------------------------
 
 
@@ -623,6 +659,8 @@ def launch_agent_program_findings(agent: LaunchAgentFact) -> list[Finding]:
 
 def launch_agent_loaded_findings(agent: LaunchAgentFact) -> list[Finding]:
     evidence = {"plist": agent.path, "label": agent.label}
+    if agent.loaded is None and agent.loaded_problem is None:
+        return []  # not probed
     if agent.loaded is None:
         reason = agent.loaded_problem or "not checked"
         return [Finding("launch-agent-loaded-unchecked", "info",

@@ -125,7 +125,21 @@ def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
     from factory_schedule.tui.host.segments import this_host
 
     try:
-        repairs = health.repair(journal, schedule, clock.now(), this_host())
+        repairs = health.repair(journal, schedule, clock.now(), this_host(), record_firings=False)
+    except Exception as error:
+        emit({"repair_error": f"{type(error).__name__}: {error}"})
+        return
+    for repair in repairs:
+        emit({"repaired": repair.kind, "repair": repair})
+
+
+def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
+    """After the starts: the compact no-op/error record of each earlier firing that left none."""
+    from factory_schedule.tui.host import health
+    from factory_schedule.tui.host.segments import this_host
+
+    try:
+        repairs = health.record_missing_firings(journal, schedule, clock.now(), this_host())
     except Exception as error:
         emit({"repair_error": f"{type(error).__name__}: {error}"})
         return
@@ -152,6 +166,7 @@ def _tick(args: argparse.Namespace) -> int:
     try:
         _reconcile_first(journal, schedule, clock)
         jobs, exit_code = _start_lanes(schedule, _lanes_to_start(schedule, args.lane))
+        _record_firings(journal, schedule, clock)
     finally:
         beat.stop()
         leases.release(journal, leases.WORKER_SCOPE, owner)

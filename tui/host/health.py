@@ -27,10 +27,12 @@ from factory_schedule.core.health import (
     FINDINGS,
     HEALTHY,
     Finding,
+    FiringRecord,
     HealthFacts,
     HealthReport,
     LeaseFact,
     Repair,
+    firing_records,
     judge,
     nights_to_check,
     reconcile_confirmation,
@@ -200,14 +202,39 @@ def repair(
     host: str,
     alive: Callable[[object], bool] = process_alive,
     confirmed_by: str | None = None,
+    grace_minutes: float = DEFAULT_GRACE_MINUTES,
+    record_firings: bool = True,
 ) -> list[Repair]:
-    """Reconcile each dead runner on conclusive evidence and remove each lease that guards nothing any more;
-    one Repair per action, each journaled (the reconcile as the engine's command, a removal as a
-    `lease-removed` event on the `health/repairs` aggregate)."""
+    """Reconcile each dead runner on conclusive evidence, remove each lease that guards nothing any more,
+    and write the compact record of each scheduled firing that left none; one Repair per action, each
+    journaled (the reconcile as the engine's command, the others as events on the `health/repairs`
+    aggregate). The tick passes `record_firings=False` before its starts and records them after
+    (`record_missing_firings`), so a late tick's own night is admitted, not recorded as missed."""
+    grace = timedelta(minutes=grace_minutes)
 
     def facts() -> HealthFacts:
         return HealthFacts(
             now=now, host=host, view=schedule.read(),
             leases=tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal)))
 
-    return reconciler.repair(journal, schedule, now, host, facts, confirmed_by)
+    def firings() -> list[FiringRecord]:
+        return _missing_firings(schedule, now, grace)
+
+    return reconciler.repair(journal, schedule, now, host, facts, confirmed_by,
+                             firings if record_firings else None)
+
+
+def record_missing_firings(journal: Journal, schedule: Any, now: datetime, host: str,
+                           grace_minutes: float = DEFAULT_GRACE_MINUTES) -> list[Repair]:
+    """Only the compact records of scheduled firings that left none (what the tick does after its starts)."""
+    records = _missing_firings(schedule, now, timedelta(minutes=grace_minutes))
+    return reconciler.record_missing_firings(journal, records, f"health-reconciler@{host}", now)
+
+
+def _missing_firings(schedule: Any, now: datetime, grace: timedelta) -> list[FiringRecord]:
+    view = schedule.read()
+    if view is None:
+        return []
+    ids = [night.occurrence_id for night in nights_to_check(view, now, grace)]
+    states = {status.id: status.state for status in schedule.statuses(ids)} if ids else {}
+    return firing_records(view, states, now, grace)

@@ -11,7 +11,12 @@ Two repairs, both reversible local drift and neither a decision:
 - a lease that guards nothing any more (stale or from the future, its process
   gone, its segment ended or just reconciled) is removed, and the removal is
   recorded as a `lease-removed` event on the journal's `health/repairs`
-  aggregate (hash-chained like every event, beside the schedule's own).
+  aggregate (hash-chained like every event, beside the schedule's own);
+- a lane's scheduled firing that left no record in the schedule (a night past
+  its slot and grace, neither admitted nor coalesced) gets a compact
+  `firing-recorded` event there: `no-op` when the lane still held an earlier
+  occurrence, `error` when nothing was admitted though it was free. One per
+  night (the command ID is the night's occurrence ID), so every firing has one.
 
 Everything is re-checked at the moment it happens: the removal's DELETE carries
 the staleness test, and a reconcile the engine refuses (the runner ended its
@@ -24,11 +29,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from factory_schedule.core.health import PlannedRepair, Repair, plan_repairs
-from factory_schedule.store import Decision, Journal, NewEvent, VersionConflictError, leases
+from factory_schedule.core.health import FiringRecord, PlannedRepair, Repair, plan_repairs
+from factory_schedule.store import CommandConflictError, Decision, Journal, NewEvent, VersionConflictError, leases
 
 HEALTH_AGGREGATE = "health/repairs"
 LEASE_REMOVED = "lease-removed"
+FIRING_RECORDED = "firing-recorded"
 RECORD_ATTEMPTS = 5
 
 
@@ -100,26 +106,57 @@ def _removal_record(lease: leases.Lease, reason: str, by: str, now: datetime) ->
     }
 
 
-def record_lease_removal(journal: Journal, lease: leases.Lease, reason: str, by: str, now: datetime) -> str:
-    """Append one `lease-removed` event to the health aggregate; its command ID names the lease exactly
-    (scope, owner, last heartbeat), so recording the same removal twice replays instead of doubling."""
-    data = _removal_record(lease, reason, by, now)
-    heartbeat_ms = round(lease.heartbeat_at.timestamp() * 1000)
-    command_id = f"health/lease-removed/{lease.scope}/{lease.owner}/{heartbeat_ms}"
+def _record(journal: Journal, command_id: str, event_type: str, payload: dict[str, Any],
+            extra: dict[str, Any]) -> bool:
+    """Append one event to the health aggregate under `command_id`; False when that ID was already
+    recorded (a replay, or a conflicting earlier record: the first record of a thing stands)."""
 
     def decide(state: Any, _version: int) -> Decision:
-        count = int(state.get("leasesRemoved", 0)) if isinstance(state, dict) else 0
-        return Decision(events=[NewEvent(LEASE_REMOVED, data)],
-                        state={"leasesRemoved": count + 1, "last": command_id}, result={"recorded": command_id})
+        counts = dict(state.get("counts", {})) if isinstance(state, dict) else {}
+        counts[event_type] = int(counts.get(event_type, 0)) + 1
+        return Decision(events=[NewEvent(event_type, {**payload, **extra})],
+                        state={"counts": counts, "last": command_id}, result={"recorded": command_id})
 
     for attempt in range(RECORD_ATTEMPTS):
         try:
-            journal.execute(HEALTH_AGGREGATE, command_id, data, journal.head(HEALTH_AGGREGATE), decide)
-            return command_id
+            outcome = journal.execute(HEALTH_AGGREGATE, command_id, payload, journal.head(HEALTH_AGGREGATE), decide)
+            return not outcome.replayed
+        except CommandConflictError:
+            return False
         except VersionConflictError:
             if attempt == RECORD_ATTEMPTS - 1:
                 raise
-    return command_id  # pragma: no cover
+    return False  # pragma: no cover
+
+
+def record_lease_removal(journal: Journal, lease: leases.Lease, reason: str, by: str, now: datetime) -> str:
+    """Append one `lease-removed` event to the health aggregate; its command ID names the lease exactly
+    (scope, owner, last heartbeat), so recording the same removal twice replays instead of doubling."""
+    heartbeat_ms = round(lease.heartbeat_at.timestamp() * 1000)
+    command_id = f"health/lease-removed/{lease.scope}/{lease.owner}/{heartbeat_ms}"
+    _record(journal, command_id, LEASE_REMOVED, _removal_record(lease, reason, by, now), {})
+    return command_id
+
+
+def record_missing_firings(journal: Journal, records: list[FiringRecord], by: str, now: datetime) -> list[Repair]:
+    """Write the compact no-op/error record of each scheduled firing that has none, once per night."""
+    repairs = []
+    for record in records:
+        command_id = f"health/firing/{record.occurrence}"
+        if journal.receipt(command_id) is not None:
+            continue
+        if _record(journal, command_id, FIRING_RECORDED, record.doc(),
+                   {"recordedBy": by, "recordedAt": now.isoformat()}):
+            repairs.append(Repair(
+                "recorded-firing", record.occurrence,
+                f"recorded the {record.kind} firing of {record.occurrence} at {record.slot}: {record.reason}",
+                {**record.doc(), "command_id": command_id}))
+    return repairs
+
+
+def firing_records_written(journal: Journal) -> list[dict[str, Any]]:
+    """Every compact firing record health wrote, oldest first."""
+    return [event.data for event in journal.iter_history(HEALTH_AGGREGATE) if event.type == FIRING_RECORDED]
 
 
 def removal_records(journal: Journal) -> list[dict[str, Any]]:
@@ -128,7 +165,12 @@ def removal_records(journal: Journal) -> list[dict[str, Any]]:
 
 
 def repair(journal: Journal, schedule: Any, now: datetime, host: str, gather: Callable[[], Any],
-           confirmed_by: str | None = None) -> list[Repair]:
-    """Plan over freshly gathered facts, then carry the plan out."""
+           confirmed_by: str | None = None,
+           firings: Callable[[], list[FiringRecord]] | None = None) -> list[Repair]:
+    """Plan over freshly gathered facts, carry the plan out, then write the missing firing records (after
+    the reconciles, which may let a lane admit again)."""
     by = confirmed_by or f"health-reconciler@{host}"
-    return carry_out(journal, schedule, plan_repairs(gather(), by), now, by)
+    repairs = carry_out(journal, schedule, plan_repairs(gather(), by), now, by)
+    if firings is not None:
+        repairs += record_missing_firings(journal, firings(), by, now)
+    return repairs
