@@ -18,13 +18,18 @@ runner's own stdout goes to the tick's stderr so the tick's stdout stays JSON.
 
 With `--detach` (what the LaunchAgent runs) each admitted segment gets a keeper
 process (`tick-segment`) in a session of its own that does the same, and the tick
-returns at once: launchd never starts a job while its last run is still running,
-so a tick that waited for a two-hour runner would swallow the next lanes' times.
+returns after a short observation window (`--observe`, default 5 s): launchd never
+starts a job while its last run is still running, so a tick that waited for a
+two-hour runner would swallow the next lanes' times. In that window it checks
+that each keeper stays the same process (pid and start time) and holds its
+segment's lease, and prints one `{"keeper_observed": ...}` line each; only a
+keeper that exited non-zero leaving its segment running counts as failed (exit 6).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -41,6 +46,19 @@ if TYPE_CHECKING:
     from factory_schedule.tui.host.clock import SystemClock
 
 DEFAULT_TTL_SECONDS = 60.0
+DEFAULT_OBSERVE_SECONDS = 5.0
+MAX_OBSERVE_SECONDS = 300.0
+
+
+def _observation_window(value: str) -> float:
+    """0 (do not watch) up to five minutes: the tick waits that long before launchd sees it return."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not (math.isfinite(number) and 0 <= number <= MAX_OBSERVE_SECONDS):
+        raise argparse.ArgumentTypeError(f"expected 0 to {MAX_OBSERVE_SECONDS:g} seconds, got {value!r}")
+    return number
 STARTED_KINDS = ("admitted", "resumed")
 
 
@@ -171,10 +189,18 @@ def _tick(args: argparse.Namespace) -> int:
         beat.stop()
         leases.release(journal, leases.WORKER_SCOPE, owner)
     if args.detach:
+        keepers = []
         for job in jobs:
             keeper = _spawn_keeper(url, job, command, args.ttl)
+            keepers.append((job, keeper))
             emit({"detached": {"lane": job.lane, "occurrence": job.occurrence_id, "segment": job.segment,
-                               "runner": job.runner, "keeper_pid": keeper}})
+                               "runner": job.runner, "keeper_pid": keeper.pid}})
+        if keepers and args.observe > 0:
+            observed = process_runner.observe_keepers(journal, keepers, args.observe, clock.now, schedule.read)
+            for observation in observed:
+                emit({"keeper_observed": observation})
+            if exit_code == EXIT_OK and any(o.verdict == "failed" for o in observed):
+                exit_code = EXIT_RUNNER_FAILED
         return exit_code
     runs = process_runner.run_segments(
         journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run})
@@ -189,7 +215,9 @@ def _strip_dashes(command: list[str] | None) -> list[str]:
     return command[1:] if command and command[0] == "--" else command
 
 
-def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], ttl: float) -> int:
+def _spawn_keeper(
+    url: str, job: process_runner.SegmentJob, command: list[str], ttl: float
+) -> subprocess.Popen[bytes]:
     """Start `tick-segment` for one admitted segment in a session of its own, so it outlives this tick.
 
     launchd runs one instance of a job at a time and, when that instance exits, kills what is left in
@@ -203,7 +231,7 @@ def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], 
         stdin=subprocess.DEVNULL, start_new_session=True,
         env={**os.environ, ENV_JOURNAL: url},  # not on its command line, where `ps` would show a password
     )
-    return keeper.pid
+    return keeper
 
 
 def _keep_segment(args: argparse.Namespace) -> int:
@@ -242,6 +270,14 @@ def register(subcommands: Any) -> None:
         action="store_true",
         help="start each admitted segment's runner under a keeper process of its own and return at once "
         "(what the LaunchAgent uses: launchd never runs a second tick while the first still runs)",
+    )
+    tick.add_argument(
+        "--observe",
+        type=_observation_window,
+        default=DEFAULT_OBSERVE_SECONDS,
+        metavar="SECONDS",
+        help="with --detach: watch each keeper this long after starting it, and report whether the same "
+        f"process holds its segment's lease (`keeper_observed`; 0 skips; default {DEFAULT_OBSERVE_SECONDS:g})",
     )
     tick.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
     tick.set_defaults(handler=_tick)
