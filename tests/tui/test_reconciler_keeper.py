@@ -4,6 +4,7 @@ counts as failed. Real processes over a real SQLite journal."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -44,10 +45,8 @@ def _detached_tick(url: str, tmp_path: Path, *runner: str, observe: str = "3") -
 def _stop(lines: list[dict[str, Any]]) -> None:
     for line in lines:
         if "detached" in line:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(line["detached"]["keeper_pid"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def test_a_keeper_that_stays_the_same_process_and_holds_its_lease_is_observed_holding(

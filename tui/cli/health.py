@@ -3,8 +3,13 @@
 Exit status: 0 healthy, 1 findings, 2 could not check (no journal at the path,
 the journal would not open, or a check failed to run). A journal with no
 commission is never healthy: it is most often a mistyped path. `--repair` first
-removes leases that guard nothing running any more and lists each removal; it
-changes no decision. Text output escapes whatever it shows from the journal, and
+reconciles each dead runner whose process is provably gone from this host and
+whose lease had no heartbeat for 2 x TTL (the engine's `reconcile`, confirmed by
+health-reconciler@HOST), removes leases that guard nothing running any more, and
+writes the compact record of each scheduled firing that left none; each is
+journaled and listed. It changes no decision a person made. Findings that need
+the owner are sent once each to the notifier (`--notify`, $FACTORY_NOTIFY, or a
+Mac's notification centre). Text output escapes whatever it shows from the journal, and
 the `reconcile` line it suggests is shell-quoted.
 """
 
@@ -86,10 +91,19 @@ def _health(args: argparse.Namespace) -> int:
     report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace)
     report = health.HealthReport(report.checked_at, report.host, report.findings, tuple(repairs),
                                  report.could_not_check, report.verified)
+    from factory_schedule.tui.host.notify import notify_owner
+
+    told = notify_owner(report.findings, url, clock.now(), args.notify)
     if args.json:
-        emit(_as_json(report))
+        emit({**_as_json(report), "notified": [to_jsonable(notice) for notice in told.sent],
+              "notify_failed": list(told.failed), "notifier": list(told.notifier) if told.notifier else None,
+              "notifier_off": told.why_none})
     else:
         _print_text(report)
+        for notice in told.sent:
+            say(f"notified: [{printable(notice.kind)}] {printable(notice.text)}")
+        for problem in told.failed:
+            say(f"could not notify: {printable(problem)}")
     return report.exit_code
 
 
@@ -104,8 +118,13 @@ def register(subcommands: Any) -> None:
         "health", help="the supervisor's check (exit 0 healthy, 1 findings, 2 could not)", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repair", action="store_true",
-                        help="remove stale leases whose segment is no longer running (changes no decision)")
+                        help="reconcile dead runners on conclusive evidence, remove leases that guard nothing, "
+                        "record missed firings; each journaled (changes no decision)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    parser.add_argument("--notify", metavar="COMMAND",
+                        help="tell the owner of each finding that needs them, once, by running COMMAND with the "
+                        "text as its last argument (default: $FACTORY_NOTIFY, else osascript on a Mac, else "
+                        "none; an empty COMMAND turns it off)")
     parser.add_argument("--plist", metavar="PATH",
                         help="the installed LaunchAgent to compare with the commission "
                         f"(default: ~/Library/LaunchAgents/{DEFAULT_LABEL}.plist when it exists)")

@@ -165,6 +165,26 @@ def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
+def _tell_owner(journal: Any, url: str, schedule: Any, clock: SystemClock) -> None:
+    """Send each finding that needs the owner (a sign-in, an overage, a dead runner the evidence cannot
+    settle) to their notifier, once: an unattended night tells them, not only the dashboard. The hash
+    chain is left to `health` (a year of history is not re-read at every firing)."""
+    from factory_schedule.tui.host import health
+    from factory_schedule.tui.host.notify import notify_owner
+    from factory_schedule.tui.host.segments import this_host
+
+    try:
+        report = health.check_health(journal, schedule, clock.now(), this_host(), check_chain=False)
+        told = notify_owner(report.findings, url, clock.now())
+    except Exception as error:
+        emit({"notify_failed": f"{type(error).__name__}: {error}"})
+        return
+    for notice in told.sent:
+        emit({"notified": notice})
+    for problem in told.failed:
+        emit({"notify_failed": problem})
+
+
 def _tick(args: argparse.Namespace) -> int:
     from factory_schedule.store import leases
     from factory_schedule.tui.host import segments as process_runner
@@ -188,6 +208,7 @@ def _tick(args: argparse.Namespace) -> int:
     finally:
         beat.stop()
         leases.release(journal, leases.WORKER_SCOPE, owner)
+    _tell_owner(journal, url, schedule, clock)
     if args.detach:
         keepers = []
         for job in jobs:
