@@ -101,7 +101,7 @@ def test_a_concurrent_writer_makes_repair_read_again_and_retry_once(
     journal, _schedule, _clock = world
     _commissioned(world)
     prompts = _folder(tmp_path)
-    interfered = []
+    interfered: list[bool] = []
 
     def racing(source: str, lane: str) -> BindingRead:
         if not interfered:  # another health run records a blocker between our read and our write

@@ -116,7 +116,7 @@ def test_a_runner_killed_on_a_night_nobody_watches_is_reconciled_by_the_next_hea
 
     # The next night, nobody having looked: the lane runs again (the interrupted occurrence resumes as its
     # second segment under a new runner), and the lost call's work is refused, never sent again.
-    slot = pendulum.parse(record.slot)
+    slot = pendulum.instance(datetime.fromisoformat(record.slot.replace("Z", "+00:00")))
     clock = ManualClock(slot.add(days=1, minutes=1).to_iso8601_string())
     next_night = LifecycleSchedule(journal, clock)
     started = next_night.start(lane=record.lane, runner="r-next-night")
