@@ -200,6 +200,17 @@ def judge(facts: HealthFacts) -> HealthReport:
 
 
 def lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
+    """What a person (or the reconciler) needs to confirm the holder gone; the process start time only when
+    the lease recorded one, and `pid_recycled` only when the pid now names another process."""
+    evidence = _lease_evidence(lease, now)
+    if lease.info.get("pid_started") is not None:
+        evidence["pid_started"] = lease.info.get("pid_started")
+    if lease.pid_recycled:
+        evidence["pid_recycled"] = True
+    return evidence
+
+
+def _lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
     info = lease.info
     return {
         "scope": lease.scope,
@@ -212,8 +223,6 @@ def lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
         "segment": info.get("segment"),
         "command": info.get("command"),
         "started": info.get("started"),
-        "pid_started": info.get("pid_started"),
-        "pid_recycled": lease.pid_recycled,
         "last_heartbeat": lease.heartbeat_at.isoformat(),
         "stale_since": lease.stale_at.isoformat(),
         "ttl_seconds": lease.ttl_seconds,
@@ -286,12 +295,11 @@ def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, h
             f"{lease.scope} is stale, its process is gone and its segment is no longer running: safe to remove "
             "(--repair)", evidence, repairable=True)]
     if process_gone:
-        evidence["confirmation"] = reconcile_confirmation(evidence, f"health-reconciler@{host}")
-        evidence["conclusive"] = True
+        evidence["confirmation"] = reconcile_confirmation(evidence, "<supervisor>")
         return [Finding(
             "dead-runner", "error",
             f"runner {evidence['runner']} of {occurrence_id} segment {segment} is gone (pid {evidence['pid']} on "
-            f"{host}{', recycled' if lease.pid_recycled else ''}) and its lease had no heartbeat for 2 x TTL: "
+            f"{host}{', recycled' if lease.pid_recycled else ''}) and its lease is stale past 2 x TTL: "
             "`health --repair` (or the next tick) reconciles it as the supervisor; its call in flight, if "
             "any, ends as lost and is never sent again", evidence, repairable=True)]
     if lease.process_alive:
@@ -370,7 +378,8 @@ def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[P
             if segment_still_running(view, occurrence_id, segment, lease.owner):
                 if future:
                     continue
-                confirmation = reconcile_confirmation(evidence, by)
+                # The segment runs under the lease's owner, whatever the lease's info says of its runner.
+                confirmation = {**reconcile_confirmation(evidence, by), "runner": lease.owner}
                 reconciles.append(PlannedRepair(
                     "reconcile", lease.scope, lease.owner, f"{gone}, its lease stale since "
                     f"{evidence['stale_since']} and its segment still running", evidence, future, occurrence_id,

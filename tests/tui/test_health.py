@@ -136,7 +136,7 @@ def test_a_recycled_pid_is_told_apart_by_its_start_time(world: tuple[Any, Any, M
     clock.advance(minutes=3)
     report = health.check_health(journal, schedule, clock.now(), HOST)
     [finding] = [f for f in report.findings if f.kind == "dead-runner"]
-    assert finding.evidence["pid_recycled"] is True
+    assert finding.evidence["pid_recycled"] is True and finding.evidence["pid_started"] == "linux-ticks:1"
     kinds = [repair.kind for repair in health.repair(journal, schedule, clock.now(), HOST)]
     assert kinds == ["reconciled-dead-runner", "removed-stale-lease"]
     # Recorded with its true start time, the same live pid is a live process: never touched.

@@ -212,7 +212,7 @@ def _tick(args: argparse.Namespace) -> int:
     if args.detach:
         keepers = []
         for job in jobs:
-            keeper = _spawn_keeper(url, job, command, args.ttl)
+            keeper = _start_keeper(url, job, command, args.ttl)
             keepers.append((job, keeper))
             emit({"detached": {"lane": job.lane, "occurrence": job.occurrence_id, "segment": job.segment,
                                "runner": job.runner, "keeper_pid": keeper.pid}})
@@ -236,7 +236,12 @@ def _strip_dashes(command: list[str] | None) -> list[str]:
     return command[1:] if command and command[0] == "--" else command
 
 
-def _spawn_keeper(
+def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], ttl: float) -> int:
+    """`_start_keeper`'s process ID."""
+    return _start_keeper(url, job, command, ttl).pid
+
+
+def _start_keeper(
     url: str, job: process_runner.SegmentJob, command: list[str], ttl: float
 ) -> subprocess.Popen[bytes]:
     """Start `tick-segment` for one admitted segment in a session of its own, so it outlives this tick.
