@@ -78,3 +78,21 @@ def test_a_keeper_whose_runner_fails_leaving_its_segment_running_is_observed_fai
 def test_the_observation_window_is_declared_and_bounded(sqlite_url: str, journal: Any) -> None:
     code, answer, _ = cli(sqlite_url, "tick", "--detach", "--observe", "301", "--", "/bin/true")
     assert code == 2 and "--observe" in str(answer)
+
+
+@pytest.mark.parametrize(("runner", "verdict"), [("/bin/false", "failed"), ("/bin/true", "unclear")])
+def test_a_run_counts_as_failed_only_when_its_exit_status_and_its_missing_record_agree(
+    sqlite_url: str, journal: Any, runner: str, verdict: str
+) -> None:
+    _code, answer, err = cli(sqlite_url, "tick", "--ttl", "1", "--", runner)
+    assert answer["segment_run"]["segment_running"] is True, err
+    assert answer["segment_run"]["verdict"] == verdict
+
+
+def test_a_non_zero_exit_after_the_segment_ended_is_a_host_warning_not_a_failure() -> None:
+    from factory_schedule.tui.host.segments import run_verdict
+
+    assert run_verdict(1, False, "released") == "ended"
+    assert run_verdict(None, True, "left-to-go-stale") == "failed"  # could not be started: nothing recorded
+    assert run_verdict(0, True, "left-to-go-stale") == "unclear"
+    assert run_verdict(1, False, "lost") == "unclear"

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -217,6 +217,26 @@ class SegmentRun:
     segment_running: bool
     lease: str  # released | left-to-go-stale | held-by-another | lost
     detail: str = ""
+    verdict: str = field(init=False, default="")  # run_verdict's word for it
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", run_verdict(self.exit, self.segment_running, self.lease))
+
+
+def run_verdict(exit_code: int | None, segment_running: bool, lease: str) -> str:
+    """Whether a scheduled run failed: only when its exit status and its expected record agree.
+
+    `ended`: the segment has its record (deferred or settled), whatever the exit status (a non-zero exit
+    alone is a host warning, not a failure); `failed`: the runner exited non-zero, or could not be started,
+    and the segment has no record; `unclear` when they disagree (exit 0 leaving the segment running, a
+    lease lost or held by another): left to health and a person, never called a failure."""
+    if lease in ("lost", "held-by-another", "unknown"):
+        return "unclear"
+    if not segment_running:
+        return "ended"
+    if exit_code != 0 and lease == "left-to-go-stale":
+        return "failed"
+    return "unclear"
 
 
 def runner_environment(base: Mapping[str, str], journal_url: str, job: SegmentJob, ttl: float) -> dict[str, str]:
