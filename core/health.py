@@ -14,6 +14,14 @@ a mistyped path); leases stale past 2 x TTL, or with a heartbeat from the future
 their slot plus a grace with nothing admitted; account stops; an owner record
 that stops being current within three days; a week above 90 % of its ceiling; an
 installed LaunchAgent whose intervals differ from the commission's.
+
+`plan_repairs` is the reconciler's part of the verdict: which leases the shell may
+act on. A dead runner is reconciled only on conclusive evidence (its process is
+provably gone from this host, its lease had no heartbeat for 2 x TTL, and the
+schedule still shows its segment running); a lease is removed only once it is
+stale (or from the future), its process is provably gone, and what it guarded is
+no longer running (or is reconciled in the same pass). Anything on another host,
+or with a live process, stays the owner's finding.
 """
 
 from __future__ import annotations
@@ -97,6 +105,7 @@ class LeaseFact:
     segment: tuple[str, int] | None  # (occurrence ID, segment) of a segment lease, else None
     worker: bool  # the tick's own lease
     process_alive: bool | None  # None: taken on another host, whose processes this host cannot see
+    pid_recycled: bool = False  # its pid lives, but with another start time than recorded: another process
 
     @property
     def stale_at(self) -> datetime:
@@ -111,11 +120,22 @@ class LeaseFact:
 
 @dataclass(frozen=True)
 class LaunchAgentFact:
-    """The installed LaunchAgent: its StartCalendarInterval entries, or why it could not be read."""
+    """The installed LaunchAgent: its StartCalendarInterval entries, or why it could not be read; what it
+    runs and with which journal; whether launchd has it loaded (None: not checkable here, `loaded_problem`
+    says why). The shell compares the journal URLs (it can resolve paths) and shows them without a password.
+    """
 
     path: str
     intervals: tuple[Mapping[str, Any], ...] | None
     problem: str | None = None
+    label: str | None = None
+    program_arguments: tuple[str, ...] | None = None
+    journal_shown: str | None = None  # its EnvironmentVariables' FACTORY_JOURNAL, password masked
+    journal_expected: str | None = None  # the journal health checks, password masked
+    same_journal: bool | None = None  # None: it names no journal
+    missing_programs: tuple[str, ...] = ()  # programs it names that this host cannot run
+    loaded: bool | None = None
+    loaded_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +200,17 @@ def judge(facts: HealthFacts) -> HealthReport:
 
 
 def lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
+    """What a person (or the reconciler) needs to confirm the holder gone; the process start time only when
+    the lease recorded one, and `pid_recycled` only when the pid now names another process."""
+    evidence = _lease_evidence(lease, now)
+    if lease.info.get("pid_started") is not None:
+        evidence["pid_started"] = lease.info.get("pid_started")
+    if lease.pid_recycled:
+        evidence["pid_recycled"] = True
+    return evidence
+
+
+def _lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
     info = lease.info
     return {
         "scope": lease.scope,
@@ -201,8 +232,9 @@ def lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
 
 def reconcile_confirmation(evidence: Mapping[str, Any], confirmed_by: str) -> dict[str, Any]:
     """The confirmation a supervisor would send for a dead runner, prefilled from the lease's evidence."""
+    recycled = " (its pid now names another process)" if evidence.get("pid_recycled") else ""
     text = (
-        f"runner process {evidence.get('pid')} on {evidence.get('host')} is gone; its lease on "
+        f"runner process {evidence.get('pid')} on {evidence.get('host')} is gone{recycled}; its lease on "
         f"{evidence.get('scope')} had no heartbeat since {evidence.get('last_heartbeat')} "
         f"(stale since {evidence.get('stale_since')})"
     )
@@ -238,44 +270,49 @@ def lease_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: 
 def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, host: str) -> list[Finding]:
     evidence = lease_evidence(lease, now)
     process_gone = lease.process_alive is False
+    gone_words = "; its process is gone" + (" (its pid was recycled)" if lease.pid_recycled else "")
+    guarding = lease.segment is not None and (
+        view is None or segment_still_running(view, lease.segment[0], lease.segment[1], lease.owner))
     if lease.from_future(now):
         return [Finding(
             "lease-heartbeat-in-future", "warning",
             f"{lease.scope} held by {lease.owner} has a heartbeat in the future ({evidence['last_heartbeat']}): "
-            "a clock was wrong, so it proves no live holder" + ("; its process is gone" if process_gone else ""),
-            evidence, repairable=process_gone)]
+            "a clock was wrong, so it proves no live holder" + (gone_words if process_gone else "")
+            + ("; its segment still runs, so the owner decides" if guarding else ""),
+            evidence, repairable=process_gone and not guarding)]
     if not lease.stale(now):
         return []
     if lease.segment is None:
         return [Finding(
             "stale-worker-lease" if lease.worker else "stale-lease", "warning",
             f"{lease.scope} held by {lease.owner} has had no heartbeat since {evidence['last_heartbeat']}"
-            + ("; its process is gone" if process_gone else ""),
+            + (gone_words if process_gone else ""),
             evidence, repairable=process_gone)]
     occurrence_id, segment = lease.segment
-    if view is not None and not segment_still_running(view, occurrence_id, segment, lease.owner):
+    if process_gone and not guarding:
         return [Finding(
             "stale-lease-segment-ended", "warning",
-            f"{lease.scope} is stale and its segment is no longer running: safe to remove (--repair)",
-            evidence, repairable=True)]
+            f"{lease.scope} is stale, its process is gone and its segment is no longer running: safe to remove "
+            "(--repair)", evidence, repairable=True)]
     if process_gone:
         evidence["confirmation"] = reconcile_confirmation(evidence, "<supervisor>")
         return [Finding(
             "dead-runner", "error",
             f"runner {evidence['runner']} of {occurrence_id} segment {segment} is gone (pid {evidence['pid']} on "
-            f"{host}) and its lease is stale: confirm with `factory-schedule reconcile` after checking the "
-            "provider; its call in flight, if any, will end as lost",
-            evidence)]
+            f"{host}{', recycled' if lease.pid_recycled else ''}) and its lease is stale past 2 x TTL: "
+            "`health --repair` (or the next tick) reconciles it as the supervisor; its call in flight, if "
+            "any, ends as lost and is never sent again", evidence, repairable=True)]
     if lease.process_alive:
+        still = "" if guarding else " (its segment has ended)"
         return [Finding(
             "stale-lease-live-process", "warning",
             f"runner {evidence['runner']} (pid {evidence['pid']}) is alive but has not heartbeated "
-            f"{lease.scope} since {evidence['last_heartbeat']}: hung, or its tick died",
+            f"{lease.scope} since {evidence['last_heartbeat']}{still}: hung, or its tick died; the owner decides",
             evidence)]
     return [Finding(
         "stale-lease-other-host", "warning",
-        f"{lease.scope} is stale and held from {evidence['host']}; this host cannot see its process",
-        evidence)]
+        f"{lease.scope} is stale and held from {evidence['host']}; this host cannot see its process, so the "
+        "owner decides", evidence)]
 
 
 def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]]) -> list[Finding]:
@@ -290,6 +327,73 @@ def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]]
             "`tick`, or its lease was removed): health cannot tell whether its runner lives",
             {"occurrence": occurrence.id, "segment": running[0], "runner": running[1]}))
     return findings
+
+
+# -- the reconciler's plan -------------------------------------------------------------------
+
+
+RepairAction = Literal["reconcile", "remove-lease"]
+
+
+@dataclass(frozen=True)
+class PlannedRepair:
+    """One repair the evidence licenses: reconcile a dead runner's segment (its lease goes after it), or
+    remove a lease that guards nothing. `confirmation` is what the engine's `reconcile` records."""
+
+    action: RepairAction
+    scope: str
+    owner: str
+    reason: str
+    evidence: dict[str, Any]  # JSON
+    from_future: bool = False
+    occurrence: str | None = None
+    confirmation: dict[str, Any] | None = None  # JSON
+
+
+def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[PlannedRepair, ...]:
+    """The repairs conclusive evidence allows, in order: each reconcile before any lease removal.
+
+    Never a lease whose process lives or cannot be seen (another host); never from TTL alone (it must be
+    stale past 2 x TTL, or carry a heartbeat from the future); a segment lease only once its segment is no
+    longer running, or is reconciled first (a heartbeat from the future is no evidence of 2 x TTL without
+    one, so such a segment stays the owner's)."""
+    view = facts.view
+    reconciles: list[PlannedRepair] = []
+    removals: list[PlannedRepair] = []
+    by = confirmed_by or f"health-reconciler@{facts.host}"
+    for lease in facts.leases:
+        if lease.process_alive is not False:
+            continue
+        future = lease.from_future(facts.now)
+        if not (future or lease.stale(facts.now)):
+            continue
+        evidence = lease_evidence(lease, facts.now)
+        gone = "its process is gone" + (" (its pid was recycled)" if lease.pid_recycled else "")
+        if future:
+            gone += " and its heartbeat is in the future"
+        if lease.segment is not None:
+            occurrence_id, segment = lease.segment
+            if view is None:
+                continue
+            if segment_still_running(view, occurrence_id, segment, lease.owner):
+                if future:
+                    continue
+                # The segment runs under the lease's owner, whatever the lease's info says of its runner.
+                confirmation = {**reconcile_confirmation(evidence, by), "runner": lease.owner}
+                reconciles.append(PlannedRepair(
+                    "reconcile", lease.scope, lease.owner, f"{gone}, its lease stale since "
+                    f"{evidence['stale_since']} and its segment still running", evidence, future, occurrence_id,
+                    confirmation))
+                removals.append(PlannedRepair(
+                    "remove-lease", lease.scope, lease.owner, f"{gone} and its segment was reconciled", evidence,
+                    future, occurrence_id))
+                continue
+            removals.append(PlannedRepair("remove-lease", lease.scope, lease.owner,
+                                          f"{gone} and its segment is no longer running", evidence, future,
+                                          occurrence_id))
+            continue
+        removals.append(PlannedRepair("remove-lease", lease.scope, lease.owner, gone, evidence, future))
+    return (*reconciles, *removals)
 
 
 # -- lanes -----------------------------------------------------------------------------------
@@ -364,6 +468,42 @@ def lane_findings(view: ScheduleView, night_states: Mapping[str, str], now: date
                 f"{night.occurrence_id} was never admitted before its window closed; the lane's next admission "
                 "coalesces it", evidence))
     return findings
+
+
+@dataclass(frozen=True)
+class FiringRecord:
+    """The compact record of a lane's scheduled firing that left no trace in the schedule: a `no-op` (the
+    lane still held an earlier occurrence, so nothing could be admitted) or an `error` (nothing was admitted
+    though the lane was free: no tick fired, or it failed). Its fields are the journal event's payload."""
+
+    occurrence: str
+    lane: str
+    slot: str
+    kind: Literal["no-op", "error"]
+    reason: str
+
+    def doc(self) -> dict[str, str]:
+        return {"occurrence": self.occurrence, "lane": self.lane, "slot": self.slot, "kind": self.kind,
+                "reason": self.reason}
+
+
+def firing_records(view: ScheduleView, night_states: Mapping[str, str], now: datetime,
+                   grace: timedelta) -> list[FiringRecord]:
+    """One compact record per night past its slot and grace that the schedule has no record of (still
+    `due` or `missed`): an admitted night has its occurrence, a coalesced one its admission's count."""
+    records = []
+    for night in nights_to_check(view, now, grace):
+        if night_states.get(night.occurrence_id) not in ("due", "missed"):
+            continue
+        slot = night.slot.isoformat()
+        if night.holding is not None:
+            records.append(FiringRecord(night.occurrence_id, night.lane, slot, "no-op",
+                                        f"the lane still held {night.holding.id} ({night.holding.state})"))
+        else:
+            records.append(FiringRecord(night.occurrence_id, night.lane, slot, "error",
+                                        "nothing was admitted within the grace: no tick fired (the agent not "
+                                        "loaded, the Mac asleep or off) or it failed before starting the lane"))
+    return records
 
 
 # -- accounts and the ledger -----------------------------------------------------------------
@@ -464,9 +604,79 @@ def launch_agent_findings(view: ScheduleView, agent: LaunchAgentFact, host_zone:
                         f"{error.message}", {"host_zone": host_zone, "commission_zone": commission.get("zone")})]
     have = [dict(interval) for interval in agent.intervals]
     want = [dict(interval) for interval in expected]
-    if sorted(map(_interval_key, have), key=repr) == sorted(map(_interval_key, want), key=repr):
+    findings = []
+    if sorted(map(_interval_key, have), key=repr) != sorted(map(_interval_key, want), key=repr):
+        findings.append(Finding("launch-agent-drift", "error",
+                                f"{agent.path} fires at other times than the commission asks: reinstall it with "
+                                "`factory-schedule launchd install`",
+                                {"plist": agent.path, "installed": have, "expected": want}))
+    findings.extend(launch_agent_program_findings(agent))
+    findings.extend(launch_agent_loaded_findings(agent))
+    return findings
+
+
+REINSTALL = "reinstall it with `factory-schedule launchd install`"
+
+
+def launch_agent_program_findings(agent: LaunchAgentFact) -> list[Finding]:
+    """What `launchd install` writes: `<factory-schedule> tick --detach [--ttl S] -- RUNNER...`, every program
+    an absolute path this host can run, and the journal in EnvironmentVariables as FACTORY_JOURNAL (the
+    journal health checks), never `--journal` on the command line."""
+    if agent.program_arguments is None:
         return []
-    return [Finding("launch-agent-drift", "error",
-                    f"{agent.path} fires at other times than the commission asks: reinstall it with "
-                    "`factory-schedule launchd install`",
-                    {"plist": agent.path, "installed": have, "expected": want})]
+    arguments = list(agent.program_arguments)
+    evidence: dict[str, Any] = {"plist": agent.path, "program_arguments": arguments}
+    findings = []
+    tick_at = arguments.index("tick") if "tick" in arguments else None
+    dashes = arguments.index("--") if "--" in arguments else None
+    if tick_at is None:
+        findings.append(Finding("launch-agent-not-tick", "error",
+                                f"{agent.path} does not run `factory-schedule tick`: {REINSTALL}", evidence))
+    else:
+        tick_options = arguments[tick_at + 1 : dashes]
+        if "--detach" not in tick_options:
+            findings.append(Finding(
+                "launch-agent-no-detach", "error",
+                f"{agent.path} runs the tick without --detach: launchd would wait for every runner and swallow "
+                f"the next lanes' times; {REINSTALL}", evidence))
+        if dashes is None or dashes == len(arguments) - 1:
+            findings.append(Finding("launch-agent-no-runner", "error",
+                                    f"{agent.path} names no runner after `--`: {REINSTALL}", evidence))
+        if any(a == "--journal" or a.startswith("--journal=") for a in arguments[: dashes]):
+            findings.append(Finding(
+                "launch-agent-journal-on-command-line", "warning",
+                f"{agent.path} names its journal on the command line, where `ps` shows a password: {REINSTALL}",
+                evidence))
+    if agent.missing_programs:
+        findings.append(Finding(
+            "launch-agent-program-missing", "error",
+            f"{agent.path} runs {', '.join(agent.missing_programs)}, which this host cannot run: {REINSTALL}",
+            {**evidence, "missing": list(agent.missing_programs)}))
+    journal = {"plist": agent.path, "installed": agent.journal_shown, "expected": agent.journal_expected}
+    if agent.same_journal is None:
+        findings.append(Finding(
+            "launch-agent-no-journal", "error",
+            f"{agent.path} sets no FACTORY_JOURNAL: its ticks would use the default journal file, not "
+            f"{agent.journal_expected}; {REINSTALL}", journal))
+    elif not agent.same_journal:
+        findings.append(Finding(
+            "launch-agent-journal-drift", "error",
+            f"{agent.path} runs the ticks against {agent.journal_shown}, not this journal "
+            f"({agent.journal_expected}): {REINSTALL}", journal))
+    return findings
+
+
+def launch_agent_loaded_findings(agent: LaunchAgentFact) -> list[Finding]:
+    evidence = {"plist": agent.path, "label": agent.label}
+    if agent.loaded is None and agent.loaded_problem is None:
+        return []  # not probed
+    if agent.loaded is None:
+        reason = agent.loaded_problem or "not checked"
+        return [Finding("launch-agent-loaded-unchecked", "info",
+                        f"whether {agent.label} is loaded cannot be checked here: {reason}",
+                        {**evidence, "reason": reason})]
+    if agent.loaded:
+        return []
+    return [Finding("launch-agent-not-loaded", "error",
+                    f"{agent.label} is installed at {agent.path} but launchd has not loaded it: nothing fires; "
+                    f"load it with `launchctl bootstrap gui/$(id -u) {agent.path}`", evidence)]

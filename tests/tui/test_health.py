@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import plistlib
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +12,8 @@ import pendulum
 
 from factory_schedule.core import ManualClock, launch_intervals
 from factory_schedule.store import leases
-from factory_schedule.tui.host import health
-from factory_schedule.tui.host.segments import segment_scope
+from factory_schedule.tui.host import health, reconciler
+from factory_schedule.tui.host.segments import process_start_time, segment_scope
 from tests.core.engine_helpers import epoch
 
 HOST = "test-host"
@@ -69,7 +71,7 @@ def test_an_empty_journal_is_never_healthy(world: tuple[Any, Any, ManualClock]) 
     assert _kinds(report) == ["not-commissioned"]
 
 
-def test_a_dead_runner_is_reported_with_the_evidence_for_a_reconcile_only_after_twice_its_ttl(
+def test_a_dead_runner_is_reported_with_the_evidence_only_after_twice_its_ttl_and_reconciled_by_repair(
     world: tuple[Any, Any, ManualClock],
 ) -> None:
     _admitted(world)
@@ -77,22 +79,71 @@ def test_a_dead_runner_is_reported_with_the_evidence_for_a_reconcile_only_after_
     journal, schedule, clock = world
     clock.advance(seconds=120)
     assert "dead-runner" not in _kinds(_check(world))
+    assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []  # not from TTL
 
     clock.advance(seconds=1)
     report = _check(world)
     [finding] = [f for f in report.findings if f.kind == "dead-runner"]
     assert report.exit_code == health.FINDINGS
-    assert finding.severity == "error" and not finding.repairable
+    assert finding.severity == "error" and finding.repairable
     evidence = finding.evidence
     assert (evidence["runner"], evidence["pid"], evidence["host"]) == ("r-dead", 424242, HOST)
     assert (evidence["occurrence"], evidence["segment"]) == (OCCURRENCE, 1)
     assert evidence["last_heartbeat"] == "2026-12-07T02:00:00+00:00"
     assert evidence["confirmation"]["runner"] == "r-dead"
 
-    # Health never reconciles: the occurrence is still running under the dead runner.
+    # Checking never reconciles; repairing does, as the supervisor's confirmation, then removes the lease.
     assert schedule.status(OCCURRENCE).state == "running"
-    assert health.repair_stale_leases(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []
+    reconciled, removed = health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False)
+    assert (reconciled.kind, removed.kind) == ("reconciled-dead-runner", "removed-stale-lease")
+    assert schedule.status(OCCURRENCE).state == "interrupted"
+    [occurrence] = [o for o in schedule.read().occurrences if o.id == OCCURRENCE]
+    [confirmation] = occurrence.reconciliations
+    assert confirmation.confirmed_by == f"health-reconciler@{HOST}" and "424242" in confirmation.evidence
+    assert leases.get_lease(journal, segment_scope(OCCURRENCE, 1)) is None
+    [record] = reconciler.removal_records(journal)
+    assert (record["scope"], record["owner"], record["pid"]) == (segment_scope(OCCURRENCE, 1), "r-dead", 424242)
+    assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []
+
+
+def test_a_live_process_keeps_its_stale_lease_and_its_segment_whatever_repair_is_asked(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    journal, schedule, clock = world
+    _admitted(world)
+    _lease(world)
+    clock.advance(hours=3)
+    assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: True) == []
+    assert schedule.status(OCCURRENCE).state == "running"
+    schedule.settle(occurrence_id=OCCURRENCE, settled_by="r-dead", status="unavailable", reason="nothing done")
+    # Its segment has ended, but its process still lives: the lease stays (the fix of issue 15).
+    assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: True) == []
     assert leases.get_lease(journal, segment_scope(OCCURRENCE, 1)) is not None
+    assert "stale-lease-live-process" in _kinds(_check(world, alive=True))
+    # Taken on another host: this host cannot see its process, so nothing is removed either.
+    assert health.repair(journal, schedule, clock.now(), "another-host", alive=lambda _pid: False) == []
+    assert leases.get_lease(journal, segment_scope(OCCURRENCE, 1)) is not None
+    assert reconciler.removal_records(journal) == []
+
+
+def test_a_recycled_pid_is_told_apart_by_its_start_time(world: tuple[Any, Any, ManualClock]) -> None:
+    journal, schedule, clock = world
+    _admitted(world)
+    # The lease names this very process's pid, but with a start time it never had: the pid was recycled.
+    info = {"pid": os.getpid(), "pid_started": "linux-ticks:1", "host": HOST, "runner": "r-dead",
+            "occurrence": OCCURRENCE, "segment": 1}
+    leases.acquire(journal, segment_scope(OCCURRENCE, 1), "r-dead", 60, clock.now(), info)
+    clock.advance(minutes=3)
+    report = health.check_health(journal, schedule, clock.now(), HOST)
+    [finding] = [f for f in report.findings if f.kind == "dead-runner"]
+    assert finding.evidence["pid_recycled"] is True and finding.evidence["pid_started"] == "linux-ticks:1"
+    kinds = [repair.kind for repair in health.repair(journal, schedule, clock.now(), HOST)]
+    assert kinds == ["reconciled-dead-runner", "removed-stale-lease"]
+    # Recorded with its true start time, the same live pid is a live process: never touched.
+    info["pid_started"] = process_start_time(os.getpid())
+    leases.acquire(journal, "segment/other", "r-live", 60, clock.now() - timedelta(hours=1), info)
+    assert health.repair(journal, schedule, clock.now(), HOST) == []
+    assert leases.get_lease(journal, "segment/other") is not None
 
 
 def test_a_stale_lease_whose_process_lives_is_a_warning_not_a_dead_runner(
@@ -113,16 +164,19 @@ def test_repair_removes_only_stale_leases_whose_segment_no_longer_runs_and_recor
     _lease(world)
     schedule.settle(occurrence_id=OCCURRENCE, settled_by="r-dead", status="unavailable", reason="nothing done")
     clock.advance(minutes=1)
-    assert health.repair_stale_leases(journal, schedule, clock.now(), HOST) == []  # not stale yet
+    assert health.repair(journal, schedule, clock.now(), HOST) == []  # not stale yet
 
     clock.advance(minutes=2)
     report = _check(world)
     assert [f.kind for f in report.findings if f.repairable] == ["stale-lease-segment-ended"]
     version = journal.head("discovery/schedule")
-    [repair] = health.repair_stale_leases(journal, schedule, clock.now(), HOST)
+    [repair] = health.repair(journal, schedule, clock.now(), HOST)
     assert repair.scope == segment_scope(OCCURRENCE, 1) and repair.lease["runner"] == "r-dead"
     assert leases.list_leases(journal) == []
     assert journal.head("discovery/schedule") == version  # no decision written
+    [record] = reconciler.removal_records(journal)  # but the removal itself is journaled
+    assert (record["scope"], record["owner"], record["removedBy"]) == (
+        segment_scope(OCCURRENCE, 1), "r-dead", f"health-reconciler@{HOST}")
     assert _check(world).exit_code == health.HEALTHY
 
 

@@ -3,8 +3,16 @@
 Exit status: 0 healthy, 1 findings, 2 could not check (no journal at the path,
 the journal would not open, or a check failed to run). A journal with no
 commission is never healthy: it is most often a mistyped path. `--repair` first
-removes leases that guard nothing running any more and lists each removal; it
-changes no decision. Text output escapes whatever it shows from the journal, and
+reconciles each dead runner whose process is provably gone from this host and
+whose lease had no heartbeat for 2 x TTL (the engine's `reconcile`, confirmed by
+health-reconciler@HOST), removes leases that guard nothing running any more, and
+writes the compact record of each scheduled firing that left none; each is
+journaled and listed. It changes no decision a person made. Findings that need
+the owner are sent once each to the notifier (`--notify`, $FACTORY_NOTIFY, or a
+Mac's notification centre). With a prompt folder (`--prompts` or
+$FACTORY_PROMPTS) each lane's prompt binding is checked too: drift is a warning,
+and `--repair` records the binding now read only when it reads back whole and
+stable; otherwise it records a blocker for the owner. Text output escapes whatever it shows from the journal, and
 the `reconcile` line it suggests is shell-quoted.
 """
 
@@ -19,6 +27,7 @@ from factory_schedule.tui.cli.options import minutes
 from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
 
 DEFAULT_LABEL = "com.factory-schedule.tick"
+ENV_PROMPTS = "FACTORY_PROMPTS"  # tui.host.bindings.ENV_PROMPTS (not imported: `--help` stays light)
 DEFAULT_GRACE_MINUTES = 30  # core.health.DEFAULT_GRACE_MINUTES (not imported: `--help` stays light)
 COULD_NOT_CHECK = 2
 
@@ -80,17 +89,53 @@ def _health(args: argparse.Namespace) -> int:
     repairs: list[Any] = []
     if args.repair:
         try:
-            repairs = health.repair_stale_leases(journal, schedule, clock.now(), host)
+            repairs = health.repair(journal, schedule, clock.now(), host)
         except Exception as error:
             return _could_not_check(args, f"repair: {error}")
+    prompts = args.prompts if args.prompts is not None else os.environ.get(ENV_PROMPTS) or None
+    if args.repair and prompts:
+        try:
+            repairs += _repair_bindings(journal, schedule, prompts, clock, host)
+        except Exception as error:
+            return _could_not_check(args, f"repairing prompt bindings: {error}")
     report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace)
-    report = health.HealthReport(report.checked_at, report.host, report.findings, tuple(repairs),
-                                 report.could_not_check, report.verified)
+    findings = list(report.findings)
+    could_not = list(report.could_not_check)
+    if prompts:
+        try:
+            findings += _binding_findings(journal, schedule, prompts)
+        except Exception as error:
+            could_not.append(f"prompt bindings: {type(error).__name__}: {error}")
+    report = health.HealthReport(report.checked_at, report.host, tuple(findings), tuple(repairs),
+                                 tuple(could_not), report.verified)
+    from factory_schedule.tui.host.notify import notify_owner
+
+    told = notify_owner(report.findings, url, clock.now(), args.notify)
     if args.json:
-        emit(_as_json(report))
+        emit({**_as_json(report), "notified": [to_jsonable(notice) for notice in told.sent],
+              "notify_failed": list(told.failed), "notifier": list(told.notifier) if told.notifier else None,
+              "notifier_off": told.why_none})
     else:
         _print_text(report)
+        for notice in told.sent:
+            say(f"notified: [{printable(notice.kind)}] {printable(notice.text)}")
+        for problem in told.failed:
+            say(f"could not notify: {printable(problem)}")
     return report.exit_code
+
+
+def _repair_bindings(journal: Any, schedule: Any, prompts: str, clock: Any, host: str) -> list[Any]:
+    from factory_schedule.tui.host import bindings
+
+    lanes = bindings.commission_lanes(schedule.read())
+    return bindings.repair_bindings(journal, lanes, prompts, f"health-reconciler@{host}", clock.now())
+
+
+def _binding_findings(journal: Any, schedule: Any, prompts: str) -> list[Any]:
+    from factory_schedule.tui.host import bindings
+
+    lanes = bindings.commission_lanes(schedule.read())
+    return bindings.binding_findings(bindings.check_bindings(journal, lanes, prompts))
 
 
 def _installed_agent() -> str | None:
@@ -104,11 +149,20 @@ def register(subcommands: Any) -> None:
         "health", help="the supervisor's check (exit 0 healthy, 1 findings, 2 could not)", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repair", action="store_true",
-                        help="remove stale leases whose segment is no longer running (changes no decision)")
+                        help="reconcile dead runners on conclusive evidence, remove leases that guard nothing, "
+                        "record missed firings; each journaled (changes no decision)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    parser.add_argument("--notify", metavar="COMMAND",
+                        help="tell the owner of each finding that needs them, once, by running COMMAND with the "
+                        "text as its last argument (default: $FACTORY_NOTIFY, else osascript on a Mac, else "
+                        "none; an empty COMMAND turns it off)")
     parser.add_argument("--plist", metavar="PATH",
                         help="the installed LaunchAgent to compare with the commission "
                         f"(default: ~/Library/LaunchAgents/{DEFAULT_LABEL}.plist when it exists)")
+    parser.add_argument("--prompts", metavar="FOLDER",
+                        help="the owner's prompt folder: check each lane's prompt binding (source, resolved "
+                        "path, normalized snapshot) against the one recorded; --repair records it when read back "
+                        f"whole (default: ${ENV_PROMPTS}; none: not checked)")
     parser.add_argument("--grace", type=minutes, default=DEFAULT_GRACE_MINUTES, metavar="MINUTES",
                         help=f"how late a lane may start before it is reported (default {DEFAULT_GRACE_MINUTES})")
     parser.set_defaults(handler=_health)

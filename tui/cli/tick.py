@@ -1,8 +1,10 @@
 """`factory-schedule tick [--lane L] [--ttl SECONDS] -- COMMAND [ARGS]`: what the LaunchAgent fires.
 
-Under the journal's `worker` lease the tick calls `start` for every lane of the
-current commission (or just `--lane`), each with a fresh runner token, and prints
-one JSON line per lane with what `start` answered. The worker lease guards the
+Under the journal's `worker` lease the tick first runs the health reconciler's
+repair pass (a dead runner reconciled on conclusive evidence, leases that guard
+nothing removed, each journaled; one `{"repaired": ...}` line each), then calls
+`start` for every lane of the current commission (or just `--lane`), each with a
+fresh runner token, and prints one JSON line per lane with what `start` answered. The worker lease guards the
 tick's own decisions (the starts) and is released as soon as they are made,
 before any runner runs: runners are fenced by their token (the schedule answers a
 running segment only to its runner) and by their segment lease, and a runner may
@@ -16,13 +18,18 @@ runner's own stdout goes to the tick's stderr so the tick's stdout stays JSON.
 
 With `--detach` (what the LaunchAgent runs) each admitted segment gets a keeper
 process (`tick-segment`) in a session of its own that does the same, and the tick
-returns at once: launchd never starts a job while its last run is still running,
-so a tick that waited for a two-hour runner would swallow the next lanes' times.
+returns after a short observation window (`--observe`, default 5 s): launchd never
+starts a job while its last run is still running, so a tick that waited for a
+two-hour runner would swallow the next lanes' times. In that window it checks
+that each keeper stays the same process (pid and start time) and holds its
+segment's lease, and prints one `{"keeper_observed": ...}` line each; only a
+keeper that exited non-zero leaving its segment running counts as failed (exit 6).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -39,6 +46,19 @@ if TYPE_CHECKING:
     from factory_schedule.tui.host.clock import SystemClock
 
 DEFAULT_TTL_SECONDS = 60.0
+DEFAULT_OBSERVE_SECONDS = 5.0
+MAX_OBSERVE_SECONDS = 300.0
+
+
+def _observation_window(value: str) -> float:
+    """0 (do not watch) up to five minutes: the tick waits that long before launchd sees it return."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not (math.isfinite(number) and 0 <= number <= MAX_OBSERVE_SECONDS):
+        raise argparse.ArgumentTypeError(f"expected 0 to {MAX_OBSERVE_SECONDS:g} seconds, got {value!r}")
+    return number
 STARTED_KINDS = ("admitted", "resumed")
 
 
@@ -49,27 +69,33 @@ def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock)
     from factory_schedule.core.health import heartbeat_from_future
     from factory_schedule.store import leases
     from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host.reconciler import record_lease_removal
 
-    info = {"pid": os.getpid(), "host": process_runner.this_host(), "started": clock.now().isoformat()}
+    host = process_runner.this_host()
+    info = {"pid": os.getpid(), "pid_started": process_runner.process_start_time(os.getpid()), "host": host,
+            "started": clock.now().isoformat()}
     try:
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
     except leases.LeaseHeldError as held:
         holder = held.holder
-        dead_here = holder.info.get("host") == process_runner.this_host() and not process_runner.process_alive(
-            holder.info.get("pid")
-        )
-        if not dead_here:
+        alive, _recycled = process_runner.same_process_alive(holder.info.get("pid"), holder.info.get("pid_started"))
+        if holder.info.get("host") != host or alive:
             raise
+        by = f"tick@{host}"
         if leases.stale(holder, clock.now()):
             removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now())
             if removed is not None:
-                emit({"repaired": "stale-worker-lease", "lease": removed})
+                record = record_lease_removal(journal, removed, "its tick is gone and it is stale", by, clock.now())
+                emit({"repaired": "stale-worker-lease", "lease": removed, "recorded": record})
         elif heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
             try:  # owner-conditioned: a tick that took the scope meanwhile keeps it
                 leases.release(journal, leases.WORKER_SCOPE, holder.owner)
-                emit({"repaired": "future-worker-lease", "lease": holder})
             except leases.LeaseOwnerError:
                 pass
+            else:
+                record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
+                                              by, clock.now())
+                emit({"repaired": "future-worker-lease", "lease": holder, "recorded": record})
         else:
             raise
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
@@ -108,6 +134,57 @@ def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.S
     return jobs, exit_code
 
 
+def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
+    """The health reconciler's repair pass, ahead of the lanes (the seed's order starts with health): a
+    runner that died on a night nobody watched is reconciled on conclusive evidence, so its lane admits
+    again without a human. One `{"repaired": ...}` line per repair; a pass that fails admits the lanes
+    anyway and says why (`{"repair_error": ...}`), since health reports what it could not do."""
+    from factory_schedule.tui.host import health
+    from factory_schedule.tui.host.segments import this_host
+
+    try:
+        repairs = health.repair(journal, schedule, clock.now(), this_host(), record_firings=False)
+    except Exception as error:
+        emit({"repair_error": f"{type(error).__name__}: {error}"})
+        return
+    for repair in repairs:
+        emit({"repaired": repair.kind, "repair": repair})
+
+
+def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
+    """After the starts: the compact no-op/error record of each earlier firing that left none."""
+    from factory_schedule.tui.host import health
+    from factory_schedule.tui.host.segments import this_host
+
+    try:
+        repairs = health.record_missing_firings(journal, schedule, clock.now(), this_host())
+    except Exception as error:
+        emit({"repair_error": f"{type(error).__name__}: {error}"})
+        return
+    for repair in repairs:
+        emit({"repaired": repair.kind, "repair": repair})
+
+
+def _tell_owner(journal: Any, url: str, schedule: Any, clock: SystemClock) -> None:
+    """Send each finding that needs the owner (a sign-in, an overage, a dead runner the evidence cannot
+    settle) to their notifier, once: an unattended night tells them, not only the dashboard. The hash
+    chain is left to `health` (a year of history is not re-read at every firing)."""
+    from factory_schedule.tui.host import health
+    from factory_schedule.tui.host.notify import notify_owner
+    from factory_schedule.tui.host.segments import this_host
+
+    try:
+        report = health.check_health(journal, schedule, clock.now(), this_host(), check_chain=False)
+        told = notify_owner(report.findings, url, clock.now())
+    except Exception as error:
+        emit({"notify_failed": f"{type(error).__name__}: {error}"})
+        return
+    for notice in told.sent:
+        emit({"notified": notice})
+    for problem in told.failed:
+        emit({"notify_failed": problem})
+
+
 def _tick(args: argparse.Namespace) -> int:
     from factory_schedule.store import leases
     from factory_schedule.tui.host import segments as process_runner
@@ -125,15 +202,26 @@ def _tick(args: argparse.Namespace) -> int:
     beat = process_runner.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)
     beat.start()
     try:
+        _reconcile_first(journal, schedule, clock)
         jobs, exit_code = _start_lanes(schedule, _lanes_to_start(schedule, args.lane))
+        _record_firings(journal, schedule, clock)
     finally:
         beat.stop()
         leases.release(journal, leases.WORKER_SCOPE, owner)
+    _tell_owner(journal, url, schedule, clock)
     if args.detach:
+        keepers = []
         for job in jobs:
-            keeper = _spawn_keeper(url, job, command, args.ttl)
+            keeper = _start_keeper(url, job, command, args.ttl)
+            keepers.append((job, keeper))
             emit({"detached": {"lane": job.lane, "occurrence": job.occurrence_id, "segment": job.segment,
-                               "runner": job.runner, "keeper_pid": keeper}})
+                               "runner": job.runner, "keeper_pid": keeper.pid}})
+        if keepers and args.observe > 0:
+            observed = process_runner.observe_keepers(journal, keepers, args.observe, clock.now, schedule.read)
+            for observation in observed:
+                emit({"keeper_observed": observation})
+            if exit_code == EXIT_OK and any(o.verdict == "failed" for o in observed):
+                exit_code = EXIT_RUNNER_FAILED
         return exit_code
     runs = process_runner.run_segments(
         journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run})
@@ -149,6 +237,13 @@ def _strip_dashes(command: list[str] | None) -> list[str]:
 
 
 def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], ttl: float) -> int:
+    """`_start_keeper`'s process ID."""
+    return _start_keeper(url, job, command, ttl).pid
+
+
+def _start_keeper(
+    url: str, job: process_runner.SegmentJob, command: list[str], ttl: float
+) -> subprocess.Popen[bytes]:
     """Start `tick-segment` for one admitted segment in a session of its own, so it outlives this tick.
 
     launchd runs one instance of a job at a time and, when that instance exits, kills what is left in
@@ -162,7 +257,7 @@ def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], 
         stdin=subprocess.DEVNULL, start_new_session=True,
         env={**os.environ, ENV_JOURNAL: url},  # not on its command line, where `ps` would show a password
     )
-    return keeper.pid
+    return keeper
 
 
 def _keep_segment(args: argparse.Namespace) -> int:
@@ -201,6 +296,14 @@ def register(subcommands: Any) -> None:
         action="store_true",
         help="start each admitted segment's runner under a keeper process of its own and return at once "
         "(what the LaunchAgent uses: launchd never runs a second tick while the first still runs)",
+    )
+    tick.add_argument(
+        "--observe",
+        type=_observation_window,
+        default=DEFAULT_OBSERVE_SECONDS,
+        metavar="SECONDS",
+        help="with --detach: watch each keeper this long after starting it, and report whether the same "
+        f"process holds its segment's lease (`keeper_observed`; 0 skips; default {DEFAULT_OBSERVE_SECONDS:g})",
     )
     tick.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
     tick.set_defaults(handler=_tick)

@@ -6,17 +6,16 @@ the leases with whether each holder's process lives on this host, the nights'
 states, the installed LaunchAgent, the host's zone) and hands the facts to
 `core.health.judge`, where every rule lives as a pure function.
 
-`repair_stale_leases` removes only leases that guard nothing any more: a stale
-segment lease whose segment the schedule no longer shows running, or a worker
-lease (stale, or with a heartbeat from the future) whose tick is gone from this
-host. A lease is a claim, not a decision, so removing one changes no schedule,
-commission or occurrence. A stale lease over a segment still running is left
-for a person.
+`repair` is the reconciler (tui/host/reconciler.py carries it out): it reconciles
+a dead runner's segment through the engine when the evidence is conclusive (its
+process provably gone from this host, told apart from a recycled pid by the start
+time the lease recorded, and no heartbeat for 2 x TTL), then removes leases that
+guard nothing any more, journaling each removal. A lease whose process lives, or
+that was taken on another host, is never touched: that stays the owner's finding.
 """
 
 from __future__ import annotations
 
-import plistlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,29 +27,44 @@ from factory_schedule.core.health import (
     FINDINGS,
     HEALTHY,
     Finding,
+    FiringRecord,
     HealthFacts,
     HealthReport,
-    LaunchAgentFact,
     LeaseFact,
     Repair,
+    firing_records,
     judge,
-    lease_evidence,
     nights_to_check,
     reconcile_confirmation,
-    segment_still_running,
 )
 from factory_schedule.store import Checkpoint, Journal, leases
+from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
-from factory_schedule.tui.host.segments import parse_segment_scope, process_alive
+from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
+from factory_schedule.tui.host.segments import (
+    parse_segment_scope,
+    process_alive,
+    process_start_time,
+    same_process_alive,
+)
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
-    "Repair", "check_health", "host_zone", "lease_freshness", "reconcile_confirmation", "repair_stale_leases",
+    "Repair", "check_health", "host_zone", "lease_freshness", "reconcile_confirmation", "repair",
 ]  # fmt: skip
 
 
-def lease_fact(lease: leases.Lease, host: str, alive: Callable[[object], bool] = process_alive) -> LeaseFact:
-    """A stored lease with what this host can see of its holder (only a process on this host can be probed)."""
+def lease_fact(
+    lease: leases.Lease,
+    host: str,
+    alive: Callable[[object], bool] = process_alive,
+    started: Callable[[object], str | None] = process_start_time,
+) -> LeaseFact:
+    """A stored lease with what this host can see of its holder (only a process on this host can be probed;
+    a live pid whose start time is not the recorded one is a recycled pid, so the holder is gone)."""
+    here = lease.info.get("host") == host
+    living, recycled = same_process_alive(lease.info.get("pid"), lease.info.get("pid_started"), alive, started) \
+        if here else (False, False)
     return LeaseFact(
         scope=lease.scope,
         owner=lease.owner,
@@ -59,19 +73,9 @@ def lease_fact(lease: leases.Lease, host: str, alive: Callable[[object], bool] =
         info=lease.info,
         segment=parse_segment_scope(lease.scope),
         worker=lease.scope == leases.WORKER_SCOPE,
-        process_alive=alive(lease.info.get("pid")) if lease.info.get("host") == host else None,
+        process_alive=living if here else None,
+        pid_recycled=recycled,
     )
-
-
-def _launch_agent(path: str) -> LaunchAgentFact:
-    try:
-        with open(path, "rb") as handle:
-            installed = plistlib.load(handle)
-    except (OSError, plistlib.InvalidFileException, ValueError) as error:
-        return LaunchAgentFact(path, None, str(error))
-    have = installed.get("StartCalendarInterval", []) if isinstance(installed, dict) else []
-    have = [have] if isinstance(have, dict) else list(have)
-    return LaunchAgentFact(path, tuple(item for item in have if isinstance(item, dict)))
 
 
 def gather_facts(
@@ -84,6 +88,8 @@ def gather_facts(
     alive: Callable[[object], bool] = process_alive,
     zone: str | None = None,
     since: Checkpoint | None = None,
+    loaded: LoadedProbe = launchctl_loaded,
+    check_chain: bool = True,
 ) -> tuple[HealthFacts, Checkpoint | None]:
     """Everything health's rules look at, and how far the chain verified; a probe that fails is noted, not fatal."""
     from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
@@ -91,7 +97,7 @@ def gather_facts(
     could_not: list[str] = []
     chain_problem = state_problem = view = verified = None
     try:
-        verified = journal.verify(SCHEDULE_AGGREGATE, since=since)
+        verified = journal.verify(SCHEDULE_AGGREGATE, since=since) if check_chain else None
     except Exception as error:
         chain_problem = str(error)
     try:
@@ -116,7 +122,7 @@ def gather_facts(
     facts = HealthFacts(
         now=now, host=host, chain_problem=chain_problem, view=view, state_problem=state_problem,
         leases=lease_facts, night_states=night_states,
-        launch_agent=_launch_agent(plist_path) if plist_path else None,
+        launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
     )
     return facts, verified
@@ -132,13 +138,16 @@ def check_health(
     alive: Callable[[object], bool] = process_alive,
     zone: str | None = None,
     since: Checkpoint | None = None,
+    loaded: LoadedProbe = launchctl_loaded,
+    check_chain: bool = True,
 ) -> HealthReport:
     """Every check over what this host can see.
 
     `since` (an earlier report's `verified`) checks only the events appended after it: the live
     dashboard re-checks as the journal grows without re-reading a year of history each time;
     the `health` command always checks the whole chain."""
-    facts, verified = gather_facts(journal, schedule, now, host, plist_path, grace_minutes, alive, zone, since)
+    facts, verified = gather_facts(journal, schedule, now, host, plist_path, grace_minutes, alive, zone, since,
+                                   loaded, check_chain)
     report = judge(facts)
     return HealthReport(report.checked_at, report.host, report.findings, report.repairs, report.could_not_check,
                         verified)
@@ -188,46 +197,46 @@ def lease_freshness(
     return found
 
 
-def repair_stale_leases(
-    journal: Journal, schedule: Any, now: datetime, host: str, alive: Callable[[object], bool] = process_alive
+def repair(
+    journal: Journal,
+    schedule: Any,
+    now: datetime,
+    host: str,
+    alive: Callable[[object], bool] = process_alive,
+    confirmed_by: str | None = None,
+    grace_minutes: float = DEFAULT_GRACE_MINUTES,
+    record_firings: bool = True,
 ) -> list[Repair]:
-    """Remove each lease that guards nothing any more; return one Repair per removal.
+    """Reconcile each dead runner on conclusive evidence, remove each lease that guards nothing any more,
+    and write the compact record of each scheduled firing that left none; one Repair per action, each
+    journaled (the reconcile as the engine's command, the others as events on the `health/repairs`
+    aggregate). The tick passes `record_firings=False` before its starts and records them after
+    (`record_missing_firings`), so a late tick's own night is admitted, not recorded as missed."""
+    grace = timedelta(minutes=grace_minutes)
 
-    A stale segment lease goes only when `schedule.read()` no longer shows its segment running
-    under its owner; the worker lease only when its tick is gone from this host. A stale lease's
-    delete re-checks staleness, so a late heartbeat keeps its lease; a lease from the future is
-    released under its owner's name, so a tick that took the scope meanwhile keeps it.
-    """
+    def facts() -> HealthFacts:
+        return HealthFacts(
+            now=now, host=host, view=schedule.read(),
+            leases=tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal)))
+
+    def firings() -> list[FiringRecord]:
+        return _missing_firings(schedule, now, grace)
+
+    return reconciler.repair(journal, schedule, now, host, facts, confirmed_by,
+                             firings if record_firings else None)
+
+
+def record_missing_firings(journal: Journal, schedule: Any, now: datetime, host: str,
+                           grace_minutes: float = DEFAULT_GRACE_MINUTES) -> list[Repair]:
+    """Only the compact records of scheduled firings that left none (what the tick does after its starts)."""
+    records = _missing_firings(schedule, now, timedelta(minutes=grace_minutes))
+    return reconciler.record_missing_firings(journal, records, f"health-reconciler@{host}", now)
+
+
+def _missing_firings(schedule: Any, now: datetime, grace: timedelta) -> list[FiringRecord]:
     view = schedule.read()
-    repairs = []
-    for lease in leases.list_leases(journal):
-        fact = lease_fact(lease, host, alive)
-        from_future = fact.from_future(now)
-        if not (fact.stale(now) or from_future):
-            continue
-        if fact.segment is not None and not from_future:
-            if segment_still_running(view, fact.segment[0], fact.segment[1], lease.owner):
-                continue
-            why = "its segment is no longer running"
-        elif (fact.worker or from_future) and fact.process_alive is False:
-            why = "its process is gone" + (" and its heartbeat is in the future" if from_future else "")
-        else:
-            continue
-        removed = _remove(journal, lease, now, from_future)
-        if removed is None:
-            continue
-        repairs.append(Repair(
-            "removed-stale-lease", removed.scope,
-            f"removed {removed.scope} held by {removed.owner}: stale since {removed.stale_at.isoformat()} and {why}",
-            lease_evidence(lease_fact(removed, host, alive), now)))
-    return repairs
-
-
-def _remove(journal: Journal, lease: leases.Lease, now: datetime, from_future: bool) -> leases.Lease | None:
-    if not from_future:
-        return leases.remove_stale(journal, lease.scope, now)
-    try:
-        leases.release(journal, lease.scope, lease.owner)
-    except leases.LeaseOwnerError:
-        return None
-    return lease
+    if view is None:
+        return []
+    ids = [night.occurrence_id for night in nights_to_check(view, now, grace)]
+    states = {status.id: status.state for status in schedule.statuses(ids)} if ids else {}
+    return firing_records(view, states, now, grace)

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -76,6 +76,54 @@ def process_alive(pid: object) -> bool:
     except OSError:
         return False
     return True
+
+
+def process_start_time(pid: object) -> str | None:
+    """When the process with this ID started, as this host tells it; None when it cannot be read.
+
+    Recorded beside a pid in a lease so a later probe can tell the same process from one that was given its
+    recycled pid. On Linux it is field 22 of /proc/<pid>/stat (clock ticks since boot); elsewhere (macOS)
+    `ps -o lstart=`. Only equality matters, so the two forms never need to be compared with each other.
+    """
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            stat = handle.read()
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return None  # a /proc host without this pid: the process is gone
+    except OSError:
+        return None
+    else:
+        fields = stat[stat.rfind(")") + 2 :].split()  # the command name may hold spaces and parentheses
+        return f"linux-ticks:{fields[19]}" if len(fields) > 19 else None
+    try:
+        completed = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True,
+                                   timeout=5, env={**os.environ, "LC_ALL": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    started = " ".join(completed.stdout.split())
+    return f"ps-lstart:{started}" if completed.returncode == 0 and started else None
+
+
+def same_process_alive(
+    pid: object,
+    recorded_start: object,
+    alive: Callable[[object], bool] = process_alive,
+    started: Callable[[object], str | None] = process_start_time,
+) -> tuple[bool, bool]:
+    """(alive, recycled) for a pid recorded with its start time: a live pid whose start time differs from
+    the recorded one is another process that was given the same number, so the recorded one is gone.
+    Without a recorded start time (an older lease) or a readable current one, a live pid counts as alive."""
+    if not alive(pid):
+        return False, False
+    if not isinstance(recorded_start, str) or not recorded_start:
+        return True, False
+    now_started = started(pid)
+    if now_started is None or now_started == recorded_start:
+        return True, False
+    return False, True
 
 
 def field_of(value: Any, name: str, default: Any = None) -> Any:
@@ -169,6 +217,26 @@ class SegmentRun:
     segment_running: bool
     lease: str  # released | left-to-go-stale | held-by-another | lost
     detail: str = ""
+    verdict: str = field(init=False, default="")  # run_verdict's word for it
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", run_verdict(self.exit, self.segment_running, self.lease))
+
+
+def run_verdict(exit_code: int | None, segment_running: bool, lease: str) -> str:
+    """Whether a scheduled run failed: only when its exit status and its expected record agree.
+
+    `ended`: the segment has its record (deferred or settled), whatever the exit status (a non-zero exit
+    alone is a host warning, not a failure); `failed`: the runner exited non-zero, or could not be started,
+    and the segment has no record; `unclear` when they disagree (exit 0 leaving the segment running, a
+    lease lost or held by another): left to health and a person, never called a failure."""
+    if lease in ("lost", "held-by-another", "unknown"):
+        return "unclear"
+    if not segment_running:
+        return "ended"
+    if exit_code != 0 and lease == "left-to-go-stale":
+        return "failed"
+    return "unclear"
 
 
 def runner_environment(base: Mapping[str, str], journal_url: str, job: SegmentJob, ttl: float) -> dict[str, str]:
@@ -201,6 +269,7 @@ def run_segment(
     info: dict[str, Any] = {
         "pid": os.getpid(),
         "tick_pid": os.getpid(),
+        "tick_pid_started": process_start_time(os.getpid()),
         "host": this_host(),
         "runner": job.runner,
         "occurrence": job.occurrence_id,
@@ -225,6 +294,7 @@ def run_segment(
         return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
                           detail=f"cannot run {command[0]!r}: {error.strerror}")
     info["pid"] = process.pid
+    info["pid_started"] = process_start_time(process.pid)
     beat = Heartbeat(journal, scope, job.runner, ttl / 3, now)
     try:
         leases.heartbeat(journal, scope, job.runner, now(), info)
@@ -283,3 +353,69 @@ def run_segments(
     for thread in threads:
         thread.join()
     return runs
+
+
+@dataclass(frozen=True)
+class KeeperObservation:
+    """What a detached keeper did in the observation window after `tick --detach` started it.
+
+    `verdict`: `holding` (the same process, by pid and start time, is alive and holds its segment's lease
+    with a fresh heartbeat: responsive), `finished` (it exited 0 having ended its segment), `failed` (it
+    exited non-zero and its segment is still running with no deferral or settlement: exit status and the
+    missing artifact agree), `unresponsive` (alive but not holding a fresh lease), or `unclear` (the
+    signals disagree: kept as a hypothesis for a person, never called a failure)."""
+
+    lane: str
+    occurrence: str
+    segment: int
+    keeper_pid: int
+    window_seconds: float
+    same_process: bool
+    exit: int | None
+    lease_held: bool
+    segment_running: bool
+    verdict: str
+
+
+def observe_keepers(
+    journal: Journal,
+    keepers: Sequence[tuple[SegmentJob, subprocess.Popen[bytes]]],
+    window: float,
+    now: Callable[[], datetime],
+    read_view: Callable[[], Any],
+    poll_every: float = 0.2,
+) -> list[KeeperObservation]:
+    """Watch each keeper for `window` seconds after its start; a launcher's exit code or a momentary pid
+    proves nothing about the keeper's lifetime, so its identity and its lease are checked at the end."""
+    import time
+
+    identities = {process.pid: process_start_time(process.pid) for _job, process in keepers}
+    deadline = time.monotonic() + window
+    while time.monotonic() < deadline and any(process.poll() is None for _job, process in keepers):
+        time.sleep(poll_every)
+    try:
+        view = read_view()
+    except Exception:
+        view = None
+    observations = []
+    for job, process in keepers:
+        code = process.poll()
+        started = identities[process.pid]
+        same = code is None and (started is None or process_start_time(process.pid) == started)
+        lease = leases.get_lease(journal, segment_scope(job.occurrence_id, job.segment))
+        held = (lease is not None and lease.owner == job.runner and lease.info.get("tick_pid") == process.pid
+                and not leases.stale(lease, now()))
+        running = view is not None and segment_still_running(view, job.occurrence_id, job.segment, job.runner)
+        if same and held:
+            verdict = "holding"
+        elif code == 0 and not running:
+            verdict = "finished"
+        elif code not in (None, 0) and running:
+            verdict = "failed"
+        elif same:
+            verdict = "unresponsive"
+        else:
+            verdict = "unclear"
+        observations.append(KeeperObservation(job.lane, job.occurrence_id, job.segment, process.pid, window, same,
+                                               code, held, running, verdict))
+    return observations

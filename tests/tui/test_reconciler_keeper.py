@@ -1,0 +1,98 @@
+"""`tick --detach` watches each keeper it starts for a declared window: the same process (pid and start
+time) must still hold its segment's lease; only a keeper that exited non-zero leaving its segment running
+counts as failed. Real processes over a real SQLite journal."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factory_schedule.core import LifecycleSchedule
+from factory_schedule.store import open_journal
+from factory_schedule.tui.host.clock import SystemClock
+
+from .runner_support import REPO, cli, cli_env, commission_due_now, json_lines
+
+CLI = (sys.executable, "-m", "factory_schedule.tui.cli")
+
+
+@pytest.fixture
+def journal(sqlite_url: str) -> Any:
+    journal = open_journal(sqlite_url)
+    schedule = LifecycleSchedule(journal, SystemClock())
+    schedule.record_commission(commission_due_now())
+    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
+                            recorded_by="owner")
+    return journal
+
+
+def _detached_tick(url: str, tmp_path: Path, *runner: str, observe: str = "3") -> tuple[int, list[dict[str, Any]]]:
+    out = tmp_path / "tick.out"
+    with out.open("w") as stdout:
+        tick = subprocess.run([*CLI, "--journal", url, "tick", "--detach", "--ttl", "1", "--observe", observe,
+                               "--", *runner], stdout=stdout, stderr=subprocess.DEVNULL, env=cli_env(url),
+                              cwd=REPO, timeout=120)
+    return tick.returncode, json_lines(out.read_text())
+
+
+def _stop(lines: list[dict[str, Any]]) -> None:
+    for line in lines:
+        if "detached" in line:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(line["detached"]["keeper_pid"], signal.SIGKILL)
+
+
+def test_a_keeper_that_stays_the_same_process_and_holds_its_lease_is_observed_holding(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    code, lines = _detached_tick(sqlite_url, tmp_path, sys.executable, "-c", "import time; time.sleep(30)")
+    try:
+        assert code == 0, lines
+        [observed] = [line["keeper_observed"] for line in lines if "keeper_observed" in line]
+        [detached] = [line["detached"] for line in lines if "detached" in line]
+        assert observed["keeper_pid"] == detached["keeper_pid"]
+        assert (observed["verdict"], observed["same_process"], observed["lease_held"]) == ("holding", True, True)
+        assert observed["window_seconds"] == 3
+    finally:
+        _stop(lines)
+
+
+def test_a_keeper_whose_runner_fails_leaving_its_segment_running_is_observed_failed(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    code, lines = _detached_tick(sqlite_url, tmp_path, "/bin/false", observe="20")
+    _stop(lines)
+    [observed] = [line["keeper_observed"] for line in lines if "keeper_observed" in line]
+    assert (observed["verdict"], observed["segment_running"]) == ("failed", True)
+    assert observed["exit"] not in (None, 0)
+    assert code == 6
+
+
+def test_the_observation_window_is_declared_and_bounded(sqlite_url: str, journal: Any) -> None:
+    code, answer, _ = cli(sqlite_url, "tick", "--detach", "--observe", "301", "--", "/bin/true")
+    assert code == 2 and "--observe" in str(answer)
+
+
+@pytest.mark.parametrize(("runner", "verdict"), [("/bin/false", "failed"), ("/bin/true", "unclear")])
+def test_a_run_counts_as_failed_only_when_its_exit_status_and_its_missing_record_agree(
+    sqlite_url: str, journal: Any, runner: str, verdict: str
+) -> None:
+    _code, answer, err = cli(sqlite_url, "tick", "--ttl", "1", "--", runner)
+    assert answer["segment_run"]["segment_running"] is True, err
+    assert answer["segment_run"]["verdict"] == verdict
+
+
+def test_a_non_zero_exit_after_the_segment_ended_is_a_host_warning_not_a_failure() -> None:
+    from factory_schedule.tui.host.segments import run_verdict
+
+    assert run_verdict(1, False, "released") == "ended"
+    assert run_verdict(None, True, "left-to-go-stale") == "failed"  # could not be started: nothing recorded
+    assert run_verdict(0, True, "left-to-go-stale") == "unclear"
+    assert run_verdict(1, False, "lost") == "unclear"

@@ -1,0 +1,176 @@
+"""The health reconciler's hands: carry out the repairs `core.health.plan_repairs` licenses, and journal each.
+
+Two repairs, both reversible local drift and neither a decision:
+
+- a dead runner's segment (its process provably gone from this host, its lease
+  without a heartbeat for 2 x TTL) is reconciled through the engine's own
+  `reconcile`, as the supervisor's confirmation with the evidence
+  (`confirmedBy` "health-reconciler@<host>"). The engine's rules apply as for a
+  person's confirmation: a call in flight ends `lost` and is never sent again,
+  and the occurrence goes `interrupted`, so the lane's next tick resumes it;
+- a lease that guards nothing any more (stale or from the future, its process
+  gone, its segment ended or just reconciled) is removed, and the removal is
+  recorded as a `lease-removed` event on the journal's `health/repairs`
+  aggregate (hash-chained like every event, beside the schedule's own);
+- a lane's scheduled firing that left no record in the schedule (a night past
+  its slot and grace, neither admitted nor coalesced) gets a compact
+  `firing-recorded` event there: `no-op` when the lane still held an earlier
+  occurrence, `error` when nothing was admitted though it was free. One per
+  night (the command ID is the night's occurrence ID), so every firing has one.
+
+Everything is re-checked at the moment it happens: the removal's DELETE carries
+the staleness test, and a reconcile the engine refuses (the runner ended its
+segment meanwhile, another supervisor was first) removes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from factory_schedule.core.health import FiringRecord, PlannedRepair, Repair, plan_repairs
+from factory_schedule.store import CommandConflictError, Decision, Journal, NewEvent, VersionConflictError, leases
+
+HEALTH_AGGREGATE = "health/repairs"
+LEASE_REMOVED = "lease-removed"
+FIRING_RECORDED = "firing-recorded"
+RECORD_ATTEMPTS = 5
+
+
+def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...], now: datetime,
+              by: str) -> list[Repair]:
+    """Each planned repair in order; a reconcile the engine refuses drops the removal that depended on it."""
+    from factory_schedule.core import ScheduleError
+
+    repairs: list[Repair] = []
+    refused: set[str] = set()
+    for plan in plans:
+        if plan.action == "reconcile":
+            try:
+                result = schedule.reconcile(occurrence_id=plan.occurrence, confirmation=plan.confirmation)
+            except ScheduleError as error:
+                refused.add(plan.scope)
+                repairs.append(Repair("reconcile-refused", plan.scope,
+                                      f"did not reconcile {plan.occurrence}: {error.code}: {error.message}",
+                                      plan.evidence))
+                continue
+            calls = result.occurrence.calls if result.occurrence is not None else []
+            lost = [call.k for call in calls if call.outcome == "lost" and call.segment == plan.evidence.get("segment")]
+            repairs.append(Repair(
+                "reconciled-dead-runner", plan.scope,
+                f"reconciled {plan.occurrence} (runner {plan.owner}): {plan.reason}; recorded as "
+                f"{result.command_id} confirmed by {by}" + (f"; calls ended lost: {lost}" if lost else ""),
+                {**plan.evidence, "command_id": result.command_id, "confirmation": plan.confirmation}))
+            continue
+        if plan.scope in refused:
+            continue
+        removed = _remove(journal, plan, now)
+        if removed is None:
+            continue
+        record = record_lease_removal(journal, removed, plan.reason, by, now)
+        repairs.append(Repair(
+            "removed-stale-lease", plan.scope,
+            f"removed {plan.scope} held by {plan.owner}: stale since {removed.stale_at.isoformat()} and "
+            f"{plan.reason}; recorded as {record}", {**plan.evidence, "command_id": record}))
+    return repairs
+
+
+def _remove(journal: Journal, plan: PlannedRepair, now: datetime) -> leases.Lease | None:
+    if not plan.from_future:
+        return leases.remove_stale(journal, plan.scope, now)  # its DELETE re-checks staleness
+    holder = leases.get_lease(journal, plan.scope)
+    try:  # owner-conditioned: a holder that took the scope meanwhile keeps it
+        leases.release(journal, plan.scope, plan.owner)
+    except leases.LeaseOwnerError:
+        return None
+    return holder
+
+
+def _removal_record(lease: leases.Lease, reason: str, by: str, now: datetime) -> dict[str, Any]:
+    """The event's data: canonical JSON (no floats), so instants as text and the TTL in milliseconds."""
+    info = lease.info
+    return {
+        "scope": lease.scope,
+        "owner": lease.owner,
+        "ttlMs": round(lease.ttl_seconds * 1000),
+        "acquiredAt": lease.acquired_at.isoformat(),
+        "heartbeatAt": lease.heartbeat_at.isoformat(),
+        "staleSince": lease.stale_at.isoformat(),
+        "pid": info.get("pid") if isinstance(info.get("pid"), int) else None,
+        "pidStarted": info.get("pid_started") if isinstance(info.get("pid_started"), str) else None,
+        "host": info.get("host") if isinstance(info.get("host"), str) else None,
+        "reason": reason[:300],
+        "removedBy": by,
+        "removedAt": now.isoformat(),
+    }
+
+
+def _record(journal: Journal, command_id: str, event_type: str, payload: dict[str, Any],
+            extra: dict[str, Any]) -> bool:
+    """Append one event to the health aggregate under `command_id`; False when that ID was already
+    recorded (a replay, or a conflicting earlier record: the first record of a thing stands)."""
+
+    def decide(state: Any, _version: int) -> Decision:
+        counts = dict(state.get("counts", {})) if isinstance(state, dict) else {}
+        counts[event_type] = int(counts.get(event_type, 0)) + 1
+        return Decision(events=[NewEvent(event_type, {**payload, **extra})],
+                        state={"counts": counts, "last": command_id}, result={"recorded": command_id})
+
+    for attempt in range(RECORD_ATTEMPTS):
+        try:
+            outcome = journal.execute(HEALTH_AGGREGATE, command_id, payload, journal.head(HEALTH_AGGREGATE), decide)
+            return not outcome.replayed
+        except CommandConflictError:
+            return False
+        except VersionConflictError:
+            if attempt == RECORD_ATTEMPTS - 1:
+                raise
+    return False  # pragma: no cover
+
+
+def record_lease_removal(journal: Journal, lease: leases.Lease, reason: str, by: str, now: datetime) -> str:
+    """Append one `lease-removed` event to the health aggregate; its command ID names the lease exactly
+    (scope, owner, last heartbeat), so recording the same removal twice replays instead of doubling."""
+    heartbeat_ms = round(lease.heartbeat_at.timestamp() * 1000)
+    command_id = f"health/lease-removed/{lease.scope}/{lease.owner}/{heartbeat_ms}"
+    _record(journal, command_id, LEASE_REMOVED, _removal_record(lease, reason, by, now), {})
+    return command_id
+
+
+def record_missing_firings(journal: Journal, records: list[FiringRecord], by: str, now: datetime) -> list[Repair]:
+    """Write the compact no-op/error record of each scheduled firing that has none, once per night."""
+    repairs = []
+    for record in records:
+        command_id = f"health/firing/{record.occurrence}"
+        if journal.receipt(command_id) is not None:
+            continue
+        if _record(journal, command_id, FIRING_RECORDED, record.doc(),
+                   {"recordedBy": by, "recordedAt": now.isoformat()}):
+            repairs.append(Repair(
+                "recorded-firing", record.occurrence,
+                f"recorded the {record.kind} firing of {record.occurrence} at {record.slot}: {record.reason}",
+                {**record.doc(), "command_id": command_id}))
+    return repairs
+
+
+def firing_records_written(journal: Journal) -> list[dict[str, Any]]:
+    """Every compact firing record health wrote, oldest first."""
+    return [event.data for event in journal.iter_history(HEALTH_AGGREGATE) if event.type == FIRING_RECORDED]
+
+
+def removal_records(journal: Journal) -> list[dict[str, Any]]:
+    """Every lease removal the reconciler recorded, oldest first."""
+    return [event.data for event in journal.iter_history(HEALTH_AGGREGATE) if event.type == LEASE_REMOVED]
+
+
+def repair(journal: Journal, schedule: Any, now: datetime, host: str, gather: Callable[[], Any],
+           confirmed_by: str | None = None,
+           firings: Callable[[], list[FiringRecord]] | None = None) -> list[Repair]:
+    """Plan over freshly gathered facts, carry the plan out, then write the missing firing records (after
+    the reconciles, which may let a lane admit again)."""
+    by = confirmed_by or f"health-reconciler@{host}"
+    repairs = carry_out(journal, schedule, plan_repairs(gather(), by), now, by)
+    if firings is not None:
+        repairs += record_missing_firings(journal, firings(), by, now)
+    return repairs
