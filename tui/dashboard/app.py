@@ -288,12 +288,11 @@ class ScheduleApp(App[None]):
         self.push_screen(ReconcileForm(self.schedule, reading, chosen, self.remove_released_leases), self._after_form)
 
     def remove_released_leases(self) -> list[str]:
-        """Remove the stale leases whose segment has ended, through the repair `factory-schedule health --repair`
-        makes (a lease is a claim, not a decision); return what was removed, in words."""
-        from factory_schedule.tui.host.health import repair_stale_leases
+        """The repairs `factory-schedule health --repair` makes (a released lease removed, a dead runner
+        reconciled on conclusive evidence, a missed firing recorded), each journaled; what was done, in words."""
+        from factory_schedule.tui.host.health import repair
 
-        return [repair.message for repair in repair_stale_leases(self.journal, self.schedule, self.clock.now(),
-                                                                   self.host)]
+        return [done.message for done in repair(self.journal, self.schedule, self.clock.now(), self.host)]
 
     def action_remove_released_leases(self) -> None:
         """Health's x: what `health --repair` does, from the dashboard."""

@@ -143,7 +143,7 @@ class HealthView(Vertical):
         else:
             repairable = self.repairable()
             caption.update(
-                f"{len(rows)} finding{'s' if len(rows) != 1 else ''}. A stale runner is never reconciled "
-                "automatically: select its occurrence and press r to confirm it with the lease's evidence."
-                + (" x removes the stale leases of ended segments (health --repair)." if repairable else "")
+                f"{len(rows)} finding{'s' if len(rows) != 1 else ''}. The next tick reconciles a runner proven "
+                "dead on this host; for any other, select its occurrence and press r to confirm it."
+                + (" x makes the repairs of health --repair." if repairable else "")
             )
