@@ -29,8 +29,8 @@ NOT_SCHEDULED = "not scheduled (the staged lanes have no slot of their own yet: 
 
 # Most pressing first: the owner's holds, then the ceiling, then holds that free themselves.
 KIND_ORDER = (
-    "dead-runner", "sign-in", "escalation", "approval", "ceiling", "usage-reset", "review", "work", "claimed",
-    "cooldown", "threshold", "no-settings",
+    "no-commission", "dead-runner", "sign-in", "escalation", "approval", "ceiling", "usage-reset", "review", "work",
+    "claimed", "start", "cooldown", "threshold", "no-settings",
 )  # fmt: skip
 
 
@@ -145,14 +145,23 @@ def _pipeline_holds(state: PipelineState, now: DateTime, zone: str) -> list[Hold
                 and now < at(lane.cooldown_until):
             holds.append(Hold("cooldown", f"{lane_name}'s next selection cools down",
                               f"the cooldown ends {local(lane.cooldown_until, zone)}"))
-    promotion = state.promotion
-    if len(promotion.wip) < settings.wip("promotion") and not any(h.kind == "cooldown" and h.holds.startswith(
-            "promotion") for h in holds):
+    cooling = {hold.holds.split("'")[0] for hold in holds if hold.kind == "cooldown"}
+    if len(state.promotion.wip) < settings.wip("promotion") and "promotion" not in cooling:
         pool = len(eligible(state))
         if pool < settings.threshold:
             week = f"the latest Top-N ({state.top_n.week})" if state.top_n else "no Top-N yet"
             holds.append(Hold("threshold", f"promotion has {pool} eligible candidates, {week}",
                               f"a Top-N with at least {settings.threshold} eligible candidates frees it"))
+        else:
+            holds.append(Hold("start", f"promotion can select from {pool} eligible candidates",
+                              f"the {settings.scheduler('promotion')} run starts it; next run {NOT_SCHEDULED}"))
+    if len(state.maturation.wip) < settings.wip("maturation") and "maturation" not in cooling:
+        held = {work.candidate for work in state.maturation.wip}
+        waiting = [d for d in state.decisions if d.verdict == "GO" and not d.consumed and d.candidate not in held]
+        if waiting:
+            first = min(waiting, key=lambda d: (d.n, d.candidate))
+            holds.append(Hold("start", f"maturation's GO #{first.n} ({first.candidate}) waits to be taken in",
+                              f"the {settings.scheduler('maturation')} run takes it in; next run {NOT_SCHEDULED}"))
     return holds
 
 
@@ -160,6 +169,9 @@ def find_bottleneck(*, pipeline: PipelineState | None, view: ScheduleView | None
                     findings: Sequence[Finding], now: DateTime, zone: str) -> Bottleneck:
     """Every hold on the factory now, most pressing first (the first is the bottleneck)."""
     holds = _schedule_holds(view, plans, findings, zone)
+    if view is None and pipeline is None:
+        holds.append(Hold("no-commission", "nothing is commissioned yet",
+                          "the owner's first commission (its lanes, times and weekly ceiling) starts the factory"))
     if pipeline is None:
         if view is not None:
             holds.append(Hold("no-settings", "the promotion and maturation lanes have no settings",

@@ -11,7 +11,7 @@ import pendulum
 import pytest
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
-from factory_schedule.core.bottleneck import KIND_ORDER, find_bottleneck
+from factory_schedule.core.bottleneck import KIND_ORDER, Bottleneck, find_bottleneck
 from factory_schedule.core.health import Finding
 from factory_schedule.core.results import LanePlan
 from factory_schedule.store import open_journal
@@ -30,9 +30,27 @@ def verdict(state=None, findings=(), plans=(), view=None, now=NOW):
     return find_bottleneck(pipeline=state, view=view, plans=plans, findings=findings, now=now, zone="Europe/London")
 
 
-def test_nothing_holds_a_factory_with_nothing_recorded():
+def test_an_empty_journal_waits_for_the_owners_first_commission():
     found = verdict()
-    assert found.holds == () and found.sentence.startswith("Nothing holds the factory")
+    assert [hold.kind for hold in found.holds] == ["no-commission"]
+    assert found.sentence == ("Bottleneck: nothing is commissioned yet; the owner's first commission (its lanes, "
+                              "times and weekly ceiling) starts the factory.")
+
+
+def test_a_ready_lane_waits_for_its_run_to_start_the_next_work(tmp_path):
+    h = make_harness(tmp_path, threshold=1)
+    h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
+    assert "promotion can select from 2 eligible candidates; the promotion run starts it" in verdict(
+        h.lanes.state()).sentence
+    drive_promotion(h, Runs())
+    state = h.lanes.state()
+    holds = verdict(state, now=pendulum.parse(state.updated_at)).holds
+    assert [hold.kind for hold in holds] == ["start", "start"]
+    assert holds[1].sentence.startswith("maturation's GO #1 (bravo) waits to be taken in; the maturation run")
+
+
+def test_with_no_hold_the_sentence_says_nothing_holds_the_factory():
+    assert Bottleneck(()).sentence == "Nothing holds the factory: every lane waits only for its next slot."
 
 
 def test_lanes_without_settings_say_a_commission_revision_starts_them(tmp_path):
@@ -52,8 +70,8 @@ def test_a_dead_runner_is_the_bottleneck_and_its_confirmation_frees_it(tmp_path)
     assert "1 more hold" in found.sentence or "more holds" in found.sentence
 
 
-def test_a_sign_in_names_the_lanes_it_holds_and_the_record_that_frees_them():
-    found = verdict(findings=[SIGN_IN], plans=[WAITING])
+def test_a_sign_in_names_the_lanes_it_holds_and_the_record_that_frees_them(tmp_path):
+    found = verdict(make_harness(tmp_path).lanes.state(), findings=[SIGN_IN], plans=[WAITING])
     assert found.current.kind == "sign-in"
     assert "holding beta/basic" in found.sentence and "chatgpt sign-in record frees it" in found.sentence
 

@@ -130,6 +130,8 @@ def bottleneck_and_health(reading: Reading) -> Text:
     """The factory's bottleneck (the Lifecycle view's first sentence), then how many findings Health has."""
     text = Text()
     text.append(printable(reading.bottleneck.sentence), style="bold")
+    if reading.view is None:
+        return text  # health checks a commissioned journal only
     if reading.health is not None:
         count = len(reading.health.findings)
         errors = sum(1 for finding in reading.health.findings if finding.severity == "error")
