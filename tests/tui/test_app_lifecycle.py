@@ -263,3 +263,28 @@ async def test_a_candidate_goes_from_top_n_to_security_approve_and_the_owner_app
     used = h.lanes.record_external_action(approval="publish-bravo", candidate="bravo", action="public-publish",
                                           runner="run-publish")
     assert used.result["approval"]["usedBy"] == "run-publish"
+
+
+@synchronously
+async def test_journal_text_in_the_lifecycle_view_and_forms_is_shown_as_text(tmp_path: Path) -> None:
+    """Markup and a bidirectional override the engine accepts in a reason are shown, never obeyed."""
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    clock = ManualClock("2026-12-07T01:00:00Z")
+    journal = open_journal(url)
+    lanes = PipelineLanes(journal, clock)
+    lanes.record_settings(commission())
+    hostile = "[red]ship[/red] \u202eit"
+    lanes.request_approval(approval="publish-x", candidate="bravo", action="public-publish",
+                           requested_by="[b]run[/b]", reason=hostile)
+    app = build_app(url, clock, None, journal=journal, host=DEMO_HOST, journal_label="sqlite:///journal.db")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("p")
+        await pilot.pause()
+        approvals = shown(app, "#lifecycle-approvals")
+        assert "asked by [b]run[/b]" in approvals and "\u202e" not in approvals
+        holds = shown(app, "#lifecycle-holds")
+        assert "asked by [b]run[/b]" in holds
+        await pilot.press("v")
+        await pilot.pause()
+        evidence = shown(app, "#approval-evidence")
+        assert "[red]ship[/red] \\u202eit" in evidence and "\u202e" not in evidence
