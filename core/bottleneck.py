@@ -61,7 +61,7 @@ class Bottleneck:
         if not self.holds:
             return "Nothing holds the factory: every lane waits only for its next slot."
         more = len(self.holds) - 1
-        tail = f" ({more} more hold{'s' if more != 1 else ''} below)" if more else ""
+        tail = f" (and {more} more hold{'s' if more != 1 else ''})" if more else ""
         first = self.holds[0]
         return f"Bottleneck: {first.holds}; {first.frees}{tail}."
 
