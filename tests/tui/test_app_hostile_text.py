@@ -26,9 +26,8 @@ import pendulum
 import pytest
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
-from factory_schedule.store import Journal, canonical_json, leases, open_journal
+from factory_schedule.store import Decision, Journal, NewEvent, canonical_json, leases, open_journal
 from factory_schedule.store.canonical import CanonicalText
-from factory_schedule.store.journal import Decision, NewEvent
 from factory_schedule.tui.dashboard.safety import printable
 
 ROOT = Path(__file__).resolve().parents[2]
