@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
+from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL
+from factory_schedule.tui.host.demo_lanes import APPROVAL
 from tests.store.forgery import reseal_head
 
 SIZE = (120, 40)
@@ -26,12 +28,12 @@ def demo_app(demo_url: str) -> ScheduleApp:
     return build_app(demo_url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
 
 
-@pytest.mark.parametrize("view", ["t", "o", "l", "a", "h", "e"])
+@pytest.mark.parametrize("view", ["t", "p", "o", "l", "a", "h", "e"])
 def test_each_view_renders_the_demo_night(snap_compare, demo_app, view: str) -> None:
     assert snap_compare(demo_app, press=[view], terminal_size=SIZE)
 
 
-@pytest.mark.parametrize("form", ["s", "r", "c"])
+@pytest.mark.parametrize("form", ["s", "r", "c", "v", "d"])
 def test_each_form_opens_prefilled(snap_compare, demo_app, form: str) -> None:
     assert snap_compare(demo_app, press=[form], terminal_size=SIZE)
 
@@ -50,6 +52,22 @@ def test_a_refused_sign_in_record_shows_the_code_and_message(snap_compare, demo_
         form.submit()
         await pilot.pause()
         form.query_one("#sign-in").action_end()
+        await pilot.pause()
+
+    assert snap_compare(demo_app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_a_refused_approval_shows_the_code_and_message(snap_compare, demo_app) -> None:
+    """Another writer refused the request while the form was open: the engine refuses the form's approval
+    (CONFLICT, nothing written), and the form says so and stays open."""
+
+    async def run_before(pilot) -> None:
+        await pilot.press("v")
+        other = PipelineLanes(pilot.app.journal, ManualClock(DEMO_END))
+        other.decide_approval(approval=APPROVAL, decided_by="owner-phone", approved=False)
+        await pilot.press(*"approve")
+        await pilot.pause()
+        pilot.app.screen.submit()
         await pilot.pause()
 
     assert snap_compare(demo_app, terminal_size=SIZE, run_before=run_before)

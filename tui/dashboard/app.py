@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from factory_schedule.core import LifecycleSchedule
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
 from factory_schedule.tui.dashboard.palette import DashboardCommands
 from factory_schedule.tui.dashboard.reading import Reading, take_reading
@@ -35,12 +36,14 @@ from factory_schedule.tui.dashboard.widgets.header import HeaderBar
 from factory_schedule.tui.dashboard.widgets.health import HealthView
 from factory_schedule.tui.dashboard.widgets.history import HistoryView
 from factory_schedule.tui.dashboard.widgets.ledger import LedgerView
+from factory_schedule.tui.dashboard.widgets.lifecycle import LifecycleView
 from factory_schedule.tui.dashboard.widgets.occurrences import OccurrencesView
 from factory_schedule.tui.dashboard.widgets.tonight import TonightView
 from factory_schedule.tui.host.clock import SystemClock
 
 VIEWS: tuple[tuple[str, str, str], ...] = (
     ("tonight", "Tonight", "t"),
+    ("lifecycle", "Lifecycle", "p"),
     ("occurrences", "Occurrences", "o"),
     ("ledger", "Ledger", "l"),
     ("accounts", "Accounts", "a"),
@@ -48,6 +51,7 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("health", "Health", "e"),
 )
 HIDDEN_VIEWS: dict[str, type[Widget]] = {
+    "lifecycle": LifecycleView,
     "occurrences": OccurrencesView,
     "ledger": LedgerView,
     "accounts": AccountsView,
@@ -63,8 +67,11 @@ class ScheduleApp(App[None]):
     BINDINGS: ClassVar = [
         *(Binding(key, f"show_view('{view}')", label) for view, label, key in VIEWS),
         Binding("s", "record_account", "Sign-in"),
-        Binding("r", "reconcile", "Reconcile"),
+        Binding("r", "reconcile", "Confirm"),  # confirm an interrupted runner (reconcile); short: the footer is full
         Binding("c", "record_commission", "Commission"),
+        # The staged lanes' owner forms: named in the Lifecycle view, the palette and the keys panel (footer is full).
+        Binding("v", "decide_approval", "Approve or deny", show=False),
+        Binding("d", "decide_escalation", "Decide an escalation", show=False),
         Binding("question_mark", "toggle_keys", "Keys", key_display="?"),
         Binding("f1", "toggle_keys", "Keys", show=False),
         Binding("escape", "hide_keys", "Hide the keys", show=False),
@@ -87,12 +94,13 @@ class ScheduleApp(App[None]):
         self.journal_label = journal_label  # the header's name for the journal: never its password
         self.clock = clock
         self.schedule = LifecycleSchedule(journal, clock)
+        self.lanes = PipelineLanes(journal, clock)  # the staged lanes: the owner's forms call the runners' methods
         self.poll_interval = poll_interval
         self.host_zone = host_zone
         self.reading: Reading | None = None
         self.history_before: int | None = None
         self._pending: Reading | None = None
-        self._seen: tuple[int, str, int | None] | None = None
+        self._seen: tuple[int, int, str, int | None] | None = None
         self._verified: Checkpoint | None = None  # how far this dashboard has checked the hash chain
         self._poll_timer: Timer | None = None
         self._hidden_views: asyncio.Task[None] | None = None  # mounting the views behind the other tabs
@@ -108,7 +116,7 @@ class ScheduleApp(App[None]):
                 yield TonightView(id="tonight-view")
             for view, label, _key in VIEWS[1:]:
                 yield TabPane(label, id=view)  # its view is mounted once the first reading is on screen
-        yield Footer()
+        yield Footer(compact=True)  # every shown key fits at 120 columns
 
     def on_mount(self) -> None:
         self.query_one(ProblemBanner).display = False
@@ -119,8 +127,8 @@ class ScheduleApp(App[None]):
 
     # -- reading the journal -------------------------------------------------------------
 
-    def _key(self, head: int) -> tuple[int, str, int | None]:
-        return (head, self.clock.now().format("YYYY-MM-DDTHH:mm"), self.history_before)
+    def _key(self, head: int, pipeline_head: int) -> tuple[int, int, str, int | None]:
+        return (head, pipeline_head, self.clock.now().format("YYYY-MM-DDTHH:mm"), self.history_before)
 
     def read_now(self, complete: bool = True) -> Reading:
         """One reading. The hash chain is checked from where the last reading left it, so a redraw
@@ -137,7 +145,7 @@ class ScheduleApp(App[None]):
             self._seen = None
         if self.poll_interval is None:
             reading = self.read_now()
-            self._seen = self._key(reading.head)
+            self._seen = self._key(reading.head, reading.pipeline_head)
             self.apply_reading(reading)
         else:
             if self._poll_timer is not None:
@@ -150,7 +158,7 @@ class ScheduleApp(App[None]):
         """Read head; read everything else only when it (or the minute, or the page) changed."""
         try:
             head = self.journal.head("discovery/schedule")
-            key = self._key(head)
+            key = self._key(head, self.journal.head(PIPELINE_AGGREGATE))
             if key != self._seen:
                 if self._verified is None:
                     # First paint first: the whole chain is checked on the read right after it, once the
@@ -160,7 +168,7 @@ class ScheduleApp(App[None]):
                     self.call_from_thread(self.call_after_refresh, painted.set)
                     painted.wait(timeout=5)
                 reading = self.read_now()
-                self._seen = self._key(reading.head)
+                self._seen = self._key(reading.head, reading.pipeline_head)
                 self.call_from_thread(self.apply_reading, reading)
         finally:
             self.call_from_thread(self._arm_poll)
@@ -221,6 +229,8 @@ class ScheduleApp(App[None]):
         """Show a reading in the views behind the other tabs that are mounted (none before the first paint)."""
         for history in self.query(HistoryView):
             history.show(reading.history)
+        for lifecycle in self.query(LifecycleView):  # the staged lanes read even when the schedule does not
+            lifecycle.show(reading)
         if reading.problem is None:
             for kind in (OccurrencesView, LedgerView, AccountsView, HealthView):
                 for view in self.query(kind):
@@ -256,9 +266,13 @@ class ScheduleApp(App[None]):
         self._focus_table_of(view)
 
     def _focus_table_of(self, view: str) -> None:
-        tables = self.query_one(f"#{view}", TabPane).query(DataTable)
+        pane = self.query_one(f"#{view}", TabPane)
+        tables = pane.query(DataTable)
         if tables:
             tables.first().focus()
+        else:
+            for lifecycle in pane.query(LifecycleView):  # no table: its text scrolls with the arrow keys
+                lifecycle.focus()
 
     # -- forms ---------------------------------------------------------------------------
 
@@ -304,6 +318,22 @@ class ScheduleApp(App[None]):
         said = "; ".join(removed) if removed else "No stale lease guards an ended segment: nothing to remove."
         self.notify(printable(said), timeout=6, markup=False)
         self.refresh_reading(force=True)
+
+    def action_decide_approval(self) -> None:
+        from factory_schedule.tui.dashboard.screens.approval import ApprovalForm, pending_approvals
+
+        if not pending_approvals(self.reading):
+            self.notify("No security-approve request waits for the owner.", severity="warning")
+            return
+        self.push_screen(ApprovalForm(self.lanes, self.reading), self._after_form)
+
+    def action_decide_escalation(self) -> None:
+        from factory_schedule.tui.dashboard.screens.escalation import EscalationForm, open_escalations
+
+        if not open_escalations(self.reading):
+            self.notify("No escalation waits for the owner.", severity="warning")
+            return
+        self.push_screen(EscalationForm(self.lanes, self.reading), self._after_form)
 
     def action_record_commission(self) -> None:
         from factory_schedule.tui.dashboard.screens.commission import CommissionForm

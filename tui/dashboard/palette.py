@@ -10,6 +10,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 VIEW_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Tonight", "tonight", "Every lane, its plan in words, and tonight's timeline"),
+    ("Lifecycle", "lifecycle", "Top-N to security-approve: the staged lanes and the bottleneck"),
     ("Occurrences", "occurrences", "Open and recent occurrences, details, status of any ID"),
     ("Ledger", "ledger", "Weeks with ceiling, debited and remaining"),
     ("Accounts", "accounts", "claude and chatgpt: records and stops"),
@@ -20,6 +21,8 @@ FORM_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Record a sign-in record", "record_account", "The owner's next account record (after a 401)"),
     ("Confirm an interrupted runner", "reconcile", "Reconcile a running occurrence whose runner is gone"),
     ("Record a commission revision", "record_commission", "From a JSON file or the proposed commission"),
+    ("Approve or deny a security-approve request", "decide_approval", "The owner's record for an external action"),
+    ("Decide an escalation (revise or park)", "decide_escalation", "After a reviewer's reject or retry cap"),
 )
 
 

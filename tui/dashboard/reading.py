@@ -15,7 +15,9 @@ from typing import Any
 from pendulum import DateTime
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
+from factory_schedule.core.bottleneck import Bottleneck, find_bottleneck
 from factory_schedule.core.commission import parse_commission
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, PipelineState, parse_pipeline
 from factory_schedule.store import Checkpoint, Event, Journal, JournalError, leases
 from factory_schedule.tui.host.health import check_health
 
@@ -58,6 +60,16 @@ class Reading:
     health_problem: str | None = None
     records: dict[str, Any] = field(default_factory=dict)  # whole records of the settled ones, calls included
     extras: dict[str, Any] = field(default_factory=dict)
+    pipeline: PipelineState | None = None  # the staged lanes; None before their settings, or unreadable
+    pipeline_head: int = 0  # the staged lanes' version: a commit there is news to the dashboard too
+    pipeline_problem: str | None = None  # why the staged lanes could not be read (their code and message)
+
+    @cached_property
+    def bottleneck(self) -> Bottleneck:
+        """What holds the factory now, and what frees it: the Lifecycle and Tonight views' first sentence."""
+        findings = () if self.health is None else self.health.findings
+        return find_bottleneck(pipeline=self.pipeline, view=self.view, plans=self.plans, findings=findings,
+                               now=self.now, zone=self.zone or "UTC")
 
     @property
     def commission(self) -> dict | None:
@@ -98,6 +110,17 @@ def read_leases(journal: Journal) -> tuple[Any, ...] | None:
         return tuple(leases.list_leases(journal))
     except Exception:
         return None
+
+
+def read_pipeline(journal: Journal) -> tuple[PipelineState | None, str | None]:
+    """The staged lanes' state, checked as every reader checks it; a defect is shown, never raised."""
+    try:
+        _version, stored = journal.load_text(PIPELINE_AGGREGATE)
+        return (None if stored is None else parse_pipeline(stored)), None
+    except PipelineError as error:
+        return None, f"{error.code}: {error.message}"
+    except Exception as error:
+        return None, f"{type(error).__name__}: {error}"
 
 
 def read_health(journal: Journal, schedule: Any, now: DateTime, host: str,
@@ -147,6 +170,11 @@ def take_reading(
     health, health_problem = (None, None)
     if complete and view is not None:
         health, health_problem = read_health(journal, schedule, now, host, health_since)
+    pipeline, pipeline_problem = read_pipeline(journal)
+    try:
+        pipeline_head = journal.head(PIPELINE_AGGREGATE)
+    except Exception:
+        pipeline_head = -1
     return Reading(
         head=head,
         now=now,
@@ -157,4 +185,7 @@ def take_reading(
         health=health,
         health_problem=health_problem,
         records=records,
+        pipeline=pipeline,
+        pipeline_head=pipeline_head,
+        pipeline_problem=pipeline_problem,
     )

@@ -18,6 +18,7 @@ SIZE = (120, 40)
 # (file name, keys pressed from the Tonight view, keys pressed afterwards to close it)
 SHOTS: tuple[tuple[str, str, str], ...] = (
     ("tonight", "t", ""),
+    ("lifecycle", "p", ""),
     ("occurrences", "o", ""),
     ("ledger", "l", ""),
     ("accounts", "a", ""),
@@ -26,6 +27,8 @@ SHOTS: tuple[tuple[str, str, str], ...] = (
     ("form-sign-in", "s", "escape"),
     ("form-reconcile", "r", "escape"),
     ("form-commission", "c", "escape"),
+    ("form-approval", "v", "escape"),
+    ("form-escalation", "d", "escape"),
 )
 
 

@@ -14,7 +14,11 @@ on Sunday 20 December at 02:56, Europe/London:
   flight, and it waits for a supervisor to confirm it (reconcile);
 - the week 2026-W50, with its two full nights, went above 90 % of the ceiling;
 - the Mac slept through Thursday and Friday: Saturday's basic occurrences
-  coalesced the two missed nights.
+  coalesced the two missed nights;
+- by day, the staged lanes (tui/host/demo_lanes.py): moss-garden went from the
+  first Top-N to release-ready and waits at security-approve for the owner's
+  approval to publish; pocket-farm's brief was rejected twice and waits for the
+  owner's decision on the escalation.
 
 Everything is seeded (one `random.Random` per occurrence), and the start and end
 are fixed instants, so `build_demo` writes the same journal every time; the live
@@ -45,6 +49,7 @@ from factory_schedule.core.commission import lanes_of
 from factory_schedule.core.model import at as parse_instant
 from factory_schedule.store import Journal, open_journal
 from factory_schedule.store import leases as lease_store
+from factory_schedule.tui.host.demo_lanes import DemoLanes
 
 DEMO_SEED = 20261207
 DEMO_ZONE = "Europe/London"
@@ -161,6 +166,7 @@ class DemoDriver:
         tuesday = pendulum.datetime(2026, 12, 15, 9, 30, tz="UTC")
         self.at(tuesday, lambda: self._record("claude", 2, "owner@factory.example"))
         self.plan_nights(DEMO_START, 16)
+        DemoLanes(self).setup(first)  # by day, between the nights: a Top-N, a promotion, a maturation
 
     def _record(self, account: str, sequence: int, sign_in: str) -> None:
         self.schedule.record_account(

@@ -126,8 +126,29 @@ def calls_in_flight(reading: Reading) -> Text:
     return text
 
 
+def bottleneck_and_health(reading: Reading) -> Text:
+    """The factory's bottleneck (the Lifecycle view's first sentence), then how many findings Health has."""
+    text = Text()
+    text.append(printable(reading.bottleneck.sentence), style="bold")
+    if reading.view is None:
+        return text  # health checks a commissioned journal only
+    if reading.health is not None:
+        count = len(reading.health.findings)
+        errors = sum(1 for finding in reading.health.findings if finding.severity == "error")
+        said = "Health: no findings." if not count else (
+            f"Health: {count} finding{'s' if count != 1 else ''}"
+            + (f", {errors} of them error{'s' if errors != 1 else ''}" if errors else "") + " (e shows them).")
+    elif reading.health_problem is not None:
+        said = f"Health could not check: {reading.health_problem}"
+    else:
+        said = "Health: checking."
+    text.append(" " + printable(said))
+    return text
+
+
 class TonightView(VerticalScroll):
     def compose(self) -> ComposeResult:
+        yield Static("", id="tonight-bottleneck")
         yield DataTable(id="tonight-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="tonight-why", classes="view-caption")
         yield Static("", id="tonight-flights", classes="view-caption")
@@ -150,6 +171,7 @@ class TonightView(VerticalScroll):
 
     def show(self, reading: Reading) -> None:
         self.reading = reading
+        self.query_one("#tonight-bottleneck", Static).update(bottleneck_and_health(reading))
         if reading.view is None:
             sync_rows(self.query_one(DataTable), {})
             self.query_one("#tonight-flights", Static).update("")

@@ -1,0 +1,183 @@
+"""The factory's current bottleneck, in one sentence: what holds it now, and what frees it.
+
+A pure verdict over what core already reads (the schedule's view and plans, health's findings,
+the staged lanes' state) and one clock reading, so the dashboard's Lifecycle and Tonight views
+say the same sentence and every case can be tested with plain values.
+
+Every hold is listed (`Bottleneck.holds`), most pressing first; the first is the bottleneck.
+The order puts what only the owner can free first (a dead runner to confirm, a sign-in, an
+escalation, a security approval), then the weekly ceiling, then what frees itself at a time (a
+usage reset, the cooldown) or when a lane's run next runs (a reviewer's or a scheduler's run;
+the staged lanes have no schedule slot of their own yet, so the sentence says so), then a
+promotion lane waiting for enough Top-N candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pendulum import DateTime
+
+from factory_schedule.core.health import Finding
+from factory_schedule.core.model import at
+from factory_schedule.core.pipeline.model import LANES, PipelineState
+from factory_schedule.core.pipeline.rules import eligible
+from factory_schedule.core.results import LanePlan, ScheduleView
+
+NOT_SCHEDULED = "not scheduled (the staged lanes have no slot of their own yet: a run starts when `lanes claim` is run)"
+
+# Most pressing first: the owner's holds, then the ceiling, then holds that free themselves.
+KIND_ORDER = (
+    "no-commission", "dead-runner", "sign-in", "escalation", "approval", "ceiling", "usage-reset", "review", "work",
+    "claimed", "start", "cooldown", "threshold", "no-settings",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Hold:
+    """One thing holding part of the factory: `kind` (one of KIND_ORDER), what it holds and what frees it."""
+
+    kind: str
+    holds: str
+    frees: str
+
+    @property
+    def sentence(self) -> str:
+        return f"{self.holds}; {self.frees}."
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    holds: tuple[Hold, ...]
+
+    @property
+    def current(self) -> Hold | None:
+        return self.holds[0] if self.holds else None
+
+    @property
+    def sentence(self) -> str:
+        """The one sentence both views head with."""
+        if not self.holds:
+            return "Nothing holds the factory: every lane waits only for its next slot."
+        more = len(self.holds) - 1
+        tail = f" (and {more} more hold{'s' if more != 1 else ''})" if more else ""
+        first = self.holds[0]
+        return f"Bottleneck: {first.holds}; {first.frees}{tail}."
+
+
+def local(instant: str | DateTime, zone: str) -> str:
+    """An instant as the owner reads it: weekday, day, month and time in the commission's zone."""
+    moment = at(instant) if isinstance(instant, str) else instant
+    return moment.in_tz(zone).format("ddd D MMM HH:mm")
+
+
+def _lane_of(occurrence_id: str) -> str:
+    """discovery/gamma/basic/2026-12-20 -> gamma/basic."""
+    parts = occurrence_id.split("/")
+    return "/".join(parts[1:3]) if len(parts) >= 4 else occurrence_id
+
+
+def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findings: Sequence[Finding],
+                    zone: str) -> list[Hold]:
+    holds: list[Hold] = []
+    for finding in findings:
+        if finding.kind == "dead-runner":
+            evidence = finding.evidence
+            lane = _lane_of(str(evidence.get("occurrence", "?")))
+            holds.append(Hold("dead-runner",
+                              f"{lane}'s runner {evidence.get('runner', '?')} is gone and its lease "
+                              "is stale",
+                              f"the owner's confirmation that it is gone (reconcile) frees {lane}"))
+        elif finding.kind == "account-sign-in-needed":
+            account = str(finding.evidence.get("account", "?"))
+            waiting = sorted(plan.lane for plan in plans if plan.action == "wait" and account in plan.reason)
+            held = ", ".join(waiting) if waiting else "its lanes"
+            holds.append(Hold("sign-in", f"{account} refused sign-in, holding {held}",
+                              f"the owner signing in again and recording a {account} sign-in record frees it"))
+    if view is not None:
+        for occurrence in view.occurrences:
+            if occurrence.state != "deferred" or not occurrence.deferrals:
+                continue
+            deferral = occurrence.deferrals[-1]
+            plan = next((p for p in plans if p.occurrence_id == occurrence.id), None)
+            when = f"at {local(plan.at, zone)}" if plan is not None and plan.at is not None else "at its next slot"
+            if deferral.reason == "budget-exhausted":
+                holds.append(Hold("ceiling", f"{occurrence.lane} has spent the weekly ceiling",
+                                  f"the next week's ceiling frees it {when}"))
+            elif deferral.reason == "usage-limit":
+                account = f"the {deferral.account}" if deferral.account else "a"
+                holds.append(Hold("usage-reset", f"{occurrence.lane} hit {account} usage limit",
+                                  f"the usage reset frees it; it resumes {when}"))
+    return holds
+
+
+def _pipeline_holds(state: PipelineState, now: DateTime, zone: str) -> list[Hold]:
+    holds: list[Hold] = []
+    settings = state.settings
+    for approval in state.approvals:
+        if approval.approved is None:
+            holds.append(Hold("approval",
+                              f"{approval.candidate} waits at security-approve for {approval.action} "
+                              f"(approval {approval.id}, asked by {approval.requested_by})",
+                              "only the owner's approval record frees it (or a refusal ends the request)"))
+    for lane_name in LANES:
+        lane = state.lane(lane_name)
+        for task in lane.tasks:
+            work = lane.work_of(task.candidate)
+            at_stage = f"{lane_name}'s {task.candidate} at {task.stage}"
+            if task.kind == "owner" and work is not None and work.escalation is not None:
+                holds.append(Hold("escalation", f"{lane_name}'s {task.candidate} is escalated to the owner "
+                                                f"({work.escalation.reason})",
+                                  f"the owner's decision (revise {work.escalation.stage} once more, or park) frees it"))
+            elif task.claimed_by is not None:
+                since = local(task.claimed_at, zone) if task.claimed_at else "?"
+                holds.append(Hold("claimed", f"{at_stage} is with runner {task.claimed_by} since {since}",
+                                  "its report frees the next stage"))
+            elif task.kind == "review":
+                holds.append(Hold("review", f"{at_stage} waits for the reviewer",
+                                  f"the {settings.reviewer(lane_name)} run frees it; next run "
+                                  f"{NOT_SCHEDULED}"))
+            else:
+                holds.append(Hold("work", f"{at_stage} waits for its run",
+                                  f"the {settings.scheduler(lane_name)} run frees it; next run {NOT_SCHEDULED}"))
+        if len(lane.wip) < settings.wip(lane_name) and lane.cooldown_until is not None \
+                and now < at(lane.cooldown_until):
+            holds.append(Hold("cooldown", f"{lane_name}'s next selection cools down",
+                              f"the cooldown ends {local(lane.cooldown_until, zone)}"))
+    cooling = {hold.holds.split("'")[0] for hold in holds if hold.kind == "cooldown"}
+    if len(state.promotion.wip) < settings.wip("promotion") and "promotion" not in cooling:
+        pool = len(eligible(state))
+        if pool < settings.threshold:
+            week = f"the latest Top-N ({state.top_n.week})" if state.top_n else "no Top-N yet"
+            holds.append(Hold("threshold", f"promotion has {pool} eligible candidates, {week}",
+                              f"a Top-N with at least {settings.threshold} eligible candidates frees it"))
+        else:
+            holds.append(Hold("start", f"promotion can select from {pool} eligible candidates",
+                              f"the {settings.scheduler('promotion')} run starts it; next run {NOT_SCHEDULED}"))
+    if len(state.maturation.wip) < settings.wip("maturation") and "maturation" not in cooling:
+        held = {work.candidate for work in state.maturation.wip}
+        waiting = [d for d in state.decisions if d.verdict == "GO" and not d.consumed and d.candidate not in held]
+        if waiting:
+            first = min(waiting, key=lambda d: (d.n, d.candidate))
+            holds.append(Hold("start", f"maturation's GO #{first.n} ({first.candidate}) waits to be taken in",
+                              f"the {settings.scheduler('maturation')} run takes it in; next run {NOT_SCHEDULED}"))
+    return holds
+
+
+def find_bottleneck(*, pipeline: PipelineState | None, view: ScheduleView | None, plans: Sequence[LanePlan],
+                    findings: Sequence[Finding], now: DateTime, zone: str) -> Bottleneck:
+    """Every hold on the factory now, most pressing first (the first is the bottleneck)."""
+    holds = _schedule_holds(view, plans, findings, zone)
+    if view is None and pipeline is None:
+        holds.append(Hold("no-commission", "nothing is commissioned yet",
+                          "the owner's first commission (its lanes, times and weekly ceiling) starts the factory"))
+    if pipeline is None:
+        if view is not None:
+            holds.append(Hold("no-settings", "the promotion and maturation lanes have no settings",
+                              "a commission revision with a `pipeline` member starts them"))
+    else:
+        holds.extend(_pipeline_holds(pipeline, now, zone))
+    order: dict[str, int] = {kind: index for index, kind in enumerate(KIND_ORDER)}
+    return Bottleneck(tuple(sorted(holds, key=lambda hold: order[hold.kind])))  # sorted is stable
+

@@ -1,0 +1,101 @@
+"""Decide an escalation: `PipelineLanes.decide_escalation`, the owner's answer after a reviewer's reject cap
+(or a build's retry cap): `revise` grants one more round of the escalated stage, `park` ends the work.
+
+This is also the owner's only way to park a candidate: the engine has no owner park (nor any
+unpark) outside an escalation, and the seed gives the owner none, so the dashboard offers none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.text import Text
+from textual.widget import Widget
+from textual.widgets import Input, Label, Static
+
+from factory_schedule.core.bottleneck import local
+from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.screens.base import FormProblem, NotBlank, ScheduleForm, value_of
+from factory_schedule.tui.dashboard.screens.pipeline_base import OneOf, reading_pipeline, through_engine
+
+DECISIONS = ("revise", "park")
+
+
+def open_escalations(reading: Reading | None) -> list[tuple[str, Any, Any]]:
+    """(lane, task, work) of each escalation waiting for the owner."""
+    state = reading_pipeline(reading)
+    if state is None:
+        return []
+    found = []
+    for lane in ("promotion", "maturation"):
+        record = state.lane(lane)
+        for task in record.tasks:
+            work = record.work_of(task.candidate)
+            if task.kind == "owner" and work is not None and work.escalation is not None:
+                found.append((lane, task, work))
+    return found
+
+
+def escalation_evidence(reading: Reading, lane: str, task: Any, work: Any) -> Text:
+    state = reading.pipeline
+    assert state is not None
+    settings = state.settings
+    zone = reading.zone or "UTC"
+    escalation = work.escalation
+    text = Text()
+    text.append(printable(f"{lane} task {task.n}: {work.candidate} ({work.product})"), style="bold")
+    text.append("\n")
+    text.append(printable(f"escalated {local(escalation.at, zone)}: {escalation.reason}"))
+    counter = "retries" if escalation.stage == "prototype" else "revisions"
+    cap = (settings.max_retries if counter == "retries" else settings.max_revisions) + work.grants
+    text.append("\n")
+    text.append(printable(f"{counter} {getattr(work, counter)}/{cap}, {work.grants} granted by the owner before"))
+    for artifact in work.artifacts:
+        text.append("\n")
+        text.append(printable(f"{artifact.stage} (task {artifact.task}) by {artifact.runner}: {artifact.artifact}"))
+    text.append("\n")
+    text.append(printable(f"revise: one more {escalation.stage} round (counted as a grant); park: the work ends "
+                          "(no unpark: a parked candidate is never selected again)"), style="dim")
+    return text
+
+
+class EscalationForm(ScheduleForm):
+    TITLE_TEXT = "Decide an escalation (lanes.decide_escalation)"
+    SUBMIT_LABEL = "Record the decision"
+
+    def __init__(self, lanes: Any, reading: Reading, task: int | None = None) -> None:
+        super().__init__()
+        self.lanes = lanes
+        self.reading = reading
+        found = open_escalations(reading)
+        self.lane, self.escalated, self.work = next((e for e in found if e[1].n == task), found[0])
+
+    def fields(self) -> Iterable[Widget]:
+        others = [f"{lane} task {t.n} ({w.candidate})" for lane, t, w in open_escalations(self.reading)
+                  if t.n != self.escalated.n]
+        yield Static(escalation_evidence(self.reading, self.lane, self.escalated, self.work), id="escalation-evidence")
+        if others:
+            yield Static(Text(printable(f"Also waiting: {', '.join(others)}"), style="dim"))
+        yield Label("Decision (revise or park)")
+        yield Input("", placeholder="revise or park", id="decision", validators=[OneOf("decision", DECISIONS)])
+        yield Label("Reason (kept in the journal)")
+        yield Input("", id="reason", validators=[NotBlank("reason", longest=300)])
+        yield Label("Decided by")
+        yield Input("owner", id="decided-by", validators=[NotBlank("decided by")])
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#decision", Input).focus()
+
+    def perform(self) -> str:
+        decision = value_of(self, "#decision")
+        if decision not in DECISIONS:
+            raise FormProblem("decision: revise or park")
+        result = through_engine(lambda: self.lanes.decide_escalation(
+            lane=self.lane, task=self.escalated.n, decided_by=value_of(self, "#decided-by"), decision=decision,
+            reason=value_of(self, "#reason")))
+        outcome = result.result.get("outcome")
+        said = "parked" if outcome == "park" else f"back to {result.result['next']['stage']}"
+        return f"{self.work.candidate}: {said} ({self.lane} task {self.escalated.n}, journal v{result.version})."
