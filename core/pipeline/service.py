@@ -23,11 +23,12 @@ from factory_schedule.store import (
     CanonicalJsonError,
     CommandConflictError,
     Decision,
-    Journal,
+    JournalCorruptError,
     NewEvent,
     VersionConflictError,
     canonical_json,
 )
+from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
 from ..clock import Clock, as_utc
 from ..commission import parse_commission
@@ -215,7 +216,10 @@ class PipelineLanes:
         return as_utc(self.clock.now())
 
     def _load(self) -> tuple[int, PipelineState | None]:
-        version, stored = self.journal.load_text(PIPELINE_AGGREGATE)
+        try:
+            version, stored = self.journal.load_text(PIPELINE_AGGREGATE)
+        except JournalCorruptError as error:  # the state is not the one its command sealed
+            raise PipelineError("CORRUPT", str(error)) from None
         if stored is None:
             return version, None
         return version, parse_pipeline(stored)
@@ -226,17 +230,22 @@ class PipelineLanes:
 
     def _run(self, plan: Plan) -> PipelineResult | rules.Idle:
         for _ in range(self.max_rounds):
-            version, state = self._load()
-            planned = plan(state, self._now())
-            if isinstance(planned, rules.Idle):
-                return planned
-            try:
-                outcome = self.journal.execute(PIPELINE_AGGREGATE, planned.command_id, planned.payload, version,
-                                               self._decision(plan, planned, version, state))
-            except (VersionConflictError, _Replan):
-                continue
-            except CommandConflictError:
-                raise PipelineError("CONFLICT", f"{planned.command_id} was recorded with a different request") from None
+            # Read, plan and decide under the journal's write lock, as the schedule does: writers queue.
+            with self.journal.writing():
+                version, state = self._load()
+                try:
+                    planned = plan(state, self._now())
+                    if isinstance(planned, rules.Idle):
+                        return planned
+                    outcome = self.journal.execute(PIPELINE_AGGREGATE, planned.command_id, planned.payload,
+                                                   version, self._decision(plan, planned, version, state))
+                except (VersionConflictError, _Replan):
+                    continue
+                except CommandConflictError:
+                    raise PipelineError("CONFLICT",
+                                        f"{planned.command_id} was recorded with a different request") from None
+                except JournalCorruptError as error:  # a receipt or state not what its command sealed
+                    raise PipelineError("CORRUPT", str(error)) from None
             return PipelineResult(planned.command_id, outcome.version, outcome.replayed, outcome.result)
         raise PipelineError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
 

@@ -27,6 +27,7 @@ from tests.core.pipeline_support import (
     top_n,
     writes_nothing,
 )
+from tests.store.forgery import reseal_head
 
 
 def _refused(h, code: str, call, **kwargs) -> PipelineError:
@@ -401,10 +402,13 @@ def _tamper_count_as_text(doc):
     doc["nextTask"] = str(doc["nextTask"])
 
 
+@pytest.mark.parametrize("forged", [False, True], ids=["hand-edited", "resealed-by-a-forger"])
 @pytest.mark.parametrize("tamper", [_tamper_stage, _tamper_second_task, _tamper_unknown_key, _tamper_revisions,
                                     _tamper_wip, _tamper_maturation_without_go, _tamper_count_as_text])
 def test_stored_state_that_breaks_a_rule_is_corrupt_on_every_read_and_command_and_never_written_over(
-        tmp_path, tamper):
+        tmp_path, tamper, forged):
+    """A hand edit breaks the journal's seal; a forger who also reseals the head meets the lanes' own checks.
+    Either way every read and command answers the pipeline's CORRUPT, never a raw journal error."""
     h, _runs, _pending = _promoted_to(tmp_path, "review")
     path = h.url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:
@@ -412,6 +416,8 @@ def test_stored_state_that_breaks_a_rule_is_corrupt_on_every_read_and_command_an
         document = json.loads(state)
         tamper(document)
         db.execute("UPDATE aggregates SET state = ? WHERE aggregate = 'pipeline/lanes'", (json.dumps(document),))
+        if forged:
+            reseal_head(db, "pipeline/lanes")
     fresh = PipelineLanes(open_journal(h.url), h.clock)
     for call in (fresh.state, lambda: fresh.lane_view("promotion"),
                  lambda: fresh.claim(lane="promotion", run="promotion-reviewer", runner="rev-z"),
