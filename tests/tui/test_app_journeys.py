@@ -642,22 +642,21 @@ async def test_confirming_a_dead_runner_also_removes_its_released_lease(demo_url
 
 
 @synchronously
-async def test_health_removes_the_leases_of_ended_segments_on_request(demo_url: str) -> None:
+async def test_healths_x_makes_the_repairs_of_health_repair_and_is_offered_only_while_one_is_due(
+        demo_url: str) -> None:
+    """The demo's killed runner is provably gone on this host (no such process, no heartbeat for 2 x TTL):
+    x reconciles it as health --repair would, journaled, removes its lease, and is then no longer offered."""
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("e")
         await pilot.pause()
-        assert "x" not in app.screen.active_bindings, "x is offered with no lease to remove"
-        app.schedule.reconcile(occurrence_id=KILLED, confirmation={  # confirmed elsewhere (the command line)
-            "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
-        app.refresh_reading(force=True)
-        await pilot.press("e")
-        await pilot.pause()
-        assert "stale-lease-segment-ended" in _finding_kinds(app)
-        assert "x" in app.screen.active_bindings
+        assert "x" in app.screen.active_bindings, "a conclusive dead runner is a repair x can make"
         await pilot.press("x")
         await pilot.pause()
-        assert "stale-lease-segment-ended" not in _finding_kinds(app)
+        await pilot.pause()
+        assert app.schedule.status(KILLED).state == "interrupted"
+        assert not [kind for kind in _finding_kinds(app) if kind.startswith("stale-lease")]
+        assert "x" not in app.screen.active_bindings, "x is offered with nothing left to repair"
 
 
 @synchronously

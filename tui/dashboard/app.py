@@ -313,9 +313,9 @@ class ScheduleApp(App[None]):
         try:
             removed = self.remove_released_leases()
         except Exception as error:  # a journal that cannot be read: say so, keep running
-            self.notify(printable(f"Removing the leases failed: {error}"), severity="error", markup=False)
+            self.notify(printable(f"The repair failed: {error}"), severity="error", markup=False)
             return
-        said = "; ".join(removed) if removed else "No stale lease guards an ended segment: nothing to remove."
+        said = "; ".join(removed) if removed else "Nothing to repair."
         self.notify(printable(said), timeout=6, markup=False)
         self.refresh_reading(force=True)
 
