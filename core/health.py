@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pendulum
 
@@ -32,6 +32,9 @@ from factory_schedule.core.launchd import launch_intervals
 from factory_schedule.core.model import AccountState, Occurrence
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.zones import iso_week_of, local_date_of
+
+if TYPE_CHECKING:
+    from factory_schedule.store import Checkpoint
 
 Severity = Literal["error", "warning", "info"]
 
@@ -69,7 +72,7 @@ class HealthReport:
     could_not_check: tuple[str, ...] = ()
     # How far the hash chain was verified (the store's Checkpoint, passed back as `since`); None when it was
     # not: broken, or not checked at all.
-    verified: object | None = None
+    verified: Checkpoint | None = None
 
     @property
     def healthy(self) -> bool:

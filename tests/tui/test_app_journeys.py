@@ -163,7 +163,7 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
         assert "INVALID" in form_error(app) and "zone" in form_error(app)
         form.submit()  # nothing previewed: nothing to record
         await pilot.pause()
-        assert app.screen is form
+        assert app.screen is form and isinstance(form, CommissionForm)
         form.query_one("#weekly-tokens", Input).value = "lots"
         form.use_proposed()
         await pilot.pause()

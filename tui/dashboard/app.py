@@ -211,7 +211,9 @@ class ScheduleApp(App[None]):
         for history in self.query(HistoryView):
             history.show(reading.history)
         if reading.problem is None:
-            for kind in (OccurrencesView, LedgerView, AccountsView, HealthView):
+            kinds: tuple[type[OccurrencesView | LedgerView | AccountsView | HealthView], ...] = (
+                OccurrencesView, LedgerView, AccountsView, HealthView)
+            for kind in kinds:
                 for view in self.query(kind):
                     view.show(reading)
 
@@ -251,7 +253,7 @@ class ScheduleApp(App[None]):
 
         reading = self.reading
         running = running_occurrences(reading)
-        if not running:
+        if reading is None or not running:
             self.notify("No occurrence is running: there is no runner to confirm.", severity="warning")
             return
         listed = next(iter(self.query(OccurrencesView)), None)  # None until the first reading is on screen

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
+from factory_schedule.core.model import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import NotBlank, ScheduleForm, value_of
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
@@ -16,7 +17,7 @@ from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
 from factory_schedule.tui.dashboard.words import running_words
 
 
-def running_occurrences(reading: Reading | None) -> list[Any]:
+def running_occurrences(reading: Reading | None) -> list[Occurrence]:
     if reading is None or reading.view is None:
         return []
     return [s.open for s in reading.view.lanes if s.open is not None and s.open.state == "running"]

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from factory_schedule.core.model import Call, Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import clock_time, tokens
@@ -35,7 +36,7 @@ def bar(debited: int, ceiling: int, width: int = BAR_WIDTH) -> Text:
     return text
 
 
-def flights(reading: Reading) -> list[tuple[Any, Any]]:
+def flights(reading: Reading) -> list[tuple[Occurrence, Call]]:
     if reading.view is None:
         return []
     return [
@@ -46,6 +47,7 @@ def flights(reading: Reading) -> list[tuple[Any, Any]]:
 
 
 def week_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+    assert reading.view is not None  # shown once a commission is recorded
     in_flight = flights(reading)
     rows: dict[str, tuple[Any, ...]] = {}
     for week in reading.view.ledger:
@@ -88,7 +90,7 @@ class LedgerView(Vertical):
         ensure_columns(self.query_one(DataTable), COLUMNS)
 
     def show(self, reading: Reading) -> None:
-        if reading.view is None:
+        if reading.view is None or reading.commission is None:
             return
         ceiling = reading.commission.get("weeklyTokens")
         self.query_one("#ledger-caption", Static).update(

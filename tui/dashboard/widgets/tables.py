@@ -59,7 +59,7 @@ def sync_rows(
     """
     keep = current_row_key(table)
     column_keys = list(table.columns.keys())
-    present = {key.value for key in table.rows}
+    present = {key.value for key in table.rows if key.value is not None}  # every row here has a key
     for gone in present - set(rows):
         table.remove_row(gone)
     added = False

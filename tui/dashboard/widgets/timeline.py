@@ -58,6 +58,7 @@ def night_rows(reading: Reading) -> tuple[Date, list[Row]]:
     night = night_of(reading.now, zone)
     rows: list[Row] = []
     for lane in reading.lanes:
+        assert commission is not None  # the lanes are the commission's
         occurrence_tonight = lane_occurrence_on(commission, lane.lane, night)
         bars: list[Bar] = []
         deadlines: list[DateTime] = []

@@ -78,6 +78,7 @@ def lane_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
 
 
 def calls_in_flight(reading: Reading) -> Text:
+    assert reading.view is not None  # shown once a commission is recorded
     zone = reading.zone or "UTC"
     text = Text()
     flights = [
