@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from factory_schedule.core import LifecycleSchedule
+from factory_schedule.core.clock import Clock
 from factory_schedule.store import Checkpoint, Journal, open_journal
 from factory_schedule.tui.dashboard.palette import DashboardCommands
 from factory_schedule.tui.dashboard.reading import Reading, take_reading
@@ -70,7 +71,7 @@ class ScheduleApp(App[None]):
         self,
         journal: Journal,
         journal_label: str,
-        clock: Any,
+        clock: Clock,
         poll_interval: float | None,
         host_zone: str | None = None,
         host: str | None = None,
@@ -268,7 +269,7 @@ class ScheduleApp(App[None]):
 
 def build_app(
     journal_url: str,
-    clock: Any,
+    clock: Clock,
     poll_interval: float | None,
     host_zone: str | None = None,
     *,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.containers import Horizontal
 from textual.widget import Widget
@@ -11,6 +11,9 @@ from textual.widgets import Input, Label, Select, Switch
 
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import NotBlank, PositiveInteger, ScheduleForm, as_int, value_of
+
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
 
 ACCOUNTS = ("claude", "chatgpt")
 
@@ -35,7 +38,7 @@ class RecordAccountForm(ScheduleForm):
     TITLE_TEXT = "Record a sign-in record (schedule.record_account)"
     SUBMIT_LABEL = "Record"
 
-    def __init__(self, schedule: Any, reading: Reading | None, account: str | None = None) -> None:
+    def __init__(self, schedule: LifecycleSchedule, reading: Reading | None, account: str | None = None) -> None:
         super().__init__()
         self.schedule = schedule
         self.reading = reading

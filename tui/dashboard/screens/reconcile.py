@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widget import Widget
@@ -16,6 +16,9 @@ from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, le
 from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
 from factory_schedule.tui.dashboard.words import running_words
 
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
+
 
 def running_occurrences(reading: Reading | None) -> list[Occurrence]:
     if reading is None or reading.view is None:
@@ -27,7 +30,7 @@ class ReconcileForm(ScheduleForm):
     TITLE_TEXT = "Confirm an interrupted runner (schedule.reconcile)"
     SUBMIT_LABEL = "Confirm it is gone"
 
-    def __init__(self, schedule: Any, reading: Reading, occurrence_id: str) -> None:
+    def __init__(self, schedule: LifecycleSchedule, reading: Reading, occurrence_id: str) -> None:
         super().__init__()
         self.schedule = schedule
         self.reading = reading

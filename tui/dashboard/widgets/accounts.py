@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
@@ -11,7 +9,7 @@ from textual.widgets import DataTable, Static
 from factory_schedule.core.model import AccountState
 from factory_schedule.core.model import at as parse_instant
 from factory_schedule.tui.dashboard.reading import Reading
-from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import age, when
 
 ACCOUNT_COLUMNS = (
@@ -32,11 +30,11 @@ def lanes_on(reading: Reading, account: str) -> list[str]:
     return [lane["lane"] for lane in lanes if any(task.get("account") == account for task in lane.get("tasks", []))]
 
 
-def account_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+def account_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
     assert reading.view is not None and reading.commission is not None  # shown once a commission is recorded
     zone = reading.zone or "UTC"
     max_age = int(reading.commission.get("recordMaxAgeDays", 30))
-    rows: dict[str, tuple[Any, ...]] = {}
+    rows: dict[str, tuple[Cell, ...]] = {}
     for account in reading.view.accounts:
         record = account.record
         if record is None:
@@ -65,10 +63,10 @@ def _since_record(account: AccountState, stamp: str | None) -> bool:
     return account.record is None or parse_instant(stamp) >= parse_instant(account.record.recorded_at)
 
 
-def stop_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+def stop_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
     assert reading.view is not None  # shown once a commission is recorded
     zone = reading.zone or "UTC"
-    rows: dict[str, tuple[Any, ...]] = {}
+    rows: dict[str, tuple[Cell, ...]] = {}
     for account in reading.view.accounts:
         lanes = lanes_on(reading, account.account)
         scope = f"calls on {account.account} ({len(lanes)} lanes)"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -11,7 +9,7 @@ from textual.widgets import DataTable, Static
 
 from factory_schedule.core.model import Call, Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
-from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import clock_time, tokens
 
 COLUMNS = (
@@ -46,10 +44,10 @@ def flights(reading: Reading) -> list[tuple[Occurrence, Call]]:
     ]
 
 
-def week_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+def week_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
     assert reading.view is not None  # shown once a commission is recorded
     in_flight = flights(reading)
-    rows: dict[str, tuple[Any, ...]] = {}
+    rows: dict[str, tuple[Cell, ...]] = {}
     for week in reading.view.ledger:
         week_flights = [call for _, call in in_flight if call.week == week.week]
         flight_text = "—" if not week_flights else f"{len(week_flights)} ({tokens(sum(c.debit for c in week_flights))})"
