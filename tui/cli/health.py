@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, missing_journal
 from factory_schedule.tui.cli.options import minutes
 from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
+
+if TYPE_CHECKING:
+    from factory_schedule.core.health import HealthReport, Repair
 
 DEFAULT_LABEL = "com.factory-schedule.tick"
 DEFAULT_GRACE_MINUTES = 30  # core.health.DEFAULT_GRACE_MINUTES (not imported: `--help` stays light)
 COULD_NOT_CHECK = 2
 
 
-def _print_text(report: Any) -> None:
+def _print_text(report: HealthReport) -> None:
     for repair in report.repairs:
         say(f"repaired: {printable(repair.message)}")
     for problem in report.could_not_check:
@@ -41,7 +44,7 @@ def _print_text(report: Any) -> None:
         say(f"healthy ({report.checked_at.isoformat()}, {printable(report.host)})")
 
 
-def _as_json(report: Any) -> dict[str, Any]:
+def _as_json(report: HealthReport) -> dict[str, Any]:
     """The report as one object; `verified` says whether the whole hash chain checked out."""
     document = to_jsonable(report)
     checkpoint = report.verified
@@ -77,7 +80,7 @@ def _health(args: argparse.Namespace) -> int:
         return _could_not_check(args, str(error))
     schedule = schedule_over(journal, clock)
     host = this_host()
-    repairs: list[Any] = []
+    repairs: list[Repair] = []
     if args.repair:
         try:
             repairs = health.repair_stale_leases(journal, schedule, clock.now(), host)

@@ -20,7 +20,7 @@ import plistlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from factory_schedule.core.health import (
     COULD_NOT_CHECK,
@@ -42,6 +42,9 @@ from factory_schedule.core.health import (
 from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.segments import parse_segment_scope, process_alive
+
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
@@ -76,7 +79,7 @@ def _launch_agent(path: str) -> LaunchAgentFact:
 
 def gather_facts(
     journal: Journal,
-    schedule: Any,
+    schedule: LifecycleSchedule,
     now: datetime,
     host: str,
     plist_path: str | None = None,
@@ -124,7 +127,7 @@ def gather_facts(
 
 def check_health(
     journal: Journal,
-    schedule: Any,
+    schedule: LifecycleSchedule,
     now: datetime,
     host: str,
     plist_path: str | None = None,
@@ -189,7 +192,8 @@ def lease_freshness(
 
 
 def repair_stale_leases(
-    journal: Journal, schedule: Any, now: datetime, host: str, alive: Callable[[object], bool] = process_alive
+    journal: Journal, schedule: LifecycleSchedule, now: datetime, host: str,
+    alive: Callable[[object], bool] = process_alive,
 ) -> list[Repair]:
     """Remove each lease that guards nothing any more; return one Repair per removal.
 
