@@ -19,7 +19,7 @@ installed LaunchAgent whose intervals differ from the commission's.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -161,7 +161,7 @@ def judge(facts: HealthFacts) -> HealthReport:
                                 "first commission with `factory-schedule record-commission FILE`)"))
     view = facts.view
 
-    def attempt(what: str, rule: Any) -> None:
+    def attempt(what: str, rule: Callable[[], list[Finding]]) -> None:
         try:
             findings.extend(rule())
         except Exception as error:  # one defect must never hide the other rules' findings

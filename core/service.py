@@ -32,7 +32,7 @@ from .change import Change
 from .clock import Clock, as_utc
 from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
-from .identity import parse_occurrence_id
+from .identity import OccurrenceRef, parse_occurrence_id
 from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
 from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .results import (
@@ -604,7 +604,7 @@ class LifecycleSchedule:
             views.append(view)
         return views
 
-    def _holder_of(self, schedule: Schedule, ref: Any) -> str | None:
+    def _holder_of(self, schedule: Schedule, ref: OccurrenceRef) -> str | None:
         """The admitted occurrence a never-admitted one coalesced into, found after the holder left the
         state: it is the lane's first admission after it (receipts say which nights were admitted)."""
         lane = schedule.lane_config(ref.lane)
