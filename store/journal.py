@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
@@ -35,6 +35,7 @@ from .records import (
 from .urls import shown_url
 
 _LOCK_RETRY_SECONDS = 120.0
+Answer = TypeVar("Answer")  # what a retried read or command returns
 
 
 def _state_text(state: Any, command_id: str) -> str:
@@ -111,7 +112,7 @@ class Journal:
         self._write_options = write_options
         dbapi = engine.dialect.dbapi
         self._sql = _driver_statements(dbapi.paramstyle if dbapi else "named")
-        self._pyformat = bool(dbapi) and dbapi.paramstyle == "pyformat"
+        self._pyformat = dbapi is not None and dbapi.paramstyle == "pyformat"
         self._driver_error: type[Exception] = dbapi.Error if dbapi else Exception
 
     # -- statements ---------------------------------------------------------------------
@@ -154,7 +155,7 @@ class Journal:
         pooled = None
         try:
             pooled = self.engine.raw_connection()
-            driver = pooled.driver_connection
+            driver: Any = pooled.driver_connection  # the DB-API driver's own connection
             with self._batched(driver, write):
                 self._begin(driver, write)
                 try:
@@ -195,7 +196,7 @@ class Journal:
             with conn.begin():
                 yield conn
 
-    def _retrying(self, work: Callable[[], Any]) -> Any:
+    def _retrying(self, work: Callable[[], Answer]) -> Answer:
         """Run `work`, waiting out lock contention the busy timeout did not absorb."""
         deadline = time.monotonic() + _LOCK_RETRY_SECONDS
         delay = 0.005

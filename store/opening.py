@@ -7,7 +7,7 @@ import sqlite3
 import urllib.parse
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect, select
+from sqlalchemy import Engine, Table, create_engine, event, inspect, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlmodel import SQLModel
@@ -117,7 +117,7 @@ def _ensure_schema(journal: Journal, where: str) -> None:
                     f"{where} is a database but not a factory-schedule journal (it has no journal_meta table)"
                 )
             SQLModel.metadata.create_all(conn, checkfirst=True)
-            meta = tables.JournalMeta.__table__
+            meta: Table = tables.JournalMeta.__table__  # type: ignore[attr-defined]  # SQLModel sets it, unstubbed
             row = conn.execute(select(meta.c.value).where(meta.c.key == "format")).first()
             if row is None:
                 conn.execute(meta.insert().values(key="format", value=tables.JOURNAL_FORMAT))
