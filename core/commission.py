@@ -49,6 +49,7 @@ from .identity import (
     occurrence_key,
 )
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_LIMITS
+from .pipeline_settings import PipelineSettings
 from .text import checked_document
 from .zones import is_valid_zone, parse_local_date, parse_wall_time, zoned_instant
 
@@ -201,6 +202,10 @@ class Commission(BaseModel):
     weekly_tokens: WeeklyTokens
     record_max_age_days: RecordMaxAgeDays
     lanes: Annotated[tuple[Lane, ...], Field(min_length=1, max_length=L.max_lanes)]
+    pipeline: Annotated[
+        PipelineSettings | None,
+        Field(description="the staged promotion and maturation lanes' settings (optional; core/pipeline)"),
+    ] = None
 
     @model_validator(mode="after")
     def _rules(self) -> Commission:

@@ -20,6 +20,7 @@ from factory_schedule.store import (
     CanonicalJsonError,
     CommandConflictError,
     Decision,
+    JournalCorruptError,
     Outcome,
     VersionConflictError,
     canonical_json,
@@ -112,7 +113,10 @@ class LifecycleSchedule:
         return as_utc(self.clock.now())
 
     def _load(self) -> tuple[int, Schedule | None]:
-        version, text = self.journal.load_text(SCHEDULE_AGGREGATE)
+        try:
+            version, text = self.journal.load_text(SCHEDULE_AGGREGATE)
+        except JournalCorruptError as error:  # the state is not the one its command sealed
+            raise corrupt(str(error)) from None
         schedule = self._codec.read(version, text)
         if schedule is not None and schedule is not self._kept_checked:
             # A settled record kept without its calls must be exactly its settlement event's record, less
@@ -208,21 +212,28 @@ class LifecycleSchedule:
     def _run(self, plan: Plan[Answer]) -> _Ran | _Answer[Answer]:
         for _ in range(self.max_rounds):
             now = self._now()
-            version, schedule = self._load()
-            planned = plan(schedule, now)
-            if isinstance(planned, _Answer):
-                return planned
-            decided: list[tuple[str, Schedule]] = []
-            decide = self._decision(plan, planned, version, schedule, decided)
-            try:
-                outcome = self.journal.execute(SCHEDULE_AGGREGATE, planned.command_id, planned.payload, version,
-                                               decide, as_text=True)
-            except (VersionConflictError, _Replan):
-                continue
-            except CommandConflictError:
-                raise ScheduleError(
-                    "CONFLICT", f"{planned.command_id} was recorded with a different request"
-                ) from None
+            # Read, plan and decide under the journal's write lock: writers queue rather than conflict.
+            with self.journal.writing():
+                version, schedule = self._load()
+                try:
+                    planned = plan(schedule, now)
+                except JournalCorruptError as error:  # a receipt the plan looked up is not what was sealed
+                    raise corrupt(str(error)) from None
+                if isinstance(planned, _Answer):
+                    return planned
+                decided: list[tuple[str, Schedule]] = []
+                decide = self._decision(plan, planned, version, schedule, decided)
+                try:
+                    outcome = self.journal.execute(SCHEDULE_AGGREGATE, planned.command_id, planned.payload, version,
+                                                   decide, as_text=True)
+                except (VersionConflictError, _Replan):
+                    continue
+                except CommandConflictError:
+                    raise ScheduleError(
+                        "CONFLICT", f"{planned.command_id} was recorded with a different request"
+                    ) from None
+                except JournalCorruptError as error:
+                    raise corrupt(str(error)) from None
             if decided:
                 new_text, after = decided[-1]  # a retried attempt decided again
                 self._codec.remember(outcome.version, new_text, after)

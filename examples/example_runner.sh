@@ -53,8 +53,20 @@ settle() {  # settle STATUS REASON
   exit $rc
 }
 
-end_call() {  # end_call CALL REPORT_JSON
-  echo "$2" | $FS call end --occurrence "$OCC" --runner "$RUNNER" --call "$1" >/dev/null
+end_call() {  # end_call CALL REPORT_JSON: report a contact, retrying a failed report
+  # The same report for the same call is the same command: a retry after a lost answer replays it, so
+  # trying again is always safe, and a report given up on would leave a contact that happened unreported.
+  local attempt delay=1
+  for attempt in 1 2 3 4 5 6; do
+    if echo "$2" | $FS call end --occurrence "$OCC" --runner "$RUNNER" --call "$1" >/dev/null; then
+      return 0
+    fi
+    [ "$attempt" -lt 6 ] || break
+    log "reporting call $1 failed (attempt $attempt); trying again in ${delay}s"
+    sleep "$delay"
+    delay=$((delay * 2))
+  done
+  return 1
 }
 
 unsure=0

@@ -6,6 +6,18 @@ Importing this package loads no database library. What the engine needs (canonic
 the records a journal exchanges, the `CommandJournal` protocol and the errors) is plain
 Python in `canonical`, `records` and `errors`; the SQL parts (`open_journal`, `Journal`,
 `leases`, `shown_url`) are imported the first time one of them is asked for.
+
+Errors, all `JournalError` with a one-line message for a person (`errors.py`):
+
+- `JournalOpenError`: the URL names nothing this build can open as a journal (any failure at open).
+- `JournalReadOnlyError`: a write to a journal that can only be read (a read-only file, folder or
+  mount); the journal itself opens and reads.
+- `JournalFullError`: the disk or the database's size limit is full; the command wrote nothing.
+- `JournalLockedError`: the write lock stayed taken by another writer past every retry (2 minutes).
+- `JournalUnavailableError`: the database went away (a lost or refused server connection).
+- `JournalCorruptError`: an event, the state, a receipt or the head is not what the chain sealed.
+- `CommandConflictError`, `VersionConflictError`: a recorded command ID with another payload; a stale version.
+- `JournalError` itself: any other database failure.
 """
 
 from __future__ import annotations
@@ -17,7 +29,11 @@ from .errors import (
     CommandConflictError,
     JournalCorruptError,
     JournalError,
+    JournalFullError,
+    JournalLockedError,
     JournalOpenError,
+    JournalReadOnlyError,
+    JournalUnavailableError,
     VersionConflictError,
 )
 from .records import (
@@ -71,7 +87,11 @@ __all__ = [
     "Journal",
     "JournalCorruptError",
     "JournalError",
+    "JournalFullError",
+    "JournalLockedError",
     "JournalOpenError",
+    "JournalReadOnlyError",
+    "JournalUnavailableError",
     "NewEvent",
     "Outcome",
     "Receipt",

@@ -31,3 +31,21 @@ class VersionConflictError(JournalError):
         self.expected = expected
         self.actual = actual
         super().__init__(f"{aggregate}: expected version {expected}, found {actual}")
+
+
+class JournalReadOnlyError(JournalError):
+    """A write to a journal that can only be read (a read-only file, folder or mount, or a read-only database).
+
+    The journal still opens for reading: history, verify, head and the engine's reads work."""
+
+
+class JournalFullError(JournalError):
+    """The disk, or the database's size limit, is full; the command was rolled back and wrote nothing."""
+
+
+class JournalLockedError(JournalError):
+    """The journal's write lock stayed taken by another writer past every retry (about two minutes)."""
+
+
+class JournalUnavailableError(JournalError):
+    """The database went away: a lost or refused server connection, or a journal file that cannot be opened."""

@@ -11,16 +11,27 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json
-from .errors import CommandConflictError, JournalCorruptError, JournalError, VersionConflictError
+from .errors import (
+    CommandConflictError,
+    JournalCorruptError,
+    JournalError,
+    JournalFullError,
+    JournalLockedError,
+    JournalReadOnlyError,
+    JournalUnavailableError,
+    VersionConflictError,
+)
 from .records import (
     GENESIS_HASH,
     HISTORY_PAGE,
@@ -31,11 +42,30 @@ from .records import (
     Receipt,
     Snapshot,
     chain_hash,
+    receipt_text,
+    sha256_text,
 )
 from .urls import shown_url
 
 _LOCK_RETRY_SECONDS = 120.0
-Answer = TypeVar("Answer")  # what a retried read or command returns
+T = TypeVar("T")
+
+
+@dataclass
+class _Held:
+    """The write transaction `writing()` holds for its thread."""
+
+    driver: Any
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class _Head:
+    """The head as checked against its seal: its version, its hash and its state's stored text."""
+
+    version: int
+    hash: str
+    state: CanonicalText | None
 
 
 def _state_text(state: Any, command_id: str) -> str:
@@ -49,22 +79,41 @@ def _state_text(state: Any, command_id: str) -> str:
 
 
 # The journal's SQL, written against the tables of `tables.py` (which `opening` creates).
-_EVENT_COLUMNS = "aggregate, version, command_id, type, data, prev_hash, hash"
+_EVENT_COLUMNS = "aggregate, version, command_id, type, data, prev_hash, hash, state_sha256, receipt_sha256"
+# A receipt is read with the event that sealed it (its command's last), and an ID with no receipt with whether
+# any event carries it: a receipt deleted by hand must not let its command run a second time.
+_RECEIPT_READ = (
+    "SELECT r.command_id, r.aggregate, r.digest, r.first_version, r.last_version, r.result, "
+    "e.command_id, e.type, e.data, e.prev_hash, e.hash, e.state_sha256, e.receipt_sha256, "
+    "(SELECT x.version FROM events x WHERE x.command_id = q.id LIMIT 1) "
+    "FROM (SELECT CAST(:command_id AS TEXT) AS id) q "
+    "LEFT JOIN receipts r ON r.command_id = q.id "
+    "LEFT JOIN events e ON e.aggregate = r.aggregate AND e.version = r.last_version"
+)
+# The head is read with the event it names and whether any event lies beyond it, so that every read of the
+# state checks the seal of the command that left it (`_checked_head`).
+_HEAD_READ = (
+    "SELECT a.version, a.hash, a.state, e.command_id, e.type, e.data, e.prev_hash, e.hash, e.state_sha256, "
+    "e.receipt_sha256, (SELECT n.version FROM events n WHERE n.aggregate = q.name "
+    "AND n.version > COALESCE(a.version, 0) ORDER BY n.version LIMIT 1) "
+    "FROM (SELECT CAST(:aggregate AS TEXT) AS name) q "
+    "LEFT JOIN aggregates a ON a.aggregate = q.name "
+    "LEFT JOIN events e ON e.aggregate = a.aggregate AND e.version = a.version"
+)
 _STATEMENTS = {
-    "receipt": "SELECT command_id, aggregate, digest, first_version, last_version, result "
-    "FROM receipts WHERE command_id = :command_id",
-    "head": "SELECT version, hash, state FROM aggregates WHERE aggregate = :aggregate",
+    "receipt": _RECEIPT_READ,
+    "head": _HEAD_READ,
     "version": "SELECT version FROM aggregates WHERE aggregate = :aggregate",
-    "snapshot": "SELECT version, state FROM aggregates WHERE aggregate = :aggregate",
-    "chain_head": "SELECT version, hash FROM aggregates WHERE aggregate = :aggregate",
     "history": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate AND version > :after "
     "ORDER BY version LIMIT :limit",
     "history_desc": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate "
     "ORDER BY version DESC LIMIT :limit",
     "history_desc_before": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate AND version < :before "
     "ORDER BY version DESC LIMIT :limit",
-    "insert_event": "INSERT INTO events (aggregate, version, command_id, type, data, prev_hash, hash) "
-    "VALUES (:aggregate, :version, :command_id, :type, :data, :prev_hash, :hash)",
+    "receipts_between": "SELECT command_id, aggregate, digest, first_version, last_version, result FROM receipts "
+    "WHERE aggregate = :aggregate AND last_version > :after AND last_version <= :until",
+    "insert_event": f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (:aggregate, :version, :command_id, :type, :data, "
+    ":prev_hash, :hash, :state_sha256, :receipt_sha256)",
     # RETURNING, so that whether the head moved is read from a row: a pipelined cursor has no row count yet.
     "update_head": "UPDATE aggregates SET version = :last, state = :state, hash = :hash "
     "WHERE aggregate = :aggregate AND version = :version RETURNING version",
@@ -97,6 +146,22 @@ _LOCK_ERRORS = (
 )
 
 
+_READ_ONLY_ERRORS = ("readonly database", "read-only", "read only")
+_FULL_ERRORS = ("database or disk is full", "no space left", "disk full", "could not extend file")
+_LOST_ERRORS = (
+    "server closed the connection",
+    "terminating connection",
+    "connection refused",
+    "could not connect",
+    "connection failed",
+    "connection is closed",
+    "connection is lost",
+    "consuming input failed",
+    "ssl syscall error",
+    "unable to open database file",
+)
+
+
 def _is_lock_error(error: BaseException) -> bool:
     text = str(error).lower()
     return any(words in text for words in _LOCK_ERRORS)
@@ -105,8 +170,11 @@ def _is_lock_error(error: BaseException) -> bool:
 class Journal:
     """A journal over one SQLAlchemy engine. Build it with `store.open_journal`."""
 
-    def __init__(self, engine: Engine, url: str, *, write_options: dict[str, Any]) -> None:
+    def __init__(
+        self, engine: Engine, url: str, *, write_options: dict[str, Any], read_only: str | None = None
+    ) -> None:
         self.engine = engine
+        self.read_only = read_only  # why this journal can only be read, or None
         self.url = url
         self.where = shown_url(url)  # what a person may be shown: the URL, any password masked
         self._write_options = write_options
@@ -114,6 +182,7 @@ class Journal:
         self._sql = _driver_statements(dbapi.paramstyle if dbapi else "named")
         self._pyformat = dbapi is not None and dbapi.paramstyle == "pyformat"
         self._driver_error: type[Exception] = dbapi.Error if dbapi else Exception
+        self._local = threading.local()  # the write transaction `writing()` holds, per thread
 
     # -- statements ---------------------------------------------------------------------
 
@@ -150,12 +219,25 @@ class Journal:
         transaction, a third of a durable commit on a quiet disk; the pool it keeps is all the
         journal needs from it. A write transaction holds the write lock from its first statement
         (`_begin`). Anything raised inside rolls the transaction back; the connection goes back to
-        the pool, which rolls back whatever is still open.
+        the pool, which rolls back whatever is still open. Inside `writing()` every read and command
+        of this thread runs in the transaction it holds instead.
         """
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None:
+            if held.failed:
+                raise JournalError("a command in this write transaction failed; nothing more can run in it")
+            try:
+                yield held.driver
+            except BaseException:
+                held.failed = True  # a command may have written part of itself: the transaction is rolled back
+                raise
+            return
+        if write:
+            self._refuse_if_read_only()
         pooled = None
         try:
             pooled = self.engine.raw_connection()
-            driver: Any = pooled.driver_connection  # the DB-API driver's own connection
+            driver: Any = pooled.driver_connection
             with self._batched(driver, write):
                 self._begin(driver, write)
                 try:
@@ -170,6 +252,57 @@ class Journal:
         finally:
             if pooled is not None:
                 pooled.close()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the journal's write lock while a caller reads, plans and runs its command.
+
+        Every journal call this thread makes inside runs in one write transaction, committed when
+        the block ends (rolled back if it raises, or if a command inside it failed). Other writers
+        queue behind it (SQLite's `BEGIN IMMEDIATE`, PostgreSQL's advisory lock) instead of
+        committing between the caller's read and its command, so a command planned here never
+        meets a version conflict; readers are not blocked. Nested use joins the outer block.
+        """
+        if getattr(self._local, "held", None) is not None:
+            yield
+            return
+        self._refuse_if_read_only()
+
+        def take() -> tuple[Any, Any]:
+            pooled = self.engine.raw_connection()
+            try:
+                driver = pooled.driver_connection
+                try:
+                    self._begin(driver, True)
+                except self._driver_error as error:
+                    raise DBAPIError.instance("(taking the write lock)", None, error, self._driver_error) from error
+            except BaseException:
+                pooled.close()
+                raise
+            return pooled, driver
+
+        pooled, driver = self._retrying(take)
+        held = _Held(driver)
+        self._local.held = held
+        try:
+            try:
+                yield
+            finally:
+                self._local.held = None
+            if held.failed:
+                driver.rollback()
+            else:
+                self._commit(driver)
+        except self._driver_error as error:  # at COMMIT
+            with suppress(Exception):
+                driver.rollback()
+            raise self._failure(error) from error
+        except BaseException:
+            with suppress(Exception):
+                driver.rollback()
+            raise
+        finally:
+            pooled.close()
 
     def _batched(self, driver: Any, write: bool) -> AbstractContextManager[Any]:
         """Where statements may be sent without waiting for each answer (a server's round trips);
@@ -191,23 +324,55 @@ class Journal:
         For the store's siblings that share the database and build their statements with
         SQLAlchemy (leases, the schema check at open); they get the same lock discipline as commands.
         """
+        self._refuse_if_read_only()
         with self.engine.connect() as conn:
             conn = conn.execution_options(**self._write_options)
             with conn.begin():
                 yield conn
 
-    def _retrying(self, work: Callable[[], Answer]) -> Answer:
-        """Run `work`, waiting out lock contention the busy timeout did not absorb."""
+    def _retrying(self, work: Callable[[], T]) -> T:
+        """Run `work`, waiting out lock contention the busy timeout did not absorb.
+
+        Any other database failure, and contention that outlasts the retries, is raised as the
+        `JournalError` that names it (`_failure`): callers never see SQLAlchemy's or the driver's
+        own errors. An IntegrityError passes through for the caller that expects one.
+        """
         deadline = time.monotonic() + _LOCK_RETRY_SECONDS
         delay = 0.005
         while True:
             try:
                 return work()
+            except IntegrityError:
+                raise
             except (OperationalError, DBAPIError, self._driver_error) as error:  # the driver's own, from raw work
                 if not _is_lock_error(error) or time.monotonic() > deadline:
-                    raise
+                    raise self._failure(error) from error
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
+
+    def _failure(self, error: BaseException) -> JournalError:
+        """The named JournalError for a database failure, with a one-line message a person can act on."""
+        reason = " ".join(str(getattr(error, "orig", None) or error).split())
+        text = reason.lower()
+        if any(words in text for words in _READ_ONLY_ERRORS):
+            return JournalReadOnlyError(f"the journal {self.where} is read-only: it can be read but not written")
+        if any(words in text for words in _FULL_ERRORS):
+            return JournalFullError(
+                f"the journal {self.where} is full (its disk or its size limit); the command wrote nothing"
+            )
+        if _is_lock_error(error):
+            return JournalLockedError(
+                f"the journal {self.where} stayed locked by another writer; nothing was written (try again)"
+            )
+        if getattr(error, "connection_invalidated", False) or any(words in text for words in _LOST_ERRORS):
+            return JournalUnavailableError(f"the journal {self.where} cannot be reached: {reason}")
+        return JournalError(f"the journal {self.where} failed: {reason}")
+
+    def _refuse_if_read_only(self) -> None:
+        if self.read_only is not None:
+            raise JournalReadOnlyError(
+                f"the journal {self.where} is read-only ({self.read_only}): it can be read but not written"
+            )
 
     # -- reads --------------------------------------------------------------------------
 
@@ -222,29 +387,29 @@ class Journal:
         return self._retrying(read)
 
     def load(self, aggregate: str) -> Snapshot:
-        """The aggregate's current state document and version, read together."""
-
-        def read() -> Snapshot:
-            with self._transaction(write=False) as conn:
-                return self._snapshot(conn, aggregate)
-
-        return self._retrying(read)
+        """The aggregate's current state document and version, read together (its seal checked)."""
+        version, text = self.load_text(aggregate)
+        return Snapshot(version=version, state=None if text is None else self._parse(text, f"{aggregate} state"))
 
     def load_text(self, aggregate: str) -> tuple[int, CanonicalText | None]:
         """The aggregate's version and its state's stored canonical text, read together.
 
         For a reader that keeps its own parse: when the text is the one it parsed last,
-        it need not decode or check it again.
+        it need not decode or check it again. The text is the one the head's command sealed
+        (JournalCorruptError otherwise): an edited state row is refused on every read.
         """
 
         def read() -> tuple[int, CanonicalText | None]:
             with self._transaction(write=False) as conn:
-                row = self._statement(conn, "snapshot", {"aggregate": aggregate}).fetchone()
-            return (0, None) if row is None else (int(row[0]), CanonicalText(row[1]))
+                row = self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
+            head = self._checked_head(aggregate, row)
+            return head.version, head.state
 
         return self._retrying(read)
 
     def receipt(self, command_id: str) -> Receipt | None:
+        """The command's receipt, checked against the seal its command recorded; None when it never ran."""
+
         def read() -> Receipt | None:
             with self._transaction(write=False) as conn:
                 return self._receipt(conn, command_id)
@@ -326,7 +491,13 @@ class Journal:
             cursor = page[-1].version
 
     def verify(self, aggregate: str, since: Checkpoint | None = None) -> Checkpoint:
-        """Recompute the hash chain; raise JournalCorruptError at the first break.
+        """Recompute the hash chain and every seal; raise JournalCorruptError, saying what, at the first break.
+
+        Checked: every event's hash and link; that the head names the chain's last event and
+        holds the state that event sealed; that each command's last event is sealed and its
+        receipt is the one sealed (none missing, none edited, none added). Commands written
+        by a build before seals existed are chained but their receipts cannot be checked
+        beyond their versions: the checkpoint's `unsealed_through` says up to where.
 
         The head is read first and the chain checked up to it, so a verify that runs
         while writers append still sees one consistent prefix of an append-only log.
@@ -336,35 +507,94 @@ class Journal:
 
         def read_head() -> Any:
             with self._transaction(write=False) as conn:
-                return self._statement(conn, "chain_head", {"aggregate": aggregate}).fetchone()
+                return self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
 
-        row = self._retrying(read_head)
-        head_version = int(row[0]) if row else 0
-        head_hash = row[1] if row else GENESIS_HASH
+        head = self._checked_head(aggregate, self._retrying(read_head))
         prev = since.hash if since is not None else GENESIS_HASH
-        expected_version = since.version if since is not None else 0
-        if head_version < expected_version:
-            raise JournalCorruptError(f"{aggregate}: the head went back from {expected_version} to {head_version}")
-        for event in self.iter_history(aggregate, after=expected_version, until=head_version):
-            expected_version += 1
-            if event.version != expected_version:
+        checked = since.version if since is not None else 0
+        unsealed_through = since.unsealed_through if since is not None else 0
+        if head.version < checked:
+            raise JournalCorruptError(f"{aggregate}: the head went back from {checked} to {head.version}")
+        # Before the first sealed command, commands may end unsealed (a journal upgraded from format 1).
+        legacy = unsealed_through == checked
+        command: list[Event] = []  # the events of the command being walked, until its last
+        ended: list[tuple[list[Event], bool]] = []  # commands walked to their end whose receipts are unchecked
+        receipts_checked = checked
+        while checked < head.version:
+            page = [event for event in self.history(aggregate, after=checked) if event.version <= head.version]
+            if not page:
                 raise JournalCorruptError(
-                    f"{aggregate}: event version {event.version} follows {expected_version - 1}"
+                    f"{aggregate}: the head says version {head.version}, but the chain ends at {checked}"
                 )
-            if event.prev_hash != prev:
-                raise JournalCorruptError(f"{aggregate}: event {event.version} does not link to its predecessor")
-            data_json = canonical_json(event.data)
-            sealed = chain_hash(prev, aggregate, event.version, event.command_id, event.type, data_json)
-            if sealed != event.hash:
-                raise JournalCorruptError(f"{aggregate}: event {event.version} does not match its hash")
-            prev = event.hash
-        if head_version != expected_version or head_hash != prev:
+            for event in page:
+                if event.version != checked + 1:
+                    raise JournalCorruptError(f"{aggregate}: event {event.version} follows event {checked}")
+                if event.prev_hash != prev:
+                    raise JournalCorruptError(f"{aggregate}: event {event.version} does not link to its predecessor")
+                if command and event.command_id != command[0].command_id:  # an unsealed command ended
+                    if not legacy:
+                        raise JournalCorruptError(
+                            f"{aggregate}: event {checked}, the last of command {command[0].command_id!r}, "
+                            "is not sealed"
+                        )
+                    ended.append((command, False))
+                    unsealed_through, command = checked, []
+                data_json = canonical_json(event.data)
+                sealed = chain_hash(prev, aggregate, event.version, event.command_id, event.type, data_json,
+                                    event.seal)
+                if sealed != event.hash:
+                    raise JournalCorruptError(f"{aggregate}: event {event.version} does not match its hash")
+                command.append(event)
+                if event.seal is not None:
+                    legacy = False
+                    ended.append((command, True))
+                    command = []
+                prev, checked = event.hash, event.version
+            if command and checked == head.version:  # the head's own command, unsealed
+                if not legacy:
+                    raise JournalCorruptError(f"{aggregate}: the head's event {checked} is not sealed")
+                ended.append((command, False))
+                unsealed_through, command = checked, []
+            if ended:
+                until = ended[-1][0][-1].version
+                self._verify_receipts(aggregate, ended, receipts_checked, until)
+                receipts_checked, ended = until, []
+        if prev != head.hash:  # `_checked_head` holds the head to its event; this holds the event to the chain
+            raise JournalCorruptError(f"{aggregate}: the head's hash is not the hash of event {head.version}")
+        return Checkpoint(version=head.version, hash=head.hash, unsealed_through=unsealed_through)
+
+    def _verify_receipts(self, aggregate: str, ended: list[tuple[list[Event], bool]], after: int, until: int) -> None:
+        """The receipts of the commands whose last event lies in (after, until]: exactly one each, as sealed."""
+
+        def read() -> list[Any]:
+            with self._transaction(write=False) as conn:
+                values = {"aggregate": aggregate, "after": after, "until": until}
+                return list(self._statement(conn, "receipts_between", values).fetchall())
+
+        receipts = {row[0]: row for row in self._retrying(read)}  # a receipt's command ID is its key
+        for events, sealed in ended:
+            first, last = events[0], events[-1]
+            row = receipts.pop(first.command_id, None)
+            if row is None:
+                raise JournalCorruptError(
+                    f"{aggregate}: command {first.command_id!r} (events {first.version}-{last.version}) "
+                    "has no receipt"
+                )
+            if (int(row[3]), int(row[4])) != (first.version, last.version):
+                raise JournalCorruptError(
+                    f"{aggregate}: receipt {first.command_id!r} does not name its command's events "
+                    f"{first.version}-{last.version}"
+                )
+            if sealed and sha256_text(receipt_text(row[0], row[1], row[2], int(row[3]), int(row[4]), row[5])) != (
+                last.receipt_sha256
+            ):
+                raise JournalCorruptError(
+                    f"{aggregate}: receipt {first.command_id!r} is not the receipt event {last.version} sealed"
+                )
+        for row in receipts.values():
             raise JournalCorruptError(
-                f"{aggregate}: the head says version {head_version}, the chain ends at {expected_version}"
+                f"{aggregate}: receipt {row[0]!r} names event {row[4]}, which ends no command of that ID"
             )
-        if self.history(aggregate, after=head_version, limit=1) and self.head(aggregate) == head_version:
-            raise JournalCorruptError(f"{aggregate}: events exist beyond the head version {head_version}")
-        return Checkpoint(version=head_version, hash=head_hash)
 
     # -- the command --------------------------------------------------------------------
 
@@ -405,7 +635,10 @@ class Journal:
         except IntegrityError:
             # Another writer recorded the same command ID on another aggregate between our
             # receipt lookup and insert (possible only where locks are per aggregate).
-            return self._retrying(attempt)
+            try:
+                return self._retrying(attempt)
+            except IntegrityError as error:
+                raise self._failure(error) from error
 
     def _execute_in(
         self,
@@ -420,13 +653,13 @@ class Journal:
         # Both reads are sent before either answer is awaited: one round trip to a server, not two.
         receipt_rows = self._statement(conn, "receipt", {"command_id": command_id})
         head_rows = self._statement(conn, "head", {"aggregate": aggregate})
-        found, head = receipt_rows.fetchone(), head_rows.fetchone()
-        if found is not None:
-            recorded = self._receipt_of(found)
+        recorded, head = self._checked_receipt(command_id, receipt_rows.fetchone()), head_rows.fetchone()
+        current = self._checked_head(aggregate, head)
+        version = current.version
+        if recorded is not None:
             if recorded.digest != digest or recorded.aggregate != aggregate:
                 # A caller whose view is stale has not seen the command that took this ID: it must
                 # read again (and will then see it), not be told its request conflicts.
-                version = int(head[0]) if head is not None else 0
                 if version != expected_version:
                     raise VersionConflictError(aggregate, expected_version, version)
                 raise CommandConflictError(command_id)
@@ -438,21 +671,35 @@ class Journal:
                 result=recorded.result,
                 replayed=True,
             )
-        version = int(head[0]) if head is not None else 0
         if version != expected_version:
             raise VersionConflictError(aggregate, expected_version, version)
-        if head is None:
+        if current.state is None:
             state = None
         else:
-            state = CanonicalText(head[2]) if as_text else self._parse(head[2], f"{aggregate} state")
+            state = current.state if as_text else self._parse(current.state, f"{aggregate} state")
         decision = decide(state, version)
         if not decision.events:
             raise JournalError(f"command {command_id!r}: a decision must record at least one event")
-        prev = head[1] if head is not None else GENESIS_HASH
+        last = version + len(decision.events)
+        state_json = _state_text(decision.state, command_id)
+        result_json = canonical_json(decision.result)
+        receipt = {
+            "command_id": command_id,
+            "aggregate": aggregate,
+            "digest": digest,
+            "first_version": version + 1,
+            "last_version": last,
+            "result": result_json,
+        }
+        # The command's last event seals the state it leaves and its receipt: see `verify`.
+        seal = (sha256_text(state_json), sha256_text(receipt_text(command_id, aggregate, digest, version + 1, last,
+                                                                  result_json)))
+        prev = current.hash
         rows = []
         for offset, new in enumerate(decision.events, start=1):
             data_json = canonical_json(new.data)
-            sealed = chain_hash(prev, aggregate, version + offset, command_id, new.type, data_json)
+            sealing = seal if offset == len(decision.events) else None
+            sealed = chain_hash(prev, aggregate, version + offset, command_id, new.type, data_json, sealing)
             rows.append(
                 {
                     "aggregate": aggregate,
@@ -462,29 +709,17 @@ class Journal:
                     "data": data_json,
                     "prev_hash": prev,
                     "hash": sealed,
+                    "state_sha256": sealing[0] if sealing else None,
+                    "receipt_sha256": sealing[1] if sealing else None,
                 }
             )
             prev = sealed
-        last = version + len(rows)
-        state_json = _state_text(decision.state, command_id)
-        result_json = canonical_json(decision.result)
         self._statement(conn, "insert_event", rows[0] if len(rows) == 1 else rows)
-        self._statement(
-            conn,
-            "insert_receipt",
-            {
-                "command_id": command_id,
-                "aggregate": aggregate,
-                "digest": digest,
-                "first_version": version + 1,
-                "last_version": last,
-                "result": result_json,
-            },
-        )
+        self._statement(conn, "insert_receipt", receipt)
         # The head last, read at once: the three writes go to a server together, and on SQLite no statement is
         # left unfinished (one would keep every later COMMIT on this pooled connection from succeeding).
         head_values = {"aggregate": aggregate, "version": version, "last": last, "state": state_json, "hash": prev}
-        moved = self._statement(conn, "update_head" if head is not None else "insert_head", head_values).fetchall()
+        moved = self._statement(conn, "update_head" if version else "insert_head", head_values).fetchall()
         if not moved:  # a miss rolls all three writes back
             raise VersionConflictError(aggregate, expected_version, -1)
         return Outcome(
@@ -496,6 +731,71 @@ class Journal:
             replayed=False,
         )
 
+    # -- seals --------------------------------------------------------------------------
+
+    def _checked_head(self, aggregate: str, row: Any) -> _Head:
+        """The head a `head` statement read, once it is known to be what the chain's last command sealed.
+
+        Refused (JournalCorruptError, saying which) when an event lies beyond the head (a head set back
+        or deleted), when the head names no event or not its hash, when that event does not match its
+        own hash, or when the state is not the text it sealed. A head left by a format 1 build, whose
+        event carries no seal, is taken as it is: `verify` reports it as unsealed.
+        """
+        (version, head_hash, state, command_id, type_, data, prev_hash, event_hash, state_sha256, receipt_sha256,
+         beyond) = row
+        version = 0 if version is None else int(version)
+        if beyond is not None:
+            raise JournalCorruptError(f"{aggregate}: event {int(beyond)} lies beyond the head version {version}")
+        if version == 0:
+            if state is not None:
+                raise JournalCorruptError(f"{aggregate}: the head says version 0 but holds a state")
+            return _Head(0, GENESIS_HASH, None)
+        if event_hash is None:
+            raise JournalCorruptError(f"{aggregate}: the head says version {version}, but no event {version} exists")
+        if head_hash != event_hash:
+            raise JournalCorruptError(f"{aggregate}: the head's hash is not the hash of event {version}")
+        seal = None if state_sha256 is None or receipt_sha256 is None else (state_sha256, receipt_sha256)
+        if chain_hash(prev_hash, aggregate, version, command_id, type_, data, seal) != event_hash:
+            raise JournalCorruptError(f"{aggregate}: event {version} does not match its hash")
+        if seal is not None and sha256_text(state) != state_sha256:
+            raise JournalCorruptError(f"{aggregate}: the stored state is not the state event {version} sealed")
+        return _Head(version, head_hash, CanonicalText(state))
+
+    def _checked_receipt(self, command_id: str, row: Any) -> Receipt | None:
+        """The receipt a `receipt` statement read, checked against the event that sealed it; None when the
+        command never ran. Refused when its command's events exist without it, when it names an event its
+        command did not record, or when it is not the receipt that event sealed."""
+        (_id, aggregate, digest, first_version, last_version, result, event_command, type_, data, prev_hash,
+         event_hash, state_sha256, receipt_sha256, recorded_at) = row
+        if _id is None:
+            if recorded_at is not None:
+                raise JournalCorruptError(
+                    f"command {command_id!r} recorded event {int(recorded_at)}, but its receipt is missing"
+                )
+            return None
+        first_version, last_version = int(first_version), int(last_version)
+        if event_command != command_id:
+            raise JournalCorruptError(
+                f"receipt {command_id!r} names event {aggregate}@{last_version}, which that command did not record"
+            )
+        seal = None if state_sha256 is None or receipt_sha256 is None else (state_sha256, receipt_sha256)
+        if chain_hash(prev_hash, aggregate, last_version, command_id, type_, data, seal) != event_hash:
+            raise JournalCorruptError(f"{aggregate}: event {last_version} does not match its hash")
+        if seal is not None:
+            sealed = receipt_text(command_id, aggregate, digest, first_version, last_version, result)
+            if sha256_text(sealed) != receipt_sha256:
+                raise JournalCorruptError(
+                    f"receipt {command_id!r} is not the receipt event {aggregate}@{last_version} sealed"
+                )
+        return Receipt(
+            command_id=command_id,
+            aggregate=aggregate,
+            digest=digest,
+            first_version=first_version,
+            last_version=last_version,
+            result=self._parse(result, f"receipt {command_id}"),
+        )
+
     # -- row helpers --------------------------------------------------------------------
 
     @staticmethod
@@ -505,29 +805,12 @@ class Journal:
         except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
             raise JournalCorruptError(f"{what} is not JSON") from None
 
-    def _snapshot(self, conn: Any, aggregate: str) -> Snapshot:
-        row = self._statement(conn, "snapshot", {"aggregate": aggregate}).fetchone()
-        if row is None:
-            return Snapshot(version=0, state=None)
-        return Snapshot(version=int(row[0]), state=self._parse(row[1], f"{aggregate} state"))
-
     def _receipt(self, conn: Any, command_id: str) -> Receipt | None:
         row = self._statement(conn, "receipt", {"command_id": command_id}).fetchone()
-        return None if row is None else self._receipt_of(row)
-
-    def _receipt_of(self, row: Any) -> Receipt:
-        command_id, aggregate, digest, first_version, last_version, result = row
-        return Receipt(
-            command_id=command_id,
-            aggregate=aggregate,
-            digest=digest,
-            first_version=int(first_version),
-            last_version=int(last_version),
-            result=self._parse(result, f"receipt {command_id}"),
-        )
+        return self._checked_receipt(command_id, row)
 
     def _event(self, row: Any) -> Event:
-        aggregate, version, command_id, type_, data, prev_hash, hash_ = row
+        aggregate, version, command_id, type_, data, prev_hash, hash_, state_sha256, receipt_sha256 = row
         return Event(
             aggregate=aggregate,
             version=int(version),
@@ -536,6 +819,8 @@ class Journal:
             data=self._parse(data, f"event {aggregate}@{version}"),
             prev_hash=prev_hash,
             hash=hash_,
+            state_sha256=state_sha256,
+            receipt_sha256=receipt_sha256,
         )
 
     def close(self) -> None:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import BigInteger, Column, Table, Text, select
+from sqlalchemy import BigInteger, Column, Text, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Field, SQLModel
 
@@ -44,7 +44,7 @@ class LeaseRow(SQLModel, table=True):
     info: str = Field(sa_column=Column(Text, nullable=False))
 
 
-_leases: Table = LeaseRow.__table__  # type: ignore[attr-defined]  # SQLModel sets it; its stubs do not say so
+_leases = SQLModel.metadata.tables["leases"]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ The lock is released by COMMIT or ROLLBACK,
 and by the server when the client's connection dies (a killed runner leaves nothing
 held). Readers take no lock and never wait. A writer that waits longer than the
 `lock_timeout` (30 s) retries, like a SQLite writer after its busy timeout, for up to
-two minutes in all before the error surfaces.
+two minutes in all before it gives up with JournalLockedError.
 """
 
 from __future__ import annotations

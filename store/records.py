@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,6 +28,17 @@ class Event:
     data: dict[str, Any]
     prev_hash: str
     hash: str
+    # On a command's last event: the SHA-256 of the state it left and of its receipt (None on other events,
+    # and on events written before seals existed).
+    state_sha256: str | None = None
+    receipt_sha256: str | None = None
+
+    @property
+    def seal(self) -> tuple[str, str] | None:
+        """What the event's hash covers beyond its content, when it ends its command."""
+        if self.state_sha256 is None or self.receipt_sha256 is None:
+            return None
+        return (self.state_sha256, self.receipt_sha256)
 
 
 @dataclass(frozen=True)
@@ -157,6 +169,10 @@ class CommandJournal(Protocol):
     def events_of(self, aggregate: str, command_ids: Sequence[str]) -> dict[str, list[Event]]: ...
 
     def verify(self, aggregate: str, since: Checkpoint | None = None) -> Checkpoint: ...
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Hold the write lock while the caller reads, plans and executes (see `Journal.writing`)."""
+        ...
 
     def execute(
         self,

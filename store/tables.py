@@ -1,12 +1,18 @@
-"""The journal's tables. Every lookup the journal makes is by a unique key or a
-unique index prefix, so its cost does not grow with the number of events."""
+"""The journal's tables. Every lookup the journal makes is by a key or an index
+prefix, so its cost does not grow with the number of events (verify's walk reads
+receipts a page of versions at a time by `receipts_aggregate_last_version`)."""
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Text, UniqueConstraint
+from sqlalchemy import Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-JOURNAL_FORMAT = "factory-schedule-journal/1"
+# Format 2 seals each command's state and receipt into its last event (`state_sha256`, `receipt_sha256`).
+# A format 1 journal is upgraded in place when opened where it can be written (`opening`): its
+# events keep their hashes, and `verify` reports the commands written before as unsealed.
+JOURNAL_FORMAT = "factory-schedule-journal/2"
+LEGACY_FORMATS = ("factory-schedule-journal/1",)
+RECEIPTS_BY_AGGREGATE = "receipts_aggregate_last_version"
 
 
 class JournalMeta(SQLModel, table=True):
@@ -18,7 +24,11 @@ class JournalMeta(SQLModel, table=True):
 
 
 class EventRow(SQLModel, table=True):
-    """One event: its place in the aggregate's chain and the hash that seals it."""
+    """One event: its place in the aggregate's chain and the hash that seals it.
+
+    A command's last event also holds the SHA-256 of the state it left and of its receipt, and its
+    hash covers them: the chain binds every row a decision depends on, not only the events.
+    """
 
     __tablename__ = "events"
     __table_args__ = (UniqueConstraint("aggregate", "version", name="events_aggregate_version"),)
@@ -30,12 +40,15 @@ class EventRow(SQLModel, table=True):
     data: str = Field(sa_column=Column(Text, nullable=False))
     prev_hash: str
     hash: str
+    state_sha256: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    receipt_sha256: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
 class ReceiptRow(SQLModel, table=True):
     """What a command produced, keyed by its ID, so a retry replays instead of acting twice."""
 
     __tablename__ = "receipts"
+    __table_args__ = (Index(RECEIPTS_BY_AGGREGATE, "aggregate", "last_version"),)  # verify's walk, page by page
     command_id: str = Field(primary_key=True)
     aggregate: str
     digest: str

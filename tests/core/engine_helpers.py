@@ -16,7 +16,7 @@ import sqlite3
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,10 @@ from pendulum import DateTime
 from factory_schedule.core import SCHEDULE_AGGREGATE, CallAdmission, LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.core.state import dump_state, parse_state
 from factory_schedule.store import canonical_json, open_journal
+from tests.store.forgery import reseal_head
 
 ZONE = "Europe/London"
+PARKED = "parked/schedule"  # where put_row keeps the events a restored backup would not have
 # December 2026: London is on GMT, so a local wall time reads the same in UTC.
 EFFECTIVE = "2026-12-07"  # a Monday, ISO week 2026-W50
 RECORDED = "2026-12-06T12:00:00Z"  # the Sunday before: the commission is recorded here
@@ -186,9 +188,11 @@ class Harness:
         return open_journal(self.url).head(SCHEDULE_AGGREGATE)
 
     def state(self) -> dict[str, Any]:
-        snapshot = open_journal(self.url).load(SCHEDULE_AGGREGATE)
-        assert snapshot.state is not None
-        return snapshot.state
+        """The stored state as it is, read past the journal's seal check (a test may have damaged the chain)."""
+        with sqlite3.connect(self.path) as db:
+            row = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
+        assert row is not None
+        return json.loads(row[0])
 
     def state_bytes(self) -> int:
         return len(canonical_json(self.state()).encode("utf-8"))
@@ -210,12 +214,14 @@ class Harness:
         return [event.command_id for event in self.events()]
 
     def tamper_state(self, change: Callable[[dict[str, Any]], None]) -> None:
-        """Edit the stored state document in place, bypassing the journal (a damaged or hand-edited file)."""
+        """Edit the stored state document in place, bypassing the journal, and reseal the head the way a
+        forger who knows the chain's rules could: the edit reaches the engine's own checks of the state."""
         with sqlite3.connect(self.path) as db:
             (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
             document = json.loads(text)
             change(document)
             db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (dumped(document), SCHEDULE_AGGREGATE))
+            reseal_head(db, SCHEDULE_AGGREGATE)
 
     def stored_row(self) -> tuple[int, str]:
         """The state row as stored, read with sqlite3: its version and its text."""
@@ -225,13 +231,25 @@ class Harness:
         return int(version), text
 
     def put_row(self, text: str, version: int | None = None) -> None:
-        """Write the stored state row as a damaged disk, a hand edit or a restore would: text and version as given."""
+        """Write the stored state row as a forged edit or a restore from a backup would: text and version as given.
+
+        The head's seal is recomputed (`reseal_head`) so that the engine's own checks see the row, and the events
+        and receipts beyond the version are parked under another aggregate (a backup would not have them), to come
+        back when a later call moves the version forward again. A version no event has is left for the journal to
+        refuse."""
         with sqlite3.connect(self.path) as db:
-            if version is None:
-                db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, SCHEDULE_AGGREGATE))
-            else:
-                db.execute("UPDATE aggregates SET state = ?, version = ? WHERE aggregate = ?",
-                           (text, version, SCHEDULE_AGGREGATE))
+            if version is not None:
+                for table, column in (("events", "version"), ("receipts", "last_version")):
+                    db.execute(f"UPDATE {table} SET aggregate = ? WHERE aggregate = ? AND {column} > ?",
+                               (PARKED, SCHEDULE_AGGREGATE, version))
+                    db.execute(f"UPDATE {table} SET aggregate = ? WHERE aggregate = ? AND {column} <= ?",
+                               (SCHEDULE_AGGREGATE, PARKED, version))
+                db.execute("UPDATE aggregates SET version = ? WHERE aggregate = ?", (version, SCHEDULE_AGGREGATE))
+            db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, SCHEDULE_AGGREGATE))
+            head = db.execute("SELECT 1 FROM events e JOIN aggregates a ON e.aggregate = a.aggregate "
+                              "AND e.version = a.version WHERE a.aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
+            if head is not None:
+                reseal_head(db, SCHEDULE_AGGREGATE)
 
     def tamper_event(self, command_id: str, change: Callable[[dict[str, Any]], None]) -> None:
         """Edit the data of the event a command recorded, bypassing the journal (its hash no longer seals it)."""
@@ -575,6 +593,11 @@ class PlannedTogether:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._journal, name)
 
+    def writing(self) -> Any:
+        """No write lock around the plan, as a journal without one would: the race this makes certain reaches
+        the engine's re-plan guard, which the lock otherwise leaves unreachable."""
+        return nullcontext()
+
     def execute(self, *args: Any, **kwargs: Any) -> Any:
         if not self._waited:
             self._waited = True
@@ -597,6 +620,10 @@ class Overtaken:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._journal, name)
+
+    def writing(self) -> Any:
+        """No write lock around the plan (see `PlannedTogether.writing`): the other writer commits in between."""
+        return nullcontext()
 
     def execute(self, *args: Any, **kwargs: Any) -> Any:
         if self._times is None or self.overtaken < self._times:

@@ -164,3 +164,67 @@ def open_only(url: str, barrier: Any, queue: Any) -> None:
         _report(queue, {"ok": True, "head": journal.head(AGGREGATE)})
     except BaseException:
         _report(queue, {"ok": False, "error": traceback.format_exc()})
+
+
+def record_accounts(url: str, worker: int, commands: int, instant: str, barrier: Any, queue: Any) -> None:
+    """Record the next account record `commands` times through the engine, flat out, and report every answer.
+
+    Every writer sends the same request for a sequence (so a writer that finds its sequence taken replays it),
+    half of them on each account: the journal's write lock is all that orders them.
+    """
+    from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError
+
+    try:
+        schedule = LifecycleSchedule(open_journal(url), ManualClock(instant))
+        account = ("claude", "chatgpt")[worker % 2]
+        answers: list[str] = []
+        barrier.wait(timeout=120)
+        for _ in range(commands):
+            view = schedule.read()
+            assert view is not None
+            record = next(entry.record for entry in view.accounts if entry.account == account)
+            sequence = 1 if record is None else record.sequence + 1
+            try:
+                result = schedule.record_account(account=account, sequence=sequence, sign_in="owner@example.com",
+                                                 overage=False, recorded_by="the owner")
+            except ScheduleError as error:
+                answers.append(error.code)
+            else:
+                answers.append("replayed" if result.replayed else "recorded")
+        _report(queue, {"ok": True, "answers": answers})
+    except BaseException:
+        _report(queue, {"ok": False, "error": traceback.format_exc()})
+
+
+LANE_RUNNERS = 9  # one per product: the most a commission has
+CALLS_EACH = 6
+
+
+def run_lane_or_record(url: str, worker: int, instant: str, barrier: Any, queue: Any) -> None:
+    """The first nine writers each run their own lane flat out (admit it, then admit and end calls); the rest
+    record account records. Every command is fresh and commits at once: only the write lock orders them."""
+    from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError
+
+    if worker >= LANE_RUNNERS:
+        record_accounts(url, worker, CALLS_EACH, instant, barrier, queue)
+        return
+    try:
+        schedule = LifecycleSchedule(open_journal(url), ManualClock(instant))
+        runner = f"runner-{worker}"
+        answers: list[str] = []
+        barrier.wait(timeout=120)
+        try:
+            tick = schedule.start(lane=f"p{worker}/basic", runner=runner)
+            answers.append(tick.kind)
+            for index in range(CALLS_EACH):
+                admission = schedule.admit_call(occurrence_id=tick.occurrence.id, runner=runner, task="scan",
+                                                work=f"w{index}", bound=1000, sign_in="owner@example.com")
+                answers.append("admitted" if admission.admitted else admission.reason)
+                end = schedule.end_call(occurrence_id=tick.occurrence.id, runner=runner, call=admission.call,
+                                        report={"kind": "result", "tokens": 10, "output": "ok"})
+                answers.append("replayed" if end.replayed else "ended")
+        except ScheduleError as error:
+            answers.append(error.code)
+        _report(queue, {"ok": True, "answers": answers})
+    except BaseException:
+        _report(queue, {"ok": False, "error": traceback.format_exc()})

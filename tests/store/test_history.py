@@ -110,6 +110,9 @@ def test_verify_of_one_aggregate_ignores_tampering_in_another(journal_url):
         journal.verify("test/b")
 
 
+CONSTANT_ROW = {"SCAN CONSTANT ROW", "SCAN Q"}
+
+
 def test_every_journal_query_is_an_index_search_so_its_cost_does_not_grow_with_history(sqlite_url):
     journal = open_journal(sqlite_url)
     for version in range(3):
@@ -140,7 +143,9 @@ def test_every_journal_query_is_an_index_search_so_its_cost_does_not_grow_with_h
     with journal.engine.connect() as conn:
         for statement, parameters in statements:
             plan = [row[-1].upper() for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)]
-            assert plan and all(step.startswith("SEARCH") for step in plan), f"{statement!r} scans: {plan}"
+            # The one-row `q` a read starts from (the key asked for) is the only thing scanned; every table is searched.
+            tables = [step for step in plan if step.startswith(("SEARCH", "SCAN")) and step not in CONSTANT_ROW]
+            assert tables and all(step.startswith("SEARCH") for step in tables), f"{statement!r} scans: {plan}"
 
 
 def test_events_of_reads_each_commands_events_in_one_index_search(journal_url):

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError
 
-from factory_schedule.store import Decision, NewEvent, VersionConflictError, open_journal
+from factory_schedule.store import Decision, JournalError, NewEvent, VersionConflictError, open_journal
+from factory_schedule.store.errors import JournalUnavailableError
 from tests.conftest import POSTGRES_ENV, connect_postgres
 from tests.store.support import AGGREGATE, bump, wait_for_marker
 
@@ -131,7 +131,7 @@ def _poisoned(by: str) -> Any:
 
 
 @pytest.mark.parametrize("refused_at", ["events", "aggregates", "receipts", "commit"])
-def test_a_refused_statement_or_commit_leaves_the_journal_as_it_was_frees_the_lock_and_raises_sqlalchemys_error(
+def test_a_refused_statement_or_commit_leaves_the_journal_as_it_was_frees_the_lock_and_raises_a_journal_error(
     journal_url, refused_at
 ):
     journal = open_journal(journal_url)
@@ -139,9 +139,10 @@ def test_a_refused_statement_or_commit_leaves_the_journal_as_it_was_frees_the_lo
     _run_sql(journal_url, _REFUSE_SQLITE[refused_at], _REFUSE_FUNCTION + _REFUSE_POSTGRES[refused_at])
 
     for attempt in range(3):  # the same pooled connection again and again: each time it must start clean
-        with pytest.raises(DBAPIError) as raised:  # a raw sqlite3/psycopg error would escape this and fail
+        with pytest.raises(JournalError) as raised:  # a raw SQLAlchemy, sqlite3 or psycopg error would fail this
             journal.execute(AGGREGATE, f"poison-{attempt}", {"n": attempt}, 1, _poisoned(f"poison-{attempt}"))
         assert "refused by the test trigger" in str(raised.value) or "FOREIGN KEY" in str(raised.value)
+        assert "\n" not in str(raised.value)
         assert journal.receipt(f"poison-{attempt}") is None
         _assert_only(journal, ["before"])
         _assert_write_lock_free(journal_url)
@@ -193,9 +194,9 @@ def test_an_exception_in_a_callers_with_body_rolls_the_journals_transaction_back
 # -- errors reach callers as SQLAlchemy's types --------------------------------------------------------------------
 
 
-def test_a_journal_that_cannot_reach_its_database_raises_sqlalchemys_error_not_the_drivers(journal_url, tmp_path):
-    """Callers catch SQLAlchemy's OperationalError/DBAPIError, which a failed connect comes as (SQLAlchemy's
-    `Connection` wraps the pool's checkout); a raw sqlite3/psycopg error must not escape."""
+def test_a_journal_that_cannot_reach_its_database_raises_journal_unavailable_not_a_database_error(journal_url,
+                                                                                                 tmp_path):
+    """Callers catch the journal's own errors: neither SQLAlchemy's nor the driver's may escape."""
     if _is_postgres(journal_url):
         url = journal_url
         journal = open_journal(url)
@@ -212,11 +213,11 @@ def test_a_journal_that_cannot_reach_its_database_raises_sqlalchemys_error_not_t
         journal.engine.dispose()  # the next use connects afresh, as a new pool or an overflow connection does
         volume.rename(tmp_path / "volume-unmounted")  # the volume went away
 
-    with pytest.raises(DBAPIError):
+    with pytest.raises(JournalUnavailableError, match="cannot be reached"):
         journal.head(AGGREGATE)
-    with pytest.raises(DBAPIError):
+    with pytest.raises(JournalUnavailableError):
         journal.load(AGGREGATE)
-    with pytest.raises(DBAPIError):
+    with pytest.raises(JournalUnavailableError):
         journal.execute(AGGREGATE, "after", {"n": 1}, 1, bump("after"))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import json
 import os
 import shutil
@@ -67,9 +68,13 @@ def plan_action(app: ScheduleApp, lane: str) -> str:
     return next(plan.action for plan in app.schedule.plan() if plan.lane == lane)
 
 
-def tonight_cell(app: ScheduleApp, lane: str, column: str) -> str:
-    value = app.query_one("#tonight-table", DataTable).get_cell(lane, column)
+def cell(app: ScheduleApp, table: str, row: str, column: str) -> str:
+    value = app.query_one(table, DataTable).get_cell(row, column)
     return getattr(value, "plain", str(value))
+
+
+def tonight_cell(app: ScheduleApp, lane: str, column: str) -> str:
+    return cell(app, "#tonight-table", lane, column)
 
 
 def form_error(app: ScheduleApp) -> str:
@@ -83,6 +88,7 @@ async def test_recording_a_sign_in_turns_the_sign_in_deferred_plan_to_resume(dem
         assert plan_action(app, "beta/basic") == "wait"
         assert tonight_cell(app, "beta/basic", "plan") == "waits for a sign-in record"
         await pilot.press("s")
+        await pilot.pause()
         form = app.screen
         assert form.query_one("#account", Select).value == "chatgpt"  # the account that refused the sign-in
         assert form.query_one("#sequence", Input).value == "2"  # the next sequence, prefilled
@@ -102,6 +108,7 @@ async def test_confirming_a_dead_runner_reconciles_it(demo_url: str) -> None:
     async with app.run_test(size=SIZE) as pilot:
         assert app.schedule.status(KILLED).state == "running"
         await pilot.press("r")
+        await pilot.pause()
         form = app.screen
         assert form.query_one("#runner", Input).value == "r-43"
         assert "4194999" in form.query_one("#evidence", Input).value  # the health check's lease evidence
@@ -118,6 +125,7 @@ async def test_confirming_a_dead_runner_reconciles_it(demo_url: str) -> None:
 async def _refused(app: ScheduleApp, pilot, key: str, fill: dict[str, str], expected: str) -> None:
     head = app.journal.head(SCHEDULE_AGGREGATE)
     await pilot.press(key)
+    await pilot.pause()
     form = app.screen
     assert isinstance(form, ScheduleForm)
     for selector, value in fill.items():
@@ -151,6 +159,7 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
 
         head = app.journal.head(SCHEDULE_AGGREGATE)
         await pilot.press("c")
+        await pilot.pause()
         form = app.screen
         assert isinstance(form, CommissionForm)
         form.query_one("#path", Input).value = str(not_json)
@@ -177,6 +186,7 @@ async def test_a_commission_revision_is_previewed_with_its_difference_then_recor
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("c")
+        await pilot.pause()
         form = app.screen
         assert isinstance(form, CommissionForm)
         form.query_one("#products", Input).value = "alpha, beta, gamma, delta"
@@ -220,9 +230,8 @@ async def test_a_commit_by_another_process_appears_in_the_view(demo_url: str) ->
             await pilot.pause(0.05)
         assert reading_of(app).head > before
         assert time.monotonic() - started < 5
-        accounts = app.query_one("#accounts-table", DataTable)
-        assert accounts.get_cell("chatgpt", "sequence") == "#2"
-        assert accounts.get_cell("chatgpt", "by") == "another process"
+        assert cell(app, "#accounts-table", "chatgpt", "sequence") == "#2"
+        assert cell(app, "#accounts-table", "chatgpt", "by") == "another process"
         history = app.query_one("#history-table", DataTable)
         newest = history.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value
         assert newest is not None and int(newest) == reading_of(app).head
@@ -326,7 +335,7 @@ async def test_nothing_repaints_while_a_form_is_open(demo_url: str) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert reading_of(app).head > shown
-        assert app.query_one("#accounts-table", DataTable).get_cell("chatgpt", "sequence") == "#2"
+        assert cell(app, "#accounts-table", "chatgpt", "sequence") == "#2"
 
 
 @synchronously
@@ -371,3 +380,306 @@ async def test_the_header_never_shows_the_journal_password(postgres_url: str) ->
         await pilot.pause()
         header = str(app.query_one(HeaderBar).render())
         assert "***" in header and "s3cret-word" not in header
+
+
+def _record_sign_in(app: ScheduleApp, sequence: int) -> None:
+    """A command as another process would commit it while the dashboard is open, then a poll's read."""
+    app.schedule.record_account(account="chatgpt", sequence=sequence, sign_in="owner@factory.example",
+                                overage=False, recorded_by="owner")
+    app.refresh_reading(force=True)
+
+
+@synchronously
+async def test_history_keeps_the_newest_events_in_view_as_they_arrive(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h")
+        await pilot.pause()
+        _record_sign_in(app, 2)
+        await pilot.pause()
+        await pilot.press("t")
+        _record_sign_in(app, 3)  # and one while another view is in front
+        await pilot.pause()
+        await pilot.press("h")
+        await pilot.pause()
+        table = app.query_one("#history-table", DataTable)
+        head = app.journal.head(SCHEDULE_AGGREGATE)
+        assert table.coordinate_to_cell_key((0, 0)).row_key.value == str(head)
+        assert table.scroll_y == 0, "the newest rows are scrolled out of view"
+        assert table.cursor_row == 0, "the cursor follows the newest event"
+        caption = str(app.query_one("#history-where", Static).render())
+        assert caption.startswith(f"Events {head}–")
+
+
+@synchronously
+async def test_occurrences_opened_after_the_dashboard_started_appear_in_order(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        app.clock.set("2026-12-20T04:00:00Z")  # the bundle's slot: portfolio/bundle/2026-W51 opens
+        tick = app.schedule.start(lane="portfolio/bundle", runner="r-bundle")
+        assert tick.kind == "admitted"
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        table = app.query_one("#occurrences-table", DataTable)
+        shown = [table.coordinate_to_cell_key((row, 0)).row_key.value for row in range(table.row_count)]
+        from factory_schedule.tui.dashboard.widgets.occurrences import occurrence_rows
+
+        assert shown == list(occurrence_rows(app.reading))
+        assert shown.index(tick.occurrence.id) < shown.index("discovery/alpha/basic/2026-12-16")  # open before settled
+
+
+def _screen_text(app: ScheduleApp) -> str:
+    """What the terminal shows, line by line (the app's own screenshot, as text)."""
+    console = Console(width=app.size.width, height=app.size.height, record=True, file=io.StringIO())
+    console.print(app.screen._compositor.render_update(full=True))  # the composed screen, as the terminal gets it
+    return console.export_text()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@synchronously
+async def test_each_lanes_reason_to_wait_reads_in_full(demo_url: str, size: tuple[int, int]) -> None:
+    from factory_schedule.tui.dashboard.words import plan_words
+
+    app = make_app(demo_url)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        # the longest reasons: a sign-in recorded after a 401, a dead runner confirmed
+        _record_sign_in(app, 2)
+        app.schedule.reconcile(occurrence_id=KILLED, confirmation={
+            "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        table = app.query_one("#tonight-table", DataTable)
+        reading = app.reading
+        assert "after the confirmed interruption" in tonight_cell(app, "gamma/basic", "plan")
+        for row, lane in enumerate(lane.lane for lane in reading.lanes):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            state = reading.lane_state(lane)
+            words = plan_words(reading.plan_for(lane), state.open if state else None, reading.now, reading.zone)
+            screen = " ".join(_screen_text(app).split())
+            assert words in screen, f"{lane}: {words!r} is not on screen"
+
+
+@synchronously
+async def test_the_header_shows_the_whole_journal_path_at_80_columns(demo_url: str) -> None:
+    label = "sqlite:////Users/owner/Library/Application Support/factory-schedule/journal.db"
+    app = build_app(demo_url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=label)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = " ".join(_screen_text(app).split())
+        assert " ".join(label.split()) in screen
+
+
+@synchronously
+async def test_the_selected_health_finding_reads_in_full_at_80_columns(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        table = app.query_one("#health-table", DataTable)
+        for row, finding in enumerate(app.reading.health.findings):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            screen = " ".join(_screen_text(app).split())
+            words = finding.message.split()
+            assert " ".join(words[:12]) in screen, f"{finding.kind}: its finding is cut"
+
+
+@synchronously
+async def test_the_sign_in_form_shows_the_current_sign_in_and_warns_on_another_identity(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        await pilot.pause()
+        form = app.screen
+        current = str(form.query_one("#current-record", Static).render())
+        assert "owner@factory.example" in current and "#1" in current
+        assert form.query_one("#sign-in").value == "owner@factory.example"
+        assert "example.com" not in form.query_one("#sign-in").placeholder
+        assert str(form.query_one("#sign-in-warning", Static).render()).strip() == ""
+        await pilot.press(*"someone@else.example")
+        await pilot.pause()
+        warning = str(form.query_one("#sign-in-warning", Static).render())
+        assert "differs" in warning and "owner@factory.example" in warning
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.reading.view.accounts[1].record.sign_in == "someone@else.example"
+
+
+@synchronously
+async def test_the_sign_in_form_of_a_new_journal_suggests_no_made_up_address(tmp_path: Path) -> None:
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        await pilot.pause()
+        form = app.screen
+        assert "@" not in form.query_one("#sign-in").placeholder
+        assert "no record yet" in str(form.query_one("#current-record", Static).render())
+
+
+def _keys_shown(app: ScheduleApp) -> bool:
+    return bool(app.screen.query("HelpPanel"))
+
+
+@synchronously
+async def test_f1_and_question_mark_show_the_keys_and_escape_hides_them(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        for key in ("f1", "question_mark"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert _keys_shown(app), f"{key} shows no keys"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not _keys_shown(app), "escape leaves the keys panel open"
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Keys")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert _keys_shown(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not _keys_shown(app), "the palette's Keys panel does not close with escape"
+
+
+@synchronously
+async def test_the_palette_shows_each_commands_key(demo_url: str) -> None:
+    from factory_schedule.tui.dashboard.palette import DashboardCommands
+
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        provider = DashboardCommands(app.screen)
+        hits = [hit async for hit in provider.discover()]
+        said = {hit.text: hit.help for hit in hits}
+        assert said["Show Ledger"].startswith("key l ·")
+        assert said["Record a sign-in record"].startswith("key s ·")
+        assert said["Confirm an interrupted runner"].startswith("key r ·")
+
+
+@synchronously
+async def test_q_quits(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await pilot.pause()
+        assert app._exit, "q did not quit"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@synchronously
+async def test_the_commission_forms_buttons_are_on_screen(demo_url: str, size: tuple[int, int]) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        screen = _screen_text(app)
+        assert "Cancel (Esc)" in screen and "Record this revision" in screen
+
+
+@synchronously
+async def test_the_first_commission_has_no_ceiling_until_the_owner_types_one(tmp_path: Path) -> None:
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        form = app.screen
+        assert form.query_one("#weekly-tokens").value == ""
+        assert form.candidate is None
+        assert form_error(app).strip() == "", "the form opens without an error"
+        form.query_one("#weekly-tokens").value = "12 000 000"
+        form.use_proposed()
+        await pilot.pause()
+        assert form.candidate["weeklyTokens"] == 12_000_000
+
+
+@synchronously
+async def test_the_timeline_tells_done_deferred_and_interrupted_apart_by_glyph(demo_url: str) -> None:
+    import re
+
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        app.schedule.reconcile(occurrence_id=KILLED, confirmation={
+            "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        lines = str(app.query_one("#timeline").render()).splitlines()
+        legend = lines[-1]
+        glyph = {kind: re.search(rf"(\S) {kind}\b", legend).group(1) for kind in
+                 ("running", "done", "deferred", "interrupted")}
+        assert len(set(glyph.values())) == 4, f"the legend shares glyphs: {glyph}"
+        rows = {line.split()[0]: line for line in lines[1:-1] if line.split()}
+        assert glyph["deferred"] in rows["alpha/basic"]  # hit the usage limit tonight
+        assert glyph["interrupted"] in rows["gamma/basic"]  # its runner confirmed dead
+        assert glyph["done"] in rows["portfolio/audit"]  # settled tonight
+
+
+def _finding_kinds(app: ScheduleApp) -> list[str]:
+    return [finding.kind for finding in app.reading.health.findings]
+
+
+@synchronously
+async def test_confirming_a_dead_runner_also_removes_its_released_lease(demo_url: str) -> None:
+    from factory_schedule.store import leases
+
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "dead-runner" in _finding_kinds(app)
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.schedule.status(KILLED).state == "interrupted"
+        assert "stale-lease-segment-ended" not in _finding_kinds(app)
+        assert "dead-runner" not in _finding_kinds(app)
+        assert not [lease for lease in leases.list_leases(app.journal) if KILLED in lease.scope]
+
+
+@synchronously
+async def test_health_removes_the_leases_of_ended_segments_on_request(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        assert "x" not in app.screen.active_bindings, "x is offered with no lease to remove"
+        app.schedule.reconcile(occurrence_id=KILLED, confirmation={  # confirmed elsewhere (the command line)
+            "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
+        app.refresh_reading(force=True)
+        await pilot.press("e")
+        await pilot.pause()
+        assert "stale-lease-segment-ended" in _finding_kinds(app)
+        assert "x" in app.screen.active_bindings
+        await pilot.press("x")
+        await pilot.pause()
+        assert "stale-lease-segment-ended" not in _finding_kinds(app)
+
+
+@synchronously
+async def test_the_arrow_keys_move_through_tonights_lanes_from_the_start(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("down")
+        await pilot.pause()
+        assert str(app.query_one("#tonight-why", Static).render()).startswith("alpha/full:")
+
+
+@synchronously
+async def test_a_proposed_revision_keeps_the_current_lanes_of_the_products_it_keeps(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        form = app.screen
+        form.query_one("#products").value = "alpha, beta, gamma, delta"
+        form.use_proposed()
+        await pilot.pause()
+        changes = difference(app.reading.commission, form.candidate)
+        assert "+ lane delta/basic" in changes
+        assert not [line for line in changes if line.startswith("~ lane")], changes  # beta stays on chatgpt

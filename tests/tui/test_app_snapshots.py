@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from factory_schedule.core import ManualClock
+from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL
+from tests.store.forgery import reseal_head
 
 SIZE = (120, 40)
 
@@ -76,5 +77,6 @@ def test_a_corrupt_state_shows_a_banner_and_keeps_history(snap_compare, demo_fil
     shutil.copy(demo_file, copy)
     with sqlite3.connect(copy) as db:
         db.execute("UPDATE aggregates SET state = '{\"protocol\": \"sf-lifecycle-schedule/1\"}'")
+        reseal_head(db, SCHEDULE_AGGREGATE)  # past the journal's seal, so the banner shows the engine's own check
     app = build_app(f"sqlite:///{copy}", ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
     assert snap_compare(app, press=["h"], terminal_size=SIZE)

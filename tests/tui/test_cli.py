@@ -211,7 +211,9 @@ COMMAND_PATHS = (
     ("call", "admit"), ("call", "end"), ("defer",), ("settle",), ("reconcile",), ("record-account",),
     ("record-commission",), ("start",), ("status",), ("plan",), ("show",), ("lease", "list"),
     ("lease", "heartbeat"), ("lease", "release"), ("tick",), ("tick-segment",), ("health",), ("launchd", "print"),
-    ("launchd", "install"), ("dashboard",), ("demo",), ("screenshots",),
+    ("launchd", "install"), ("dashboard",), ("demo",), ("screenshots",), ("lanes", "settings"), ("lanes", "top-n"),
+    ("lanes", "claim"), ("lanes", "report"), ("lanes", "heartbeat"), ("lanes", "abandon"), ("lanes", "escalation"),
+    ("lanes", "approval-request"), ("lanes", "approval-decide"), ("lanes", "approval-use"), ("lanes", "show"),
 )
 
 
@@ -272,6 +274,8 @@ NON_CREATING = [
      "--reason", "done"),
     ("lease", "release", "--scope", "worker", "--owner", "me"),
     ("tick", "--", "/bin/true"),
+    ("lanes", "claim", "--lane", "promotion", "--run", "promotion", "--runner", "r-1"),
+    ("lanes", "show", "--lane", "promotion"),
 ]
 
 
@@ -448,6 +452,7 @@ def _heavy_modules_loaded(*argv: str) -> tuple[int, list[str]]:
 def test_help_loads_neither_the_database_nor_textual_nor_pydantic() -> None:
     assert _heavy_modules_loaded("--help") == (0, [])
     assert _heavy_modules_loaded("call", "admit", "--help") == (0, [])
+    assert _heavy_modules_loaded("lanes", "claim", "--help") == (0, [])
 
 
 def test_plan_and_call_admit_load_no_textual(shell: Shell, running: str) -> None:

@@ -109,6 +109,29 @@ def test_the_example_runner_defers_on_a_usage_limit_without_resending(
     assert leases.list_leases(journal) == []
 
 
+def test_the_example_runner_retries_a_failed_call_report_instead_of_leaving_the_call_unreported(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    # The first `call end` fails as a locked or unreachable journal would fail it; the retry reports the contact.
+    failed_once = tmp_path / "call-end-failed"
+    flaky = tmp_path / "flaky-factory-schedule"
+    flaky.write_text(
+        "#!/usr/bin/env bash\n"
+        f'if [ "$1 $2" = "call end" ] && [ ! -e {failed_once} ]; then\n'
+        f"  touch {failed_once}; cat >/dev/null; echo '{{\"error\": \"the journal is locked\"}}'; exit 3\n"
+        "fi\n"
+        f'exec {sys.executable} -m factory_schedule.tui.cli "$@"\n'
+    )
+    flaky.chmod(0o755)
+    code, lines, err = _finish(_tick_process(sqlite_url, tmp_path, str(EXAMPLE_RUNNER), FACTORY_SCHEDULE=str(flaky)))
+    assert code == 0, (lines, err)
+    assert failed_once.exists() and "trying again" in err
+    occurrence = lines[0]["tick"]["occurrence"]["id"]
+    status = LifecycleSchedule(journal, SystemClock()).status(occurrence)
+    assert (status.state, status.status) == ("settled", "completed")
+    assert _contacts(tmp_path) == ["item-1", "item-2"]
+
+
 def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconciles_and_resumes(
     sqlite_url: str, journal: Any, tmp_path: Path
 ) -> None:

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "dashboard",
     "demo",
     "screenshots",
+    "lanes",
 )
 
 

@@ -46,7 +46,7 @@ class Option:
     """One field of a runner command: its flag `--name-with-dashes`, its stdin key, its type and help."""
 
     name: str
-    kind: type = str  # str, int, or bool (given as on/off)
+    kind: type = str  # str, int, bool (given as on/off), or float (a number of seconds, up to a day)
     required: bool = True
     help: str | None = None
 
@@ -58,11 +58,20 @@ class Option:
 def add_options(parser: argparse.ArgumentParser, options: Iterable[Option], stdin: bool = True) -> None:
     """The flags for `options` (all optional to argparse: `gather` checks presence after `--stdin`)."""
     for option in options:
-        kind: Any = {int: integer, bool: on_off}.get(option.kind, text)
+        kind: Any = {int: integer, bool: on_off, float: seconds}.get(option.kind, text)
         parser.add_argument(option.flag, dest=option.name, type=kind, help=option.help)
     if stdin:
         parser.add_argument("--stdin", action="store_true",
                             help="read the arguments as a JSON object on stdin (keys are the flag names)")
+
+
+def add_command(parent: Any, name: str, text: str, options: Sequence[Option], handler: Any,
+                stdin: bool = True) -> argparse.ArgumentParser:
+    """A subcommand `name` under `parent` (a subparsers action) with the flags for `options` and its handler."""
+    parser: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)
+    add_options(parser, options, stdin=stdin)
+    parser.set_defaults(handler=handler)
+    return parser
 
 
 def gather(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any]:
@@ -92,6 +101,13 @@ def gather(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any
 def _typed(option: Option, value: Any) -> Any:
     if option.kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise BadInput(f"{option.flag} must be an integer, got {json.dumps(value)[:80]}")
+    if option.kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise BadInput(f"{option.flag} must be a number of seconds, got {json.dumps(value)[:80]}")
+        try:
+            return seconds(str(value))
+        except argparse.ArgumentTypeError as error:
+            raise BadInput(f"{option.flag}: {error}") from None
     if option.kind is str and not isinstance(value, str):
         raise BadInput(f"{option.flag} must be a string, got {json.dumps(value)[:80]}")
     if option.kind is bool:
@@ -208,6 +224,21 @@ def _unicode_or_bad_input(value: str, what: str) -> None:
         check_unicode(value, what)
     except argparse.ArgumentTypeError as error:
         raise BadInput(str(error)) from None
+
+
+def read_commission_file(path: str) -> Any:
+    """A commission JSON document from a file, or from stdin for `-`; BadInput when it cannot be read."""
+    try:
+        if path == "-":
+            document_text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                document_text = handle.read()
+    except UnicodeDecodeError:
+        raise BadInput(f"{path} is not UTF-8 text (a commission is a JSON file)") from None
+    except OSError as error:
+        raise BadInput(f"cannot read {path}: {error.strerror}") from None
+    return parse_json(document_text, path)
 
 
 def read_stdin_json(what: str) -> Any:

@@ -64,6 +64,29 @@ ERROR_EXIT_CODES: dict[str, int] = {
     "RULE": 45,
 }
 
+# The staged lanes (`factory-schedule lanes ...`): a claim that found nothing, and the pipeline's own
+# error codes, in their own range (the schedule's and the pipeline's codes share some words).
+EXIT_IDLE = 50  # a claim found nothing this run may take; nothing written
+PIPELINE_EXIT_CODES: dict[str, int] = {
+    "INVALID": EXIT_BAD_INPUT,
+    "CORRUPT": 51,
+    "CONFLICT": 52,
+    "CONTENDED": 53,
+    "LIMIT": 54,
+    "NOT_CONFIGURED": 55,
+    "REVISION": 56,
+    "UNKNOWN_TASK": 57,
+    "NOT_OWNER": 58,
+    "WRONG_RUN": 59,
+    "SELF_REVIEW": 60,
+    "CONTRACT": 61,
+    "CRITERIA_CHANGED": 62,
+    "VERIFIER_REQUIRED": 63,
+    "CAP_REACHED": 64,
+    "APPROVAL_REQUIRED": 65,
+    "STALE": 66,
+}
+
 
 class BadInput(Exception):
     """Input the shell refuses before it opens the journal (exit 2, nothing written)."""
@@ -158,6 +181,9 @@ def failure_of(error: BaseException) -> tuple[int, dict[str, Any]]:
     core = sys.modules.get("factory_schedule.core")
     if core is not None and isinstance(error, core.ScheduleError):
         return ERROR_EXIT_CODES.get(error.code, EXIT_UNEXPECTED), {"code": error.code, "message": error.message}
+    pipeline = sys.modules.get("factory_schedule.core.pipeline")
+    if pipeline is not None and isinstance(error, pipeline.PipelineError):
+        return PIPELINE_EXIT_CODES.get(error.code, EXIT_UNEXPECTED), {"code": error.code, "message": error.message}
     leases = sys.modules.get("factory_schedule.store.leases")
     if leases is not None and isinstance(error, leases.LeaseHeldError):
         return EXIT_LEASE_HELD, {"code": "LEASE_HELD", "message": str(error), "holder": error.holder,

@@ -21,7 +21,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, open_or_create, schedule_over
-from factory_schedule.tui.cli.options import Option, add_options, gather, parse_json, read_stdin_json
+from factory_schedule.tui.cli.options import (
+    Option,
+    add_command,
+    gather,
+    parse_json,
+    read_commission_file,
+    read_stdin_json,
+)
 from factory_schedule.tui.cli.output import (
     EXIT_OK,
     EXIT_REFUSED_OTHER,
@@ -147,24 +154,8 @@ def _record_account(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
                                          overage=v["overage"], recorded_by=v["recorded_by"]))
 
 
-def _read_commission_file(path: str) -> Any:
-    import sys
-
-    try:
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except UnicodeDecodeError:
-        raise BadInput(f"{path} is not UTF-8 text (a commission is a JSON file)") from None
-    except OSError as error:
-        raise BadInput(f"cannot read {path}: {error.strerror}") from None
-    return parse_json(text, path)
-
-
 def _record_commission(args: argparse.Namespace) -> int:
-    commission = _read_commission_file(args.file)
+    commission = read_commission_file(args.file)
     # The one runner command that may start a journal: the first commission creates it.
     return _done(schedule_over(open_or_create(journal_url_of(args))).record_commission(commission))
 
@@ -213,43 +204,35 @@ def _lease_release(args: argparse.Namespace) -> int:
 # -- registration ------------------------------------------------------------------------
 
 
-def _command(parent: Any, name: str, text: str, options: Sequence[Option], handler: Any,
-             stdin: bool = True) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)
-    add_options(parser, options, stdin=stdin)
-    parser.set_defaults(handler=handler)
-    return parser
-
-
 def register(subcommands: Any) -> None:
     call = subcommands.add_parser("call", help="admit or end one provider call (runner contract)")
     calls = call.add_subparsers(dest="call_command", metavar="admit|end", required=True)
-    _command(calls, "admit", "ask before contacting the provider; dispatch only on dispatch:true", ADMIT,
+    add_command(calls, "admit", "ask before contacting the provider; dispatch only on dispatch:true", ADMIT,
              _on_schedule(ADMIT, _admit))
-    _command(calls, "end", "report a call's outcome (the report JSON on stdin or --report)", END, _end,
+    add_command(calls, "end", "report a call's outcome (the report JSON on stdin or --report)", END, _end,
              stdin=False)
-    _command(subcommands, "defer", "defer the running segment (usage-limit, sign-in-needed, ...)", DEFER,
+    add_command(subcommands, "defer", "defer the running segment (usage-limit, sign-in-needed, ...)", DEFER,
              _on_schedule(DEFER, _defer))
-    _command(subcommands, "settle", "settle an occurrence once", SETTLE, _on_schedule(SETTLE, _settle))
-    _command(subcommands, "reconcile",
+    add_command(subcommands, "settle", "settle an occurrence once", SETTLE, _on_schedule(SETTLE, _settle))
+    add_command(subcommands, "reconcile",
              "confirm a dead runner (flags, or the confirmation JSON on stdin); ends its call as lost",
              RECONCILE, _reconcile, stdin=False)
-    _command(subcommands, "record-account", "the owner's next record of an account", RECORD_ACCOUNT,
+    add_command(subcommands, "record-account", "the owner's next record of an account", RECORD_ACCOUNT,
              _on_schedule(RECORD_ACCOUNT, _record_account))
-    commission = _command(subcommands, "record-commission",
+    commission = add_command(subcommands, "record-commission",
                           "record the next commission revision (the first one starts the journal)", (),
                           _record_commission, stdin=False)
     commission.add_argument("file", help="the commission JSON file ('-' for stdin)")
-    _command(subcommands, "start", "one tick of one lane (prefer `tick`, which also holds leases)", START,
+    add_command(subcommands, "start", "one tick of one lane (prefer `tick`, which also holds leases)", START,
              _on_schedule(START, _start))
-    status = _command(subcommands, "status", "an occurrence's state and status", (), _status, stdin=False)
+    status = add_command(subcommands, "status", "an occurrence's state and status", (), _status, stdin=False)
     status.add_argument("occurrence_id")
-    _command(subcommands, "plan", "what each lane will do next, and when", (), _plan, stdin=False)
-    _command(subcommands, "show", "the whole schedule view as JSON", (), _show, stdin=False)
+    add_command(subcommands, "plan", "what each lane will do next, and when", (), _plan, stdin=False)
+    add_command(subcommands, "show", "the whole schedule view as JSON", (), _show, stdin=False)
 
     lease = subcommands.add_parser("lease", help="list, heartbeat or release leases")
     lease_commands = lease.add_subparsers(dest="lease_command", metavar="list|heartbeat|release", required=True)
-    _command(lease_commands, "list", "every lease, with staleness", (), _lease_list, stdin=False)
+    add_command(lease_commands, "list", "every lease, with staleness", (), _lease_list, stdin=False)
     owner_options = (Option("scope"), Option("owner"))
     for name, handler, text in (
         ("heartbeat", _lease_heartbeat, "extend your own lease"),

@@ -16,9 +16,10 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -27,6 +28,7 @@ from factory_schedule.core.clock import Clock
 from factory_schedule.store import Checkpoint, Journal, open_journal
 from factory_schedule.tui.dashboard.palette import DashboardCommands
 from factory_schedule.tui.dashboard.reading import Reading, take_reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.accounts import AccountsView
 from factory_schedule.tui.dashboard.widgets.banner import ProblemBanner
 from factory_schedule.tui.dashboard.widgets.empty import FirstSteps
@@ -64,6 +66,10 @@ class ScheduleApp(App[None]):
         Binding("s", "record_account", "Sign-in"),
         Binding("r", "reconcile", "Reconcile"),
         Binding("c", "record_commission", "Commission"),
+        Binding("question_mark", "toggle_keys", "Keys", key_display="?"),
+        Binding("f1", "toggle_keys", "Keys", show=False),
+        Binding("escape", "hide_keys", "Hide the keys", show=False),
+        Binding("q", "quit", "Quit", show=False),  # a form's or the status field's q is typed, not a quit
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
     ]
 
@@ -109,6 +115,7 @@ class ScheduleApp(App[None]):
         self.query_one(ProblemBanner).display = False
         self.query_one(FirstSteps).display = False
         self.query_one(HeaderBar).show(self.journal_label, None, self.host_zone)
+        self._focus_table_of("tonight")  # the arrow keys move through tonight's lanes from the start
         self.refresh_reading(force=True)
 
     # -- reading the journal -------------------------------------------------------------
@@ -169,7 +176,8 @@ class ScheduleApp(App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "poll" and event.state == WorkerState.ERROR:
-            self.notify(f"Reading the journal failed: {event.worker.error}", severity="error", timeout=6)
+            self.notify(printable(f"Reading the journal failed: {event.worker.error}"), severity="error", timeout=6,
+                        markup=False)
 
     def apply_reading(self, reading: Reading) -> None:
         """Render a reading in every view, unless a form is open (then render when it closes)."""
@@ -202,7 +210,10 @@ class ScheduleApp(App[None]):
 
     async def _mount_hidden_views(self) -> None:
         for view, make in HIDDEN_VIEWS.items():
-            await self.query_one(f"#{view}", TabPane).mount(make(id=f"{view}-view"))
+            try:
+                await self.query_one(f"#{view}", TabPane).mount(make(id=f"{view}-view"))
+            except (MountError, NoMatches):  # the owner quit before the views behind the tabs were up
+                return
         if self.reading is not None and not isinstance(self.screen, ModalScreen):
             with self.batch_update():
                 self._show_hidden_views(self.reading)
@@ -222,6 +233,24 @@ class ScheduleApp(App[None]):
         self.history_before = message.before
         self.refresh_reading(force=True)
 
+    # -- keys --------------------------------------------------------------------------
+
+    def action_toggle_keys(self) -> None:
+        """F1 or ?: the keys panel (Textual's HelpPanel, as the palette's Keys command shows it)."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def action_hide_keys(self) -> None:
+        self.action_hide_help_panel()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape hides the keys panel only while it is open; otherwise it is the focused widget's."""
+        if action == "hide_keys":
+            return bool(self.screen.query("HelpPanel"))
+        return True
+
     # -- views ---------------------------------------------------------------------------
 
     async def action_show_view(self, view: str) -> None:
@@ -239,7 +268,7 @@ class ScheduleApp(App[None]):
     def _after_form(self, result: Any) -> None:
         """A form closed: show what it did, render what arrived meanwhile, and read again."""
         if result is not None:
-            self.notify(str(result), timeout=4)
+            self.notify(printable(result), timeout=4, markup=False)
         if self._pending is not None:
             self.apply_reading(self._pending)
         self.refresh_reading(force=True)
@@ -259,7 +288,26 @@ class ScheduleApp(App[None]):
             return
         listed = next(iter(self.query(OccurrencesView)), None)  # None until the first reading is on screen
         chosen = occurrence_id or (listed.selected_running() if listed else None) or running[0].id
-        self.push_screen(ReconcileForm(self.schedule, reading, chosen), self._after_form)
+        self.push_screen(ReconcileForm(self.schedule, reading, chosen, self.remove_released_leases), self._after_form)
+
+    def remove_released_leases(self) -> list[str]:
+        """Remove the stale leases whose segment has ended, through the repair `factory-schedule health --repair`
+        makes (a lease is a claim, not a decision); return what was removed, in words."""
+        from factory_schedule.tui.host.health import repair_stale_leases
+
+        return [repair.message for repair in repair_stale_leases(self.journal, self.schedule, self.clock.now(),
+                                                                   self.host)]
+
+    def action_remove_released_leases(self) -> None:
+        """Health's x: what `health --repair` does, from the dashboard."""
+        try:
+            removed = self.remove_released_leases()
+        except Exception as error:  # a journal that cannot be read: say so, keep running
+            self.notify(printable(f"Removing the leases failed: {error}"), severity="error", markup=False)
+            return
+        said = "; ".join(removed) if removed else "No stale lease guards an ended segment: nothing to remove."
+        self.notify(printable(said), timeout=6, markup=False)
+        self.refresh_reading(force=True)
 
     def action_record_commission(self) -> None:
         from factory_schedule.tui.dashboard.screens.commission import CommissionForm

@@ -23,13 +23,30 @@ FORM_COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def key_of(app: Any, action: str) -> str | None:
+    """The key the app binds to `action` (as the footer shows it), so the palette can teach it."""
+    for binding in app.BINDINGS:
+        if binding.action == action:
+            return binding.key_display or binding.key
+    return None
+
+
+def with_key(app: Any, action: str, help: str) -> str:
+    key = key_of(app, action)
+    return help if key is None else f"key {key} · {help}"
+
+
 class DashboardCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
         app: Any = self.app
         commands: list[tuple[str, Callable[[], Any], str]] = [
-            (f"Show {name}", partial(app.action_show_view, view), help) for name, view, help in VIEW_COMMANDS
+            (f"Show {name}", partial(app.action_show_view, view), with_key(app, f"show_view('{view}')", help))
+            for name, view, help in VIEW_COMMANDS
         ]
-        commands += [(name, getattr(app, f"action_{action}"), help) for name, action, help in FORM_COMMANDS]
+        commands += [
+            (name, getattr(app, f"action_{action}"), with_key(app, action, help))
+            for name, action, help in FORM_COMMANDS
+        ]
         return commands
 
     async def discover(self) -> Hits:

@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import Input, Label, Select, Switch
+from textual.widgets import Input, Label, Select, Static, Switch
 
+from factory_schedule.core.model import AccountRecord
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, PositiveInteger, ScheduleForm, as_int, value_of
+from factory_schedule.tui.dashboard.words import age
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
@@ -23,6 +27,28 @@ def next_sequence(reading: Reading | None, account: str) -> int:
         return 1
     state = next((a for a in reading.view.accounts if a.account == account), None)
     return 1 if state is None or state.record is None else state.record.sequence + 1
+
+
+def current_record(reading: Reading | None, account: str) -> AccountRecord | None:
+    """The account's record in force, or None before its first."""
+    if reading is None or reading.view is None:
+        return None
+    state = next((a for a in reading.view.accounts if a.account == account), None)
+    return None if state is None else state.record
+
+
+def record_words(reading: Reading | None, account: str) -> Text:
+    """What the account's record says now: the sign-in a runner must present, who recorded it and when."""
+    record = current_record(reading, account)
+    text = Text()
+    text.append(f"{account}'s current record: ", style="bold")
+    if record is None:
+        text.append("no record yet (calls on it are refused until one is recorded)")
+        return text
+    assert reading is not None
+    text.append(printable(f"#{record.sequence}, sign-in {record.sign_in}, overage {'on' if record.overage else 'off'}, "
+                          f"recorded by {record.recorded_by} {age(record.recorded_at, reading.now)} ago"))
+    return text
 
 
 def default_account(reading: Reading | None) -> str:
@@ -47,26 +73,56 @@ class RecordAccountForm(ScheduleForm):
     def fields(self) -> Iterable[Widget]:
         yield Label("Account")
         yield Select([(name, name) for name in ACCOUNTS], value=self.account, allow_blank=False, id="account")
+        yield Static(record_words(self.reading, self.account), id="current-record")
         yield Label("Sequence (the next one)")
         yield Input(
             str(next_sequence(self.reading, self.account)), id="sequence", validators=[PositiveInteger("sequence")]
         )
         yield Label("Sign-in (the identity the runner will present)")
-        yield Input(placeholder="e.g. owner@example.com", id="sign-in", validators=[NotBlank("sign-in")])
+        yield Input(self._current_sign_in(), placeholder="the identity the provider account signs in with",
+                    id="sign-in", validators=[NotBlank("sign-in")])
+        yield Static("", id="sign-in-warning", classes="form-warning")
         yield Label("Recorded by")
         yield Input("owner", id="recorded-by", validators=[NotBlank("recorded by")])
         with Horizontal(classes="switch-row"):
             yield Label("Paid overage allowed  ")
             yield Switch(value=False, id="overage")
 
+    def _current_sign_in(self) -> str:
+        record = current_record(self.reading, self.account)
+        return "" if record is None else printable(record.sign_in)
+
+    def _warn_if_another_identity(self) -> None:
+        """A record whose sign-in differs from the current one makes every runner presenting the old one refused."""
+        record = current_record(self.reading, self.account)
+        typed = value_of(self, "#sign-in")
+        warning = self.query_one("#sign-in-warning", Static)
+        if record is None or not typed or typed == printable(record.sign_in):
+            warning.display = False
+            warning.update("")
+            return
+        warning.display = True
+        warning.update(Text(printable(
+            f"This sign-in differs from {self.account}'s current one ({record.sign_in}): once recorded, a runner "
+            "presenting the old identity is refused."), style="bold"))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        super().on_input_changed(event)
+        if event.input.id == "sign-in":
+            self._warn_if_another_identity()
+
     def on_mount(self) -> None:
         super().on_mount()
+        self.query_one("#sign-in-warning", Static).display = False
         self.query_one("#sign-in", Input).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value in ACCOUNTS:
             self.account = str(event.value)
             self.query_one("#sequence", Input).value = str(next_sequence(self.reading, self.account))
+            self.query_one("#current-record", Static).update(record_words(self.reading, self.account))
+            self.query_one("#sign-in", Input).value = self._current_sign_in()
+            self._warn_if_another_identity()
 
     def perform(self) -> str:
         result = self.schedule.record_account(

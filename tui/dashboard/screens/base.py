@@ -10,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static
 
 from factory_schedule.core import ScheduleError
+from factory_schedule.tui.dashboard.safety import printable
 
 
 class NotBlank(Validator):
@@ -67,7 +69,9 @@ class ScheduleForm(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="form-body"):
             yield Static(self.TITLE_TEXT, classes="form-title")
-            yield from self.fields()
+            # The fields scroll when the terminal is short; the title, the error and the buttons stay in view.
+            with VerticalScroll(id="form-fields"):
+                yield from self.fields()
             yield Static("", classes="form-error", id="form-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("Cancel (Esc)", id="cancel")
@@ -75,6 +79,7 @@ class ScheduleForm(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         """Headless (tests, screenshots): no blinking cursor, so every picture of a form is the same."""
+        self.query_one("#form-error", Static).display = False
         if self.app.is_headless:
             for field in self.query(Input):
                 field.cursor_blink = False
@@ -87,7 +92,10 @@ class ScheduleForm(ModalScreen[str | None]):
         raise NotImplementedError
 
     def show_error(self, message: str) -> None:
-        self.query_one("#form-error", Static).update(message)
+        """Say what is wrong (the line takes no room while nothing is)."""
+        error = self.query_one("#form-error", Static)
+        error.update(Text(printable(message)))
+        error.display = bool(message)
 
     def first_invalid(self) -> str | None:
         for field in self.query(Input):

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
 
 DEFAULT_PRODUCTS = ("alpha",)
-DEFAULT_WEEKLY_TOKENS = 40_000_000
 WEEKDAYS = {1: "Mon", 2: "Tue", 3: "Wed", 4: "Thu", 5: "Fri", 6: "Sat", 7: "Sun"}
 TOP_FIELDS = ("zone", "effectiveFrom", "weeklyTokens", "recordMaxAgeDays")
 
@@ -39,6 +38,18 @@ def products_of(commission: dict | None) -> list[str]:
         if lane["product"] != "portfolio" and lane["product"] not in seen:
             seen.append(lane["product"])
     return seen or list(DEFAULT_PRODUCTS)
+
+
+def revised(current: dict | None, proposed: dict) -> dict:
+    """The proposed commission as a revision of `current`: a lane the current revision already has is kept as
+    it is (its account, times and bounds are the owner's choices), a new Product's lanes come from the
+    proposal, and a Product left out loses its lanes. The zone and the record age stay the current ones."""
+    if not current:
+        return proposed
+    kept = {lane["lane"]: lane for lane in current.get("lanes", [])}
+    lanes = [kept.get(lane["lane"], lane) for lane in proposed["lanes"]]
+    return {**proposed, "zone": current.get("zone", proposed["zone"]),
+            "recordMaxAgeDays": current.get("recordMaxAgeDays", proposed["recordMaxAgeDays"]), "lanes": lanes}
 
 
 def _said(value: Any) -> str:
@@ -112,11 +123,12 @@ class CommissionForm(ScheduleForm):
         return 1 if not self.current else int(self.current.get("revision", 0)) + 1
 
     def fields(self) -> Iterable[Widget]:
-        yield Label("From the proposed commission: Products (comma-separated) and the weekly ceiling in tokens")
+        yield Label("Products (comma-separated; new ones get the proposed lanes) and weekly ceiling in tokens")
         with Horizontal(classes="form-row"):
             yield Input(", ".join(products_of(self.current)), id="products")
-            ceiling = DEFAULT_WEEKLY_TOKENS if not self.current else self.current.get("weeklyTokens")
-            yield Input(str(ceiling), id="weekly-tokens")
+            # The ceiling has no default: a first commission's is typed by the owner; a revision starts from its own.
+            ceiling = "" if not self.current else str(self.current.get("weeklyTokens", ""))
+            yield Input(ceiling, placeholder="weekly ceiling in tokens (no default)", id="weekly-tokens")
             yield Button("Proposed", id="use-proposed")
         yield Label("Or from a JSON file")
         with Horizontal(classes="form-row"):
@@ -127,7 +139,12 @@ class CommissionForm(ScheduleForm):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.use_proposed()
+        if value_of(self, "#weekly-tokens"):
+            self.use_proposed()
+        else:
+            self.query_one("#preview", Static).update(Text(
+                "Type the weekly ceiling in tokens (the most the week may spend; there is no default) and press "
+                "Enter to preview the proposed commission.", style="dim"))
         self.query_one("#products", Input).focus()
 
     def _effective_from(self) -> str:
@@ -143,12 +160,12 @@ class CommissionForm(ScheduleForm):
             text = value_of(self, "#weekly-tokens").replace(" ", "").replace("_", "")
             if not text.isdigit():
                 raise FormProblem("weekly ceiling: a whole number of tokens is needed")
-            candidate = proposed_commission(
+            candidate = revised(self.current, proposed_commission(
                 products=products,
                 effective_from=self._effective_from(),
                 weekly_tokens=as_int(text),
                 revision=self.next_revision,
-            )
+            ))
             parse_commission(candidate)
         except (ScheduleError, FormProblem) as error:
             self._refuse(error)

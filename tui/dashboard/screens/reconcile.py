@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -11,6 +11,7 @@ from textual.widgets import Input, Label, Static
 
 from factory_schedule.core.model import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, ScheduleForm, value_of
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
 from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
@@ -30,36 +31,44 @@ class ReconcileForm(ScheduleForm):
     TITLE_TEXT = "Confirm an interrupted runner (schedule.reconcile)"
     SUBMIT_LABEL = "Confirm it is gone"
 
-    def __init__(self, schedule: LifecycleSchedule, reading: Reading, occurrence_id: str) -> None:
+    def __init__(self, schedule: LifecycleSchedule, reading: Reading, occurrence_id: str,
+                 remove_released_leases: Callable[[], list[str]] | None = None) -> None:
         super().__init__()
+        self.remove_released_leases = remove_released_leases
         self.schedule = schedule
         self.reading = reading
         self.occurrence = next(o for o in running_occurrences(reading) if o.id == occurrence_id)
+        self.runner: str = self.occurrence.segments[-1].runner
+
+    def _runner_typed(self) -> str:
+        typed = value_of(self, "#runner")
+        return self.runner if typed == printable(self.runner).strip() else typed
 
     def fields(self) -> Iterable[Widget]:
         zone = self.reading.zone or "UTC"
         occurrence = self.occurrence
         about = Text()
-        about.append(occurrence.id, style="bold")
-        about.append(f"\n{running_words(occurrence, zone)}")
+        about.append(printable(occurrence.id), style="bold")
+        about.append(f"\n{printable(running_words(occurrence, zone))}")
         freshness = freshness_words(self.reading, occurrence, zone)
         if freshness and freshness != "—":
-            about.append(f"\n{freshness}")
+            about.append(f"\n{printable(freshness)}")
         in_flight = occurrence.call_in_flight
         if in_flight is not None:
-            about.append(
-                f"\nCall {in_flight.k} ({in_flight.task}, {in_flight.work}) is in flight: it will end as lost, "
+            about.append("\n" + printable(
+                f"Call {in_flight.k} ({in_flight.task}, {in_flight.work}) is in flight: it will end as lost, "
                 "of unknown effect, and is never sent again."
-            )
+            ))
         yield Static(about)
         yield Label("Runner (the dead runner's token)")
-        yield Input(occurrence.segments[-1].runner, id="runner", validators=[NotBlank("runner")])
+        # Shown printable; an unchanged field still names the runner exactly as the journal holds it.
+        yield Input(printable(self.runner), id="runner", validators=[NotBlank("runner")])
         yield Label("Confirmed by")
         yield Input("supervisor", id="confirmed-by", validators=[NotBlank("confirmed by")])
         yield Label("Evidence (why it is dead)")
         from_health = dead_runner_evidence(self.reading.health, occurrence.id)
         evidence = from_health or lease_evidence(self.reading, occurrence, zone) or ""
-        yield Input(evidence, id="evidence", validators=[NotBlank("evidence", longest=500)])
+        yield Input(printable(evidence), id="evidence", validators=[NotBlank("evidence", longest=500)])
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -69,9 +78,18 @@ class ReconcileForm(ScheduleForm):
         result = self.schedule.reconcile(
             occurrence_id=self.occurrence.id,
             confirmation={
-                "runner": value_of(self, "#runner"),
+                "runner": self._runner_typed(),
                 "confirmedBy": value_of(self, "#confirmed-by"),
                 "evidence": value_of(self, "#evidence"),
             },
         )
-        return f"Reconciled {self.occurrence.id} (journal v{result.version})."
+        said = f"Reconciled {self.occurrence.id} (journal v{result.version})."
+        if self.remove_released_leases is not None:
+            # Its segment has ended: the dead runner's lease guards nothing now (health's own repair removes it).
+            try:
+                removed = self.remove_released_leases()
+            except Exception as error:  # the reconcile stands; health keeps reporting the lease
+                return f"{said} Its lease could not be removed: {error}"
+            if removed:
+                said += f" Removed {len(removed)} released lease{'s' if len(removed) != 1 else ''}."
+        return said

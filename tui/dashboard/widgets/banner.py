@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from factory_schedule.tui.dashboard.reading import Problem
+from factory_schedule.tui.dashboard.safety import printable
 
 
 class ProblemBanner(Static):
@@ -17,8 +18,8 @@ class ProblemBanner(Static):
             self.update("")
             return
         text = Text()
-        text.append(f" {problem.code} ", style="bold reverse")
-        text.append(f"  The schedule's state cannot be read: {problem.message}\n")
+        text.append(f" {printable(problem.code)} ", style="bold reverse")
+        text.append(f"  The schedule's state cannot be read: {printable(problem.message)}\n")
         text.append("  Nothing is written from here until it reads again. ")
         text.append("History (h) still shows the journal's events.")
         self.update(text)

@@ -9,9 +9,9 @@ FIRST_STEPS = Text.assemble(
     ("Nothing is scheduled yet: this journal has no commission.\n\n", "bold"),
     "1. Press ",
     ("c", "bold reverse"),
-    " to record a commission. The proposed one (Europe/London, a 02:00-05:00 window, a 20-minute stagger,\n"
-    "   full nights Thursday to Saturday, the portfolio rhythms on Sunday) is loaded and previewed; edit the\n"
-    "   Products and the weekly ceiling, or load your own JSON file, then confirm.\n",
+    " to record a commission: type your Products and the weekly ceiling in tokens (no default), and\n"
+    "   the proposed commission (Europe/London, a 02:00-05:00 window, a 20-minute stagger, full nights Thursday\n"
+    "   to Saturday, the portfolio rhythms on Sunday) is previewed; or load your own JSON file. Then confirm.\n",
     "2. Press ",
     ("s", "bold reverse"),
     " to record a sign-in record for claude (and chatgpt if a lane uses it): calls are refused without one.\n",

@@ -10,10 +10,11 @@ from rich.text import Text
 from textual.widgets import Static
 
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 
 
 def header_text(journal_label: str, reading: Reading | None, host_zone: str | None) -> Text:
-    text = Text(no_wrap=True, overflow="ellipsis")
+    text = Text(overflow="fold")  # wraps on a narrow terminal: the journal's location is never cut
     text.append(" ")
     if reading is not None:
         commission = reading.commission
@@ -21,24 +22,24 @@ def header_text(journal_label: str, reading: Reading | None, host_zone: str | No
         if commission is None:
             text.append("no commission yet", style="italic")
         else:
-            text.append(f"revision {commission.get('revision')}", style="bold")
+            text.append(f"revision {printable(commission.get('revision'))}", style="bold")
         text.append(" · ", style="dim")
-        text.append(zone)
+        text.append(printable(zone))
         if host_zone and commission is not None and host_zone != zone:
             text.append(f" (this Mac: {host_zone})", style="bold")
         text.append(" · ", style="dim")
         text.append(reading.now.in_timezone(zone).format("ddd D MMM HH:mm"), style="bold")
         text.append(f" · v{max(reading.head, 0)} ", style="dim")
     text.append("· journal ", style="dim")
-    text.append(journal_label)
+    text.append(printable(journal_label))
     return text
 
 
 class HeaderBar(Static):
-    """One line, always visible."""
+    """One line (two or more when the terminal is too narrow for all of it), always visible."""
 
     DEFAULT_CSS = """
-    HeaderBar { height: 1; background: $panel; color: $foreground; }
+    HeaderBar { height: auto; background: $panel; color: $foreground; }
     """
 
     def show(self, journal_label: str, reading: Reading | None, host_zone: str | None) -> None:

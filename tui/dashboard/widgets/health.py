@@ -7,15 +7,17 @@ the dashboard works.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from factory_schedule.core.health import Finding, HealthReport
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensure_columns, sync_rows
 
 COLUMNS = (("severity", "severity"), ("check", "check"), ("subject", "subject"), ("detail", "finding"))
@@ -40,13 +42,13 @@ def finding_rows(report: HealthReport | None) -> dict[str, tuple[str, ...]]:
 
 def finding_detail(finding: Finding) -> Text:
     text = Text()
-    text.append(finding.message, style="bold")
+    text.append(printable(finding.message), style="bold")
     evidence = finding.evidence
     for key in sorted(evidence):
         value = evidence[key]
         if isinstance(value, dict):
             value = ", ".join(f"{k}: {v}" for k, v in value.items())
-        text.append(f"\n  {key}: {value}")
+        text.append(f"\n  {printable(key)}: {printable(value)}")
     return text
 
 
@@ -61,6 +63,8 @@ def dead_runner_evidence(report: HealthReport | None, occurrence_id: str) -> str
 
 
 class HealthView(Vertical):
+    BINDINGS: ClassVar = [Binding("x", "remove_released_leases", "Remove released leases")]
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report: HealthReport | None = None
@@ -70,6 +74,17 @@ class HealthView(Vertical):
         yield DataTable(id="health-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="health-detail-scroll"):
             yield Static("", id="health-detail")
+
+    def repairable(self) -> bool:
+        """Is there a stale lease whose segment has ended (what `health --repair` would remove)?"""
+        return any(getattr(finding, "repairable", False) for finding in findings_of(self.report))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """x is offered (and shown in the footer) only while there is a lease to remove."""
+        return self.repairable() if action == "remove_released_leases" else True
+
+    def action_remove_released_leases(self) -> None:
+        self.app.action_remove_released_leases()  # type: ignore[attr-defined]
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()
@@ -90,23 +105,26 @@ class HealthView(Vertical):
     def show(self, reading: Reading) -> None:
         caption = self.query_one("#health-caption", Static)
         self.report = reading.health
+        self.refresh_bindings()
         rows = finding_rows(reading.health)
         sync_rows(self.query_one(DataTable), rows)
         self._show_detail()
         if reading.health is None:
             if reading.health_problem:
-                caption.update(Text(f"The health check failed: {reading.health_problem}", style="bold"))
+                caption.update(Text(f"The health check failed: {printable(reading.health_problem)}", style="bold"))
             else:
                 caption.update("The health check is not available in this build (factory-schedule health).")
             return
         could_not = list(reading.health.could_not_check)
         if could_not:
-            caption.update(Text("Could not check: " + "; ".join(could_not), style="bold"))
+            caption.update(Text("Could not check: " + printable("; ".join(could_not)), style="bold"))
             return
         if not rows:
             caption.update("Healthy: no finding. Checked: chain, state, runner leases, lanes, accounts, ceiling.")
         else:
+            repairable = self.repairable()
             caption.update(
                 f"{len(rows)} finding{'s' if len(rows) != 1 else ''}. A stale runner is never reconciled "
                 "automatically: select its occurrence and press r to confirm it with the lease's evidence."
+                + (" x removes the stale leases of ended segments (health --repair)." if repairable else "")
             )

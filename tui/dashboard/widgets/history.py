@@ -76,7 +76,7 @@ class HistoryView(Vertical):
             )
             for event in page.events
         }
-        sync_rows(table, rows, sort_column="version", sort_key=lambda cell: int(cell.plain), reverse=True)
+        sync_rows(table, rows, follow_top=page.before is None)  # newest first; the live page follows the newest
         if not page.events:
             caption.update("No events yet: the journal is empty.")
             return

@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Static
 
 from factory_schedule.core.model import Call, Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import clock_time, tokens
 
@@ -71,10 +72,10 @@ def flight_lines(reading: Reading) -> Text:
         return text
     text.append("Calls in flight, each debited at its bound until it ends:\n", style="bold")
     for occurrence, call in calls:
-        text.append(
+        text.append(printable(
             f"  {call.week}  {occurrence.id.removeprefix('discovery/')} call {call.k} {call.task} "
-            f"bound {tokens(call.bound)} since {clock_time(call.admitted_at, zone)}\n"
-        )
+            f"bound {tokens(call.bound)} since {clock_time(call.admitted_at, zone)}"
+        ) + "\n")
     return text
 
 

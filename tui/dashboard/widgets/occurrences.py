@@ -16,6 +16,7 @@ from factory_schedule.core import ScheduleError
 from factory_schedule.core.model import Occurrence
 from factory_schedule.core.results import OccurrenceStatusView
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import plain, printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
 from factory_schedule.tui.dashboard.widgets.tables import Cell, current_row_key, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import clock_time, state_words, tokens, when
@@ -65,29 +66,35 @@ def _grid(*headers: str) -> Table:
     return table
 
 
+def _add_row(table: Table, *cells: object) -> None:
+    """A row of journal text: every cell printable, none read as markup."""
+    table.add_row(*(plain(cell) for cell in cells))
+
+
 def occurrence_detail(reading: Reading, occurrence: Occurrence) -> Group:
     """Everything the record holds about one occurrence, in local time."""
     zone = reading.zone or "UTC"
     now = reading.now
     parts: list[RenderableType] = []
     title = Text()
-    title.append(occurrence.id, style="bold")
-    title.append(f"  {state_words(occurrence)}  slot {when(occurrence.slot, now, zone)}")
+    title.append(printable(occurrence.id), style="bold")
+    title.append(printable(f"  {state_words(occurrence)}  slot {when(occurrence.slot, now, zone)}"))
     parts.append(title)
     if occurrence.state == "running":
-        parts.append(Text(freshness_words(reading, occurrence, zone), style="italic"))
+        parts.append(plain(freshness_words(reading, occurrence, zone), style="italic"))
         evidence = lease_evidence(reading, occurrence, zone)
         if evidence:
-            parts.append(Text(evidence, style="dim"))
+            parts.append(plain(evidence, style="dim"))
     if occurrence.coalesced is not None:
         c = occurrence.coalesced
         first, last = c.first.removeprefix("discovery/"), c.last.removeprefix("discovery/")
-        parts.append(Text(f"coalesced {c.count} missed: {first} … {last}"))
+        parts.append(plain(f"coalesced {c.count} missed: {first} … {last}"))
     segments = _grid("seg", "runner", "started", "deadline", "ended")
     for s in occurrence.segments:
         ended = "running" if s.ended is None else f"{s.ended.how} {clock_time(s.ended.at, zone)}"
         window = "" if s.window is None else f" (window closed until {when(s.window.until, now, zone)})"
-        segments.add_row(
+        _add_row(
+            segments,
             f"{s.n} {s.kind}", s.runner, when(s.started_at, now, zone), clock_time(s.deadline, zone),
             ended + window,
         )
@@ -105,7 +112,8 @@ def occurrence_detail(reading: Reading, occurrence: Occurrence) -> Group:
                 outcome += " (unknown effect)"
             if call.unsent:
                 outcome += " (unsent)"
-            calls.add_row(
+            _add_row(
+                calls,
                 str(call.k), call.task, call.work, call.account, tokens(call.bound), tokens(call.debit), outcome
             )
         parts.append(calls)
@@ -115,7 +123,8 @@ def occurrence_detail(reading: Reading, occurrence: Occurrence) -> Group:
         parts.append(Text("\nDeferrals", style="bold underline"))
         deferrals = _grid("seg", "reason", "at", "resume at", "runner")
         for d in occurrence.deferrals:
-            deferrals.add_row(
+            _add_row(
+                deferrals,
                 str(d.segment), d.reason, when(d.at, now, zone),
                 "a new record" if d.resume_at is None else when(d.resume_at, now, zone), d.runner,
             )
@@ -124,13 +133,13 @@ def occurrence_detail(reading: Reading, occurrence: Occurrence) -> Group:
         parts.append(Text("\nReconciliations", style="bold underline"))
         for r in occurrence.reconciliations:
             parts.append(
-                Text(f"segment {r.segment}: runner {r.runner} confirmed gone by {r.confirmed_by} "
-                     f"at {when(r.at, now, zone)}: {r.evidence}")
+                plain(f"segment {r.segment}: runner {r.runner} confirmed gone by {r.confirmed_by} "
+                      f"at {when(r.at, now, zone)}: {r.evidence}")
             )
     parts.append(Text("\nSettlement", style="bold underline"))
     if occurrence.settlement is not None:
         settled = occurrence.settlement
-        parts.append(Text(f"{settled.status}: {settled.reason} (by {settled.by}, {when(settled.at, now, zone)})"))
+        parts.append(plain(f"{settled.status}: {settled.reason} (by {settled.by}, {when(settled.at, now, zone)})"))
     else:
         parts.append(Text("not settled", style="dim"))
     return Group(*parts)
@@ -138,12 +147,12 @@ def occurrence_detail(reading: Reading, occurrence: Occurrence) -> Group:
 
 def status_words(view: OccurrenceStatusView) -> Text:
     text = Text()
-    text.append(view.id, style="bold")
-    text.append(f"  state {view.state}")
+    text.append(printable(view.id), style="bold")
+    text.append(printable(f"  state {view.state}"))
     if view.status:
-        text.append(f", status {view.status}")
+        text.append(printable(f", status {view.status}"))
     if view.coalesced_into:
-        text.append(f", coalesced into {view.coalesced_into}")
+        text.append(printable(f", coalesced into {view.coalesced_into}"))
     return text
 
 
@@ -207,7 +216,7 @@ class OccurrencesView(Vertical):
         try:
             view = self.app.schedule.status(wanted)  # type: ignore[attr-defined]
         except ScheduleError as error:
-            answer.update(Text(f"{error.code}: {error.message}", style="bold"))
+            answer.update(plain(f"{error.code}: {error.message}", style="bold"))
             return
         answer.update(status_words(view))
         table = self.query_one(DataTable)

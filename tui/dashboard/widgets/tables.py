@@ -11,10 +11,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
+from factory_schedule.tui.dashboard.safety import plain, safe_text
+
 Cell = str | Text
+
+
+def shown(cell: Any) -> Text:
+    """A cell as the table will draw it: a Text of printable characters, so a string from the journal is
+    never read as markup (DataTable parses a plain `str` cell as Rich markup) nor reaches the terminal raw."""
+    return safe_text(cell) if isinstance(cell, Text) else plain(cell)
 
 
 def _plain(value: Any) -> str:
@@ -51,19 +60,27 @@ def sync_rows(
     sort_column: str | None = None,
     sort_key: Callable[[Any], Any] | None = None,
     reverse: bool = False,
+    follow_top: bool = False,
 ) -> None:
-    """Make `table` show exactly `rows` (key -> cells in column order), in place.
+    """Make `table` show exactly `rows` (key -> cells in column order), in place, in their order.
 
-    New rows are appended; when `sort_column` is given the rows are re-sorted by it
-    (through `sort_key`) after an addition. The cursor stays on the row key it was on.
+    When `sort_column` is given the rows are re-sorted by it (through `sort_key`) after an
+    addition; otherwise the table keeps the order of `rows`, so a row that appears later
+    takes its place instead of the bottom. The cursor stays on the row key it was on, except
+    that with `follow_top` a cursor on the first row stays on the first row (a live list,
+    newest first). A table scrolled to its top stays there, so rows added above are seen.
+    Every cell is drawn through `shown`.
     """
+    drawn: dict[str, tuple[Text, ...]] = {key: tuple(shown(cell) for cell in cells) for key, cells in rows.items()}
     keep = current_row_key(table)
+    on_top_row = table.row_count > 0 and table.cursor_row == 0
+    scrolled_to_top = table.scroll_y == 0
     column_keys = list(table.columns.keys())
-    present = {key.value for key in table.rows if key.value is not None}  # every row here has a key
-    for gone in present - set(rows):
+    present = {key.value for key in table.rows if key.value is not None}
+    for gone in present - set(drawn):
         table.remove_row(gone)
     added = False
-    for key, cells in rows.items():
+    for key, cells in drawn.items():
         if key in present:
             for column_key, value in zip(column_keys, cells, strict=False):
                 try:
@@ -75,12 +92,36 @@ def sync_rows(
         else:
             table.add_row(*cells, key=key)
             added = True
-    if sort_column is not None and added:
-        table.sort(sort_column, key=sort_key, reverse=reverse)
-    if keep is not None and keep in rows:
+    if sort_column is not None:
+        if added:
+            table.sort(sort_column, key=sort_key, reverse=reverse)
+    else:
+        _keep_order(table, drawn)
+    if follow_top and on_top_row and table.row_count:
+        keep = table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value
+    if keep is not None and keep in drawn:
         try:
             index = table.get_row_index(keep)
         except RowDoesNotExist:
             return
         if index != table.cursor_row:
             table.move_cursor(row=index, animate=False, scroll=False)
+    if scrolled_to_top:
+        # Moving the cursor scrolls it into view after the refresh; a table that was at its top stays
+        # there (new rows above the cursor are what the owner should see) while the cursor is in view.
+        table.call_after_refresh(_back_to_top, table)
+
+
+def _back_to_top(table: DataTable) -> None:
+    visible_rows = table.scrollable_content_region.height - (1 if table.show_header else 0)
+    if table.cursor_row < visible_rows:
+        table.scroll_to(y=0, animate=False)
+
+
+def _keep_order(table: DataTable, rows: Mapping[str, Sequence[Text]]) -> None:
+    """Put the table's rows in the order of `rows` (sorting by each row's text: sort gets no row key)."""
+    wanted = list(rows)
+    if [row.key.value for row in table.ordered_rows] == wanted:
+        return
+    position = {tuple(cell.plain for cell in cells): index for index, cells in enumerate(rows.values())}
+    table.sort(key=lambda values: position.get(tuple(_plain(value) for value in values), len(position)))

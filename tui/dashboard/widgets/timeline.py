@@ -20,9 +20,12 @@ from textual.widget import Widget
 from factory_schedule.core.commission import lane_occurrence_on
 from factory_schedule.core.model import Occurrence, Segment
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.words import instant
 
 LABEL_WIDTH = 21
+# Each kind of bar has its own glyph as well as its colour, so the chart reads without colour too.
+GLYPHS = {"window": "─", "running": "█", "done": "▓", "deferred": "░", "interrupted": "╳"}
 NIGHT_TURNS_AT_HOUR = 12  # before local noon "tonight" is the night just begun; after it, the coming one
 
 
@@ -165,11 +168,11 @@ class Timeline(Widget):
         out.append("".join(axis) + "\n", style=style("timeline--axis"))
         now_col = column(reading.now) if first <= reading.now <= last else None
         for row in rows:
-            out.append(f"{row.lane:<{LABEL_WIDTH}}"[:LABEL_WIDTH], style=style("timeline--label"))
+            out.append(f"{printable(row.lane):<{LABEL_WIDTH}}"[:LABEL_WIDTH], style=style("timeline--label"))
             cells: list[tuple[str, str]] = [(" ", "")] * width
             for bar in sorted(row.bars, key=lambda b: b.kind != "window"):
                 start, end = max(column(bar.start), 0), min(column(bar.end), width - 1)
-                glyph = "─" if bar.kind == "window" else "█"
+                glyph = GLYPHS[bar.kind]
                 for col in range(start, max(end, start) + 1):
                     cells[col] = (glyph, f"timeline--{bar.kind}")
             if row.slot is not None and 0 <= column(row.slot) < width:
@@ -179,7 +182,7 @@ class Timeline(Widget):
                     cells[column(deadline)] = ("┤", "timeline--deadline")
             if now_col is not None:
                 glyph, _ = cells[now_col]
-                cells[now_col] = (glyph if glyph in "█┤" else "│", "timeline--now")
+                cells[now_col] = (glyph if glyph != GLYPHS["window"] and glyph != " " else "│", "timeline--now")
             if not row.bars:
                 note = "no slot tonight"
                 cells[: len(note)] = [(ch, "timeline--axis") for ch in note]
@@ -191,11 +194,11 @@ class Timeline(Widget):
         out.append(" " * LABEL_WIDTH)
         legend = (
             ("▶", "timeline--slot", " slot  "),
-            ("─", "timeline--window", " window  "),
-            ("█", "timeline--running", " running  "),
-            ("█", "timeline--done", " done  "),
-            ("█", "timeline--deferred", " deferred  "),
-            ("█", "timeline--interrupted", " interrupted  "),
+            (GLYPHS["window"], "timeline--window", " window  "),
+            (GLYPHS["running"], "timeline--running", " running  "),
+            (GLYPHS["done"], "timeline--done", " done  "),
+            (GLYPHS["deferred"], "timeline--deferred", " deferred  "),
+            (GLYPHS["interrupted"], "timeline--interrupted", " interrupted  "),
             ("┤", "timeline--deadline", " deadline  "),
             ("│", "timeline--now", " now " + reading.now.in_timezone(zone).format("HH:mm")),
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -10,18 +12,21 @@ from textual.widgets import DataTable, Static
 from factory_schedule.core.model import Occurrence
 from factory_schedule.core.results import LanePlan
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words
-from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import Cell, current_row_key, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.widgets.timeline import Timeline
 from factory_schedule.tui.dashboard.words import clock_time, plan_words, state_words
 
 WEEKDAYS = {1: "Mon", 2: "Tue", 3: "Wed", 4: "Thu", 5: "Fri", 6: "Sat", 7: "Sun"}
+# The plan (what happens next, and why a lane waits) comes right after the lane, so it is the last column to
+# give way on a narrow terminal; the selected lane's line below the table says everything in full.
 COLUMNS = (
     ("lane", "lane"),
+    ("plan", "plan"),
+    ("state", "state"),
     ("time", "slot"),
     ("occurrence", "occurrence"),
-    ("state", "state"),
-    ("plan", "plan"),
 )
 
 
@@ -69,12 +74,37 @@ def lane_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
         weekday = "" if lane.weekday is None else WEEKDAYS[lane.weekday] + " "
         rows[lane.lane] = (
             lane.lane,
+            plan_words(plan, occurrence, reading.now, zone),
+            _state_with_lease(reading, shown, zone) if shown is not None else _not_yet(plan, reading),
             f"{weekday}{lane.time}",
             occurrence_label,
-            _state_with_lease(reading, shown, zone) if shown is not None else _not_yet(plan, reading),
-            plan_words(plan, occurrence, reading.now, zone),
         )
     return rows
+
+
+def lane_line(reading: Reading, lane_id: str) -> Text:
+    """The selected lane in full, wrapped as wide as the screen: its plan, then the occurrence and its state."""
+    zone = reading.zone or "UTC"
+    lane = next((lane for lane in reading.lanes if lane.lane == lane_id), None)
+    if lane is None:
+        return Text("")
+    state = reading.lane_state(lane_id)
+    occurrence = None if state is None else state.open
+    plan = reading.plan_for(lane_id)
+    text = Text()
+    text.append(printable(lane_id), style="bold")
+    text.append(": ")
+    text.append(printable(plan_words(plan, occurrence, reading.now, zone)), style="bold")
+    occurrence_id = plan.occurrence_id if plan is not None and plan.occurrence_id else None
+    if occurrence is not None:
+        occurrence_id = occurrence.id
+        freshness = freshness_words(reading, occurrence, zone)
+        said = state_words(occurrence) + (f", {freshness}" if freshness and freshness != "—" else "")
+    else:
+        said = _not_yet(plan, reading)
+    if occurrence_id:
+        text.append(printable(f" · {occurrence_id.removeprefix('discovery/')} {said}"))
+    return text
 
 
 def calls_in_flight(reading: Reading) -> Text:
@@ -90,29 +120,45 @@ def calls_in_flight(reading: Reading) -> Text:
         text.append("No call in flight.", style="dim")
         return text
     text.append(f"{len(flights)} call{'s' if len(flights) != 1 else ''} in flight: ", style="bold")
-    text.append(
+    text.append(printable(
         "; ".join(
             f"{occ.id.removeprefix('discovery/')} {call.task} #{call.k} since {clock_time(call.admitted_at, zone)}"
             for occ, call in flights
         )
-    )
+    ))
     return text
 
 
 class TonightView(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield DataTable(id="tonight-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="tonight-why", classes="view-caption")
         yield Static("", id="tonight-flights", classes="view-caption")
         yield Timeline(id="timeline")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reading: Reading | None = None
 
     def on_mount(self) -> None:
         ensure_columns(self.query_one(DataTable), COLUMNS)
 
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        why = self.query_one("#tonight-why", Static)
+        key = current_row_key(self.query_one(DataTable))
+        why.update(Text("") if self.reading is None or key is None else lane_line(self.reading, key))
+
     def show(self, reading: Reading) -> None:
+        self.reading = reading
         if reading.view is None:
             sync_rows(self.query_one(DataTable), {})
             self.query_one("#tonight-flights", Static).update("")
+            self._show_selected()
             return
         sync_rows(self.query_one(DataTable), lane_rows(reading))
+        self._show_selected()
         self.query_one("#tonight-flights", Static).update(calls_in_flight(reading))
         self.query_one(Timeline).show(reading)

@@ -1,0 +1,33 @@
+"""The staged lanes beyond discovery: portfolio promotion and product maturation.
+
+Pure rules over the same journal as the schedule, in their own aggregate (`pipeline/lanes`) and
+under their own command-ID prefix (`pipeline/`): candidates from a week's Top-N, two
+deterministic state machines with stage artifact contracts, independent review, the frozen exit
+verifier, the MVP boundary, caps, cooldown, owner escalation and the security-approve boundary.
+"""
+
+from ..pipeline_settings import PipelineSettings
+from .contracts import CONTRACTS, parse_report
+from .errors import PIPELINE_ERROR_CODES, PipelineError
+from .model import EXTERNAL_ACTIONS, PIPELINE_AGGREGATE, PIPELINE_PROTOCOL, STAGES, PipelineState
+from .rules import ALLOWED_TRANSITIONS
+from .service import ClaimIdle, LaneView, PipelineLanes, PipelineResult, parse_pipeline
+
+__all__ = [
+    "ALLOWED_TRANSITIONS",
+    "CONTRACTS",
+    "EXTERNAL_ACTIONS",
+    "PIPELINE_AGGREGATE",
+    "PIPELINE_ERROR_CODES",
+    "PIPELINE_PROTOCOL",
+    "STAGES",
+    "ClaimIdle",
+    "LaneView",
+    "PipelineError",
+    "PipelineLanes",
+    "PipelineResult",
+    "PipelineSettings",
+    "PipelineState",
+    "parse_pipeline",
+    "parse_report",
+]

@@ -1,0 +1,573 @@
+"""The staged lanes' pure rules: (state, request, clock reading) -> one change, or a refusal.
+
+The reducer rule holds by construction and the stored state checks it again: a transition
+(a runner's report, a reviewer's review, the owner's escalation decision) moves exactly one
+task to done and enqueues at most one next task; a claim moves none to done and enqueues at
+most the lane's one activation task (promotion's portfolio-level select, maturation's GO
+intake), which it claims in the same command. Selection is deterministic: the oldest
+unconsumed gate decision, then the normalized candidate ID.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pendulum import DateTime
+
+from ..model import at, instant_text
+from ..pipeline_settings import PipelineSettings
+from .contracts import parse_report
+from .errors import PipelineError
+from .model import (
+    LANES,
+    MAX_APPROVALS,
+    MAX_CONSUMED,
+    MAX_DECISIONS,
+    MAX_DONE_KEPT,
+    MAX_HISTORY_KEPT,
+    REVIEW_STAGES,
+    Approval,
+    ArtifactRef,
+    CandidateRecord,
+    DoneTask,
+    Escalation,
+    GateDecision,
+    HistoryEntry,
+    LaneRecord,
+    PipelineState,
+    Task,
+    TopN,
+    Work,
+)
+
+# Where each stage's completion goes (the reviewer's and owner's choices aside): the allowed transitions.
+ALLOWED_TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    "promotion": {
+        "select": ("evidence",),
+        "evidence": ("brief",),
+        "brief": ("review",),
+        "review": ("prototype", "brief", "escalation"),
+        "prototype": ("verify", "prototype", "escalation"),
+        "verify": ("decide",),
+        "decide": ("complete:go", "complete:pivot", "complete:park"),
+        "escalation": ("brief", "prototype", "complete:park"),
+    },
+    "maturation": {
+        "intake": ("boundary",),
+        "boundary": ("slice",),
+        "slice": ("verify",),
+        "iterate": ("verify",),
+        "verify": ("review",),
+        "review": ("release", "slice", "iterate", "escalation", "complete:pivot", "complete:park"),
+        "release": ("complete:release-ready", "escalation"),
+        "escalation": ("iterate", "complete:park"),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One command's effect: one event, the new state, the receipt's result."""
+
+    event_type: str
+    event_data: dict[str, Any]
+    state: PipelineState
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Idle:
+    """A claim with nothing to claim: an answer, not a command (nothing is written)."""
+
+    lane: str
+    reason: str
+    detail: str
+
+
+def _put(model: Any, **changes: Any) -> Any:
+    return model.model_copy(update=changes)
+
+
+def _stamp(state: PipelineState, now: DateTime) -> str:
+    """The instant of a transition; refused INVALID when the clock reads earlier than the last one recorded."""
+    if now < at(state.updated_at):
+        raise PipelineError("INVALID", f"the clock reads {instant_text(now)}, earlier than the pipeline's last "
+                                       f"transition at {state.updated_at}; nothing was written")
+    return instant_text(now)
+
+
+def configured(state: PipelineState | None) -> PipelineState:
+    if state is None:
+        raise PipelineError("NOT_CONFIGURED", "no pipeline settings are recorded (a commission with `pipeline`)")
+    return state
+
+
+# -- settings and Top-N -------------------------------------------------------------------------
+
+
+def record_settings(state: PipelineState | None, settings: PipelineSettings, revision: int,
+                    now: DateTime) -> Change:
+    if state is None:
+        stamp = instant_text(now)
+        new = PipelineState(protocol="sf-pipeline/1", settings=settings, settings_revision=revision,
+                            updated_at=stamp, promotion=LaneRecord(lane="promotion"),
+                            maturation=LaneRecord(lane="maturation"))
+    else:
+        if revision <= state.settings_revision:
+            raise PipelineError("REVISION", f"revision {revision} is not after the recorded {state.settings_revision}")
+        stamp = _stamp(state, now)
+        for lane in LANES:
+            held = len(state.lane(lane).wip)
+            if settings.wip(lane) < held:
+                raise PipelineError("INVALID", f"pipeline.{lane}Wip: {settings.wip(lane)} is below the {held} "
+                                               f"candidates {lane} holds now; lower it once they end")
+        new = _put(state, settings=settings, settings_revision=revision, updated_at=stamp)
+    data = {"revision": revision, "settings": settings.model_dump(mode="json", by_alias=True)}
+    return Change("pipeline-settings-recorded", data, new, {"revision": revision})
+
+
+def eligible(state: PipelineState) -> list[CandidateRecord]:
+    """Candidates promotion may select, in its deterministic order: oldest gate, then candidate ID."""
+    held = state.held()
+    consumed = set(state.consumed)
+    pool = [c for c in state.candidates if c.listed and c.id not in consumed and c.id not in held]
+    return sorted(pool, key=lambda c: (c.listed_since, c.id))
+
+
+def record_top_n(state: PipelineState, week: str, entries: list[dict[str, Any]], now: DateTime) -> Change:
+    if state.top_n is not None and week <= state.top_n.week:
+        raise PipelineError("REVISION", f"Top-N {week} is not after the recorded {state.top_n.week}")
+    if len(entries) > state.settings.top_n:
+        raise PipelineError("INVALID", f"candidates: {len(entries)} entries, above topN {state.settings.top_n}")
+    stamp = _stamp(state, now)
+    sequence = state.top_n.sequence + 1 if state.top_n is not None else 1
+    before = {c.id: c for c in state.candidates}
+    held = {work.candidate for work in state.promotion.wip}
+    listed_ids = [entry["candidate"] for entry in entries]
+    records: list[CandidateRecord] = []
+    for entry in entries:
+        earlier = before.get(entry["candidate"])
+        since = earlier.listed_since if earlier is not None and earlier.listed else sequence
+        records.append(CandidateRecord(id=entry["candidate"], product=entry["product"], rank=entry["rank"],
+                                       evidence=tuple(entry["evidence"]), listed_since=since))
+    # Protect currentWip: a candidate a lane holds keeps its record, whatever this Top-N says of it.
+    for candidate_id in sorted(held - set(listed_ids)):
+        records.append(_put(before[candidate_id], listed=False))
+    records.sort(key=lambda c: c.id)
+    top = TopN(week=week, sequence=sequence, recorded_at=stamp, candidates=tuple(listed_ids))
+    new = _put(state, top_n=top, candidates=tuple(records), updated_at=stamp)
+    data = {"week": week, "sequence": sequence, "candidates": entries,
+            "kept": sorted(held - set(listed_ids))}
+    return Change("top-n-recorded", data, new,
+                  {"week": week, "sequence": sequence, "eligible": [c.id for c in eligible(new)]})
+
+
+# -- claims ---------------------------------------------------------------------------------------
+
+
+def _kind_of_run(settings: PipelineSettings, lane: str, run: str) -> str:
+    if run == settings.scheduler(lane):
+        return "work"
+    if run == settings.reviewer(lane):
+        return "review"
+    raise PipelineError("WRONG_RUN", f"run {run!r} is neither {lane}'s scheduler ({settings.scheduler(lane)}) nor "
+                                     f"its reviewer ({settings.reviewer(lane)})")
+
+
+def producers(work: Work) -> set[str]:
+    return {artifact.runner for artifact in work.artifacts}
+
+
+def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: DateTime) -> Change | Idle:
+    kind = _kind_of_run(state.settings, lane_name, run)
+    lane = state.lane(lane_name)
+    pending = [task for task in lane.tasks if task.kind == kind and task.claimed_by is None]
+    if kind == "review":
+        own = [task for task in pending if runner in producers(lane.work_of(task.candidate))]  # type: ignore[arg-type]
+        pending = [task for task in pending if task not in own]
+        if not pending:
+            reason = "self-review" if own else "nothing-to-review"
+            return Idle(lane_name, reason, "only artifacts this runner produced wait for review" if own
+                        else "no review task is pending")
+    if pending:
+        task = pending[0]
+        stamp = _stamp(state, now)
+        claimed = _put(task, claimed_by=runner, claimed_run=run, claimed_at=stamp)
+        tasks = tuple(claimed if t.n == task.n else t for t in lane.tasks)
+        new = _put(state, **{lane_name: _put(lane, tasks=tasks)}, updated_at=stamp)
+        return Change("task-claimed", {"lane": lane_name, "task": task.n, "runner": runner, "run": run,
+                                       "done": [], "enqueued": []}, new, _claim_result(claimed, False))
+    return _activate(state, lane, run, runner, now)
+
+
+def _claim_result(task: Task, activated: bool) -> dict[str, Any]:
+    return {"kind": "claimed", "lane": task.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate,
+            "activated": activated, "subject": task.subject.doc() if task.subject else None}
+
+
+def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now: DateTime) -> Change | Idle:
+    """Enqueue and claim the lane's activation task, when the lane may start new work."""
+    settings = state.settings
+    if lane.tasks:
+        waiting = lane.tasks[0]
+        reason = {"review": "awaiting-review", "owner": "awaiting-owner"}.get(waiting.kind, "claimed")
+        if len(lane.wip) >= settings.wip(lane.lane):
+            return Idle(lane.lane, reason, f"task {waiting.n} ({waiting.stage}) is {reason.replace('-', ' ')}")
+    if len(lane.wip) >= settings.wip(lane.lane):
+        return Idle(lane.lane, "wip-full", f"{lane.lane} holds {len(lane.wip)} of WIP {settings.wip(lane.lane)}")
+    if lane.cooldown_until is not None and now < at(lane.cooldown_until):
+        return Idle(lane.lane, "cooldown", f"the next selection waits until {lane.cooldown_until}")
+    stamp = _stamp(state, now)
+    n = state.next_task
+    if lane.lane == "promotion":
+        pool = eligible(state)
+        if len(pool) < settings.threshold:
+            return Idle(lane.lane, "below-threshold",
+                        f"{len(pool)} eligible candidates, below the portfolio threshold {settings.threshold}")
+        chosen = pool[0]
+        work = Work(candidate=chosen.id, product=chosen.product, stage="select", started_at=stamp)
+        consumed = (*state.consumed, chosen.id)[-MAX_CONSUMED:]
+        extra: dict[str, Any] = {"consumed": consumed}
+        task = Task(n=n, lane="promotion", stage="select", kind="work", candidate=chosen.id, enqueued_at=stamp,
+                    claimed_by=runner, claimed_run=run, claimed_at=stamp)
+    else:
+        held = {work.candidate for work in lane.wip}
+        gos = [d for d in state.decisions if d.verdict == "GO" and not d.consumed and d.candidate not in held]
+        if not gos:
+            return Idle(lane.lane, "no-go", "no durable GO decision waits for maturation")
+        decision = min(gos, key=lambda d: (d.n, d.candidate))  # oldest unconsumed gate decision, then ID
+        work = Work(candidate=decision.candidate, product=decision.product, stage="intake", started_at=stamp,
+                    decision=decision.n)
+        extra = {"decisions": tuple(_put(d, consumed=True) if d.n == decision.n else d for d in state.decisions)}
+        task = Task(n=n, lane="maturation", stage="intake", kind="work", candidate=decision.candidate,
+                    enqueued_at=stamp, claimed_by=runner, claimed_run=run, claimed_at=stamp)
+    new_lane = _put(lane, wip=(*lane.wip, work), tasks=(*lane.tasks, task))
+    new = _put(state, **{lane.lane: new_lane}, next_task=n + 1, updated_at=stamp, **extra)
+    data = {"lane": lane.lane, "task": n, "runner": runner, "run": run, "candidate": task.candidate,
+            "done": [], "enqueued": [n]}
+    return Change("task-claimed", data, new, _claim_result(task, True))
+
+
+def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed_by: str, evidence: str,
+            now: DateTime) -> Change:
+    """A supervisor confirms a claimed task's run is gone: the task returns to pending, as itself."""
+    lane = state.lane(lane_name)
+    task = lane.task(n)
+    if task is None:
+        raise PipelineError("UNKNOWN_TASK", f"{lane_name} has no open task {n}")
+    if task.claimed_by != runner:
+        raise PipelineError("NOT_OWNER", f"task {n} is not claimed by {runner}")
+    stamp = _stamp(state, now)
+    released = _put(task, claimed_by=None, claimed_run=None, claimed_at=None)
+    new_lane = _put(lane, tasks=tuple(released if t.n == n else t for t in lane.tasks))
+    new = _put(state, **{lane_name: new_lane}, updated_at=stamp)
+    data = {"lane": lane_name, "task": n, "runner": runner, "confirmedBy": confirmed_by, "evidence": evidence,
+            "done": [], "enqueued": []}
+    return Change("task-abandoned", data, new, {"lane": lane_name, "task": n, "state": "pending"})
+
+
+# -- transitions --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Next:
+    """Where a completed task leads: the next stage's task (one), or the end of the work."""
+
+    work: Work
+    stage: str | None = None  # the next task's stage; None when the work ends
+    subject: ArtifactRef | None = None
+    outcome: str | None = None  # go / pivot / park / release-ready when the work ends
+    decision: GateDecision | None = None
+
+
+def _ref(task: Task, runner: str, report: Any) -> ArtifactRef:
+    return ArtifactRef(stage=task.stage, task=task.n, artifact=report.artifact, sha256=report.sha256, runner=runner)
+
+
+def _with_artifact(work: Work, ref: ArtifactRef) -> Work:
+    kept = tuple(a for a in work.artifacts if a.stage != ref.stage)
+    updated: Work = _put(work, artifacts=(*kept, ref)[-8:])
+    return updated
+
+
+def _escalate(work: Work, redo: str, reason: str, stamp: str) -> _Next:
+    escalation = Escalation(stage=redo, reason=reason, at=stamp)  # type: ignore[arg-type]
+    return _Next(_put(work, stage="escalation", escalation=escalation),
+                 "escalation")
+
+
+def _promotion_step(state: PipelineState, work: Work, task: Task, report: Any, ref: ArtifactRef,
+                    stamp: str) -> _Next:
+    settings = state.settings
+    stage = task.stage
+    if stage == "select":
+        return _Next(work, "evidence")
+    if stage == "evidence":
+        return _Next(work, "brief")
+    if stage == "brief":
+        if work.criteria_frozen and (report.criteria_sha256, report.verifier) != (work.criteria, work.verifier):
+            raise PipelineError("CRITERIA_CHANGED", "the exit criteria and verifier were frozen at the gate; "
+                                                    f"this brief names {report.criteria_sha256}")
+        return _Next(_put(work, criteria=report.criteria_sha256, verifier=report.verifier), "review", ref)
+    if stage == "review":
+        if report.criteria_sha256 != work.criteria:
+            raise PipelineError("CRITERIA_CHANGED", f"the review read criteria {report.criteria_sha256}, not the "
+                                                    f"brief's {work.criteria}")
+        if report.verdict == "pass":
+            return _Next(_put(work, criteria_frozen=True, revisions=0), "prototype")
+        if work.revisions < settings.max_revisions + work.grants:
+            return _Next(_put(work, revisions=work.revisions + 1), "brief")
+        return _escalate(work, "brief", f"the brief was rejected {work.revisions + 1} times", stamp)
+    if stage == "prototype":
+        if report.build == "success":
+            return _Next(work, "verify")
+        if work.retries < settings.max_retries + work.grants:
+            return _Next(_put(work, retries=work.retries + 1), "prototype")
+        return _escalate(work, "prototype", f"the prototype build failed {work.retries + 1} times", stamp)
+    if stage == "verify":
+        if report.verifier is None or report.criteria_sha256 is None:
+            raise PipelineError("CONTRACT", "promotion/verify report: verifier and criteriaSha256 are required")
+        if report.verifier != work.verifier or report.criteria_sha256 != work.criteria:
+            raise PipelineError("CRITERIA_CHANGED", f"verify ran {report.verifier} against {report.criteria_sha256}; "
+                                                    f"frozen are {work.verifier} against {work.criteria}")
+        return _Next(_put(work, verified=ref, verified_passed=report.passed), "decide", ref)
+    # decide: the reviewer's GO / PIVOT / PARK, only on the frozen exit verifier's artifact
+    if report.criteria_sha256 != work.criteria:
+        raise PipelineError("CRITERIA_CHANGED", f"decide names criteria {report.criteria_sha256}, not the frozen "
+                                                f"{work.criteria}")
+    if work.verified is None or report.verifier_artifact_sha256 != work.verified.sha256:
+        raise PipelineError("VERIFIER_REQUIRED", "a decision cites the frozen exit verifier's artifact "
+                                                 f"{work.verified.sha256 if work.verified else '(none)'}")
+    if report.verdict == "GO" and work.verified_passed is not True:
+        raise PipelineError("VERIFIER_REQUIRED", "GO needs the frozen exit verifier's passing artifact; "
+                                                 "build success alone is not GO")
+    decision = GateDecision(n=state.next_decision, candidate=work.candidate, product=work.product,
+                            verdict=report.verdict, at=stamp, criteria=work.criteria or "",
+                            verifier_artifact=work.verified.sha256)
+    return _Next(work, None, outcome=report.verdict.lower(), decision=decision)
+
+
+def _maturation_step(state: PipelineState, work: Work, task: Task, report: Any, ref: ArtifactRef,
+                     stamp: str) -> _Next:
+    settings = state.settings
+    stage = task.stage
+    if stage == "intake":
+        if report.decision != work.decision:
+            raise PipelineError("CONTRACT", f"intake report: decision {report.decision} is not the GO decision "
+                                            f"{work.decision} this work started from")
+        return _Next(work, "boundary")
+    if stage == "boundary":
+        frozen = _put(work, boundary=report.boundary_sha256, metrics=tuple(report.success_metrics), slices=1)
+        return _Next(frozen, "slice")
+    if stage in ("slice", "iterate"):
+        if report.slice != work.slices:
+            raise PipelineError("STALE", f"{stage} report: slice {report.slice} is not the current slice "
+                                         f"{work.slices}")
+        names = [metric.name for metric in report.success_metrics]
+        unknown = sorted(set(names) - set(work.metrics))
+        if unknown or len(set(names)) != len(names):
+            raise PipelineError("CONTRACT", f"{stage} report: successMetrics must be distinct metrics the frozen MVP "
+                                            f"boundary names; not {unknown or names}")
+        return _Next(_put(work, slice_metrics=tuple(names)), "verify")
+    if stage == "verify":
+        if report.slice != work.slices:
+            raise PipelineError("STALE", f"verify report: slice {report.slice} is not the current slice {work.slices}")
+        if sorted(metric.name for metric in report.metrics) != sorted(work.slice_metrics):
+            raise PipelineError("CONTRACT", "verify report: metrics must be exactly the slice's success metrics "
+                                            f"{sorted(work.slice_metrics)}")
+        return _Next(_put(work, verified=ref, verified_passed=report.passed), "review", ref)
+    if report.boundary_sha256 != work.boundary:
+        raise PipelineError("CRITERIA_CHANGED", f"the MVP boundary was frozen as {work.boundary}; "
+                                                f"this {stage} names {report.boundary_sha256}")
+    if stage == "release":
+        if report.ready:
+            return _Next(work, None, outcome="release-ready")
+        return _escalate(work, "iterate", "the reviewer found the product not release-ready", stamp)
+    # review: the reviewer decides complete / continue / revise / pivot / park
+    if report.slice != work.slices:
+        raise PipelineError("STALE", f"review: slice {report.slice} is not the current slice {work.slices}")
+    decision = report.decision
+    if decision in ("complete", "continue") and work.verified_passed is not True:
+        raise PipelineError("VERIFIER_REQUIRED", f"{decision} needs the slice's passing verification")
+    if decision == "complete":
+        return _Next(work, "release", work.verified)
+    if decision == "continue":
+        if work.slices >= settings.max_slices:
+            raise PipelineError("CAP_REACHED", f"slice {work.slices} is the cap ({settings.max_slices}); "
+                                               "decide complete, pivot or park")
+        return _Next(_put(work, slices=work.slices + 1, revisions=0, slice_metrics=(), verified=None,
+                          verified_passed=None), "slice")
+    if decision == "revise":
+        if work.revisions < settings.max_revisions + work.grants:
+            return _Next(_put(work, revisions=work.revisions + 1), "iterate")
+        return _escalate(work, "iterate", f"slice {work.slices} was sent back {work.revisions + 1} times", stamp)
+    return _Next(work, None, outcome=decision)
+
+
+def complete(state: PipelineState, lane_name: str, n: int, runner: str, report: Any, now: DateTime) -> Change:
+    """A runner's report or a reviewer's review: its task done, at most one next task enqueued."""
+    lane = state.lane(lane_name)
+    task = lane.task(n)
+    if task is None:
+        raise PipelineError("UNKNOWN_TASK", f"{lane_name} has no open task {n}")
+    if task.kind == "owner":
+        raise PipelineError("WRONG_RUN", f"task {n} is an escalation: only the owner's decision completes it")
+    if task.claimed_by is None:
+        raise PipelineError("NOT_OWNER", f"task {n} is not claimed; claim it first")
+    if task.claimed_by != runner:
+        raise PipelineError("NOT_OWNER", f"task {n} is claimed by another runner")
+    parsed = parse_report(lane_name, task.stage, report)
+    work = lane.work_of(task.candidate)
+    assert work is not None  # the state's validator ties every task to current work
+    if task.kind == "review" and runner in producers(work):
+        raise PipelineError("SELF_REVIEW", f"{runner} produced an artifact of {task.candidate}; "
+                                           "it may not review it")
+    stamp = _stamp(state, now)
+    approvals = _use_approvals(state, task.candidate, tuple(parsed.external_actions), runner, stamp)
+    ref = _ref(task, runner, parsed)
+    work = _with_artifact(work, ref)
+    step = (_promotion_step if lane_name == "promotion" else _maturation_step)(state, work, task, parsed, ref, stamp)
+    return _transition(_put(state, approvals=approvals), lane, task, step, runner, stamp,
+                       {"report": parsed.model_dump(mode="json", by_alias=True, exclude_defaults=True)})
+
+
+def decide_escalation(state: PipelineState, lane_name: str, n: int, decided_by: str, decision: str, reason: str,
+                      now: DateTime) -> Change:
+    """The owner's answer to an escalation: one more revise round (granted), or park."""
+    lane = state.lane(lane_name)
+    task = lane.task(n)
+    if task is None:
+        raise PipelineError("UNKNOWN_TASK", f"{lane_name} has no open task {n}")
+    if task.kind != "owner":
+        raise PipelineError("WRONG_RUN", f"task {n} is a {task.stage} task, not an escalation")
+    work = lane.work_of(task.candidate)
+    assert work is not None and work.escalation is not None
+    stamp = _stamp(state, now)
+    if decision == "park":
+        step = _Next(_put(work, escalation=None), None, outcome="park")
+    else:
+        redo = work.escalation.stage
+        counter = "retries" if redo == "prototype" else "revisions"
+        granted = _put(work, grants=work.grants + 1, escalation=None, stage=redo)
+        granted = _put(granted, **{counter: getattr(granted, counter) + 1})
+        step = _Next(granted, redo)
+    return _transition(state, lane, task, step, decided_by, stamp, {"ownerDecision": decision, "reason": reason})
+
+
+def _transition(state: PipelineState, lane: LaneRecord, task: Task, step: _Next, by: str, stamp: str,
+                details: dict[str, Any]) -> Change:
+    """Apply one transition: `task` done, at most one next task enqueued, or the work ended."""
+    n_next = state.next_task
+    work = step.work
+    remaining = tuple(t for t in lane.tasks if t.n != task.n)
+    wip = tuple(w for w in lane.wip if w.candidate != work.candidate)
+    extra: dict[str, Any] = {}
+    enqueued: list[int] = []
+    if step.stage is not None:
+        kind = "owner" if step.stage == "escalation" else (
+            "review" if step.stage in REVIEW_STAGES[lane.lane] else "work")
+        next_task = Task(n=n_next, lane=lane.lane, stage=step.stage, kind=kind,  # type: ignore[arg-type]
+                         candidate=work.candidate, enqueued_at=stamp, subject=step.subject)
+        work = _put(work, stage=step.stage)
+        new_lane = _put(lane, wip=tuple(work if w.candidate == work.candidate else w for w in lane.wip),
+                        tasks=(*remaining, next_task))
+        extra["next_task"] = n_next + 1
+        enqueued.append(n_next)
+    else:
+        outcome = step.outcome or "park"
+        entry = HistoryEntry(candidate=work.candidate, outcome=outcome, at=stamp,  # type: ignore[arg-type]
+                             decision=step.decision.n if step.decision else work.decision)
+        ended = {"completed": lane.completed + 1} if outcome != "park" else {"parked": lane.parked + 1}
+        cooldown = instant_text(at(stamp).add(hours=state.settings.cooldown_hours))
+        new_lane = _put(lane, wip=wip, tasks=remaining, history=(*lane.history, entry)[-MAX_HISTORY_KEPT:],
+                        cooldown_until=cooldown, **ended)
+        if step.decision is not None:
+            extra["decisions"] = _kept_decisions(state, step.decision)
+            extra["next_decision"] = state.next_decision + 1
+        if lane.lane == "promotion":  # a candidate no Top-N lists any more leaves with its work
+            extra["candidates"] = tuple(c for c in state.candidates if c.listed or c.id != work.candidate)
+    done = DoneTask(n=task.n, stage=task.stage, candidate=task.candidate, by=by, done_at=stamp,
+                    enqueued=enqueued[0] if enqueued else None)
+    new_lane = _put(new_lane, done=(*new_lane.done, done)[-MAX_DONE_KEPT:], tasks_done=lane.tasks_done + 1)
+    new = _put(state, **{lane.lane: new_lane}, updated_at=stamp, **extra)
+    result = {"lane": lane.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate,
+              "next": {"task": n_next, "stage": step.stage} if step.stage else None,
+              "outcome": step.outcome, "decision": step.decision.n if step.decision else None}
+    data = {"lane": lane.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate, "by": by,
+            "done": [task.n], "enqueued": enqueued, "outcome": step.outcome,
+            "decision": step.decision.doc() if step.decision else None, **details}
+    return Change("task-done", data, new, result)
+
+
+def _kept_decisions(state: PipelineState, decision: GateDecision) -> tuple[GateDecision, ...]:
+    """The decisions kept: every unconsumed GO and every one maturation holds, then the newest others."""
+    held = {work.decision for work in state.maturation.wip}
+    decisions = [*state.decisions, decision]
+    needed = [d for d in decisions if (d.verdict == "GO" and not d.consumed) or d.n in held]
+    if len(needed) >= MAX_DECISIONS:
+        raise PipelineError("LIMIT", f"{len(needed)} GO decisions wait for maturation; the pipeline keeps "
+                                     f"{MAX_DECISIONS - 1}")
+    others = [d for d in decisions if d not in needed][-(MAX_DECISIONS - len(needed)):]
+    return tuple(sorted((*needed, *others), key=lambda d: d.n))
+
+
+# -- the security-approve boundary ---------------------------------------------------------------
+
+
+def _use_approvals(state: PipelineState, candidate: str, actions: tuple[str, ...], runner: str,
+                   stamp: str) -> tuple[Approval, ...]:
+    approvals = list(state.approvals)
+    for action in actions:
+        index = next((i for i, a in enumerate(approvals) if a.candidate == candidate and a.action == action
+                      and a.approved is True and a.used_at is None), None)
+        if index is None:
+            raise PipelineError("APPROVAL_REQUIRED", f"{action} for {candidate} needs the owner's approval record "
+                                                     "(security-approve); nothing was written")
+        approvals[index] = _put(approvals[index], used_at=stamp, used_by=runner)
+    return tuple(approvals)
+
+
+def request_approval(state: PipelineState, approval_id: str, candidate: str, action: str, requested_by: str,
+                     reason: str, now: DateTime) -> Change:
+    if any(a.id == approval_id for a in state.approvals):
+        raise PipelineError("STALE", f"approval {approval_id} was already requested (under another request)")
+    stamp = _stamp(state, now)
+    approval = Approval(id=approval_id, candidate=candidate, action=action,  # type: ignore[arg-type]
+                        requested_by=requested_by, requested_at=stamp, reason=reason)
+    approvals = [*state.approvals, approval]
+    while len(approvals) > MAX_APPROVALS:  # the oldest settled record (used or refused) leaves first
+        gone = next((a for a in approvals if a.used_at is not None or a.approved is False), None)
+        if gone is None:
+            raise PipelineError("LIMIT", f"{MAX_APPROVALS} approval requests are open")
+        approvals.remove(gone)
+    new = _put(state, approvals=tuple(approvals), updated_at=stamp)
+    return Change("approval-requested", approval.doc(), new, {"approval": approval.doc()})
+
+
+def decide_approval(state: PipelineState, approval_id: str, decided_by: str, approved: bool,
+                    now: DateTime) -> Change:
+    approval = next((a for a in state.approvals if a.id == approval_id), None)
+    if approval is None:
+        raise PipelineError("UNKNOWN_TASK", f"no approval request {approval_id}")
+    if approval.approved is not None:
+        raise PipelineError("STALE", f"approval {approval_id} was already decided")
+    stamp = _stamp(state, now)
+    decided = _put(approval, decided_by=decided_by, decided_at=stamp, approved=approved)
+    new = _put(state, approvals=tuple(decided if a.id == approval_id else a for a in state.approvals),
+               updated_at=stamp)
+    return Change("approval-decided", decided.doc(), new, {"approval": decided.doc()})
+
+
+def record_external_action(state: PipelineState, approval_id: str, candidate: str, action: str, runner: str,
+                           now: DateTime) -> Change:
+    approval = next((a for a in state.approvals if a.id == approval_id), None)
+    if (approval is None or approval.candidate != candidate or approval.action != action
+            or approval.approved is not True or approval.used_at is not None):
+        raise PipelineError("APPROVAL_REQUIRED", f"{action} for {candidate} needs an unused owner approval record "
+                                                 f"({approval_id} is not one); nothing was written")
+    stamp = _stamp(state, now)
+    used = _put(approval, used_at=stamp, used_by=runner)
+    new = _put(state, approvals=tuple(used if a.id == approval_id else a for a in state.approvals),
+               updated_at=stamp)
+    return Change("external-action-recorded", used.doc(), new, {"approval": used.doc()})

@@ -1,0 +1,421 @@
+"""PipelineLanes: the staged lanes' service over an injected journal and clock.
+
+The same loop as the schedule's: read the state at a version, plan the command with one clock
+reading, execute it through the journal, whose transaction runs the pure decision again with a
+second reading (a plan the new reading no longer supports re-plans, at most 16 rounds, then
+CONTENDED). A command's ID and payload come from the request alone, so an identical retry replays
+its receipt and writes nothing, and a different request under a recorded ID is CONFLICT. The
+stored state is parsed and checked on every read (any defect is CORRUPT and nothing is written
+over it), and each decision checks the state it is about to store as a reader of it would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pendulum import DateTime
+from pydantic import ValidationError
+
+from factory_schedule.store import (
+    CanonicalJsonError,
+    CommandConflictError,
+    Decision,
+    Journal,
+    NewEvent,
+    VersionConflictError,
+    canonical_json,
+)
+
+from ..clock import Clock, as_utc
+from ..commission import parse_commission
+from ..errors import ScheduleError
+from ..text import checked_document, checked_token
+from . import rules
+from .contracts import contract_fields
+from .errors import PipelineError
+from .model import (
+    CANDIDATE_PATTERN,
+    EXTERNAL_ACTIONS,
+    LANES,
+    MAX_STATE_BYTES,
+    PIPELINE_AGGREGATE,
+    REVIEW_STAGES,
+    STAGES,
+    WEEK_PATTERN,
+    PipelineState,
+)
+
+MAX_ROUNDS = 16
+_CANDIDATE = re.compile(CANDIDATE_PATTERN)
+_WEEK = re.compile(WEEK_PATTERN)
+_PRODUCT = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
+_WORD = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+ESCALATION_DECISIONS = ("revise", "park")
+
+
+class _Replan(Exception):
+    """The reading inside the transaction no longer supports the plan."""
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    """What a pipeline command answers: its command ID, the journal version, whether it replayed, and the
+    command's own result (the same document on a replay, read back from the receipt)."""
+
+    command_id: str
+    version: int
+    replayed: bool
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClaimIdle:
+    """A claim that found nothing to claim (nothing written): why, in a word and a sentence."""
+
+    lane: str
+    reason: str
+    detail: str
+    kind: str = "idle"
+
+
+@dataclass(frozen=True)
+class _Command:
+    command_id: str
+    payload: dict[str, Any]
+    change: rules.Change | None  # None: a recorded command, answered from its receipt
+
+
+Plan = Callable[[PipelineState | None, DateTime], "_Command | rules.Idle"]
+
+
+# -- input checks (INVALID, naming the field; nothing written) --------------------------------------
+
+
+def _pipeline_invalid(error: ScheduleError) -> PipelineError:
+    """The engine's text rule (core/text.py) refuses with ScheduleError; the lanes answer PipelineError."""
+    return PipelineError("INVALID", error.message)
+
+
+def text(name: str, value: Any, limit: int = 200) -> str:
+    """An identity or short free text, under the engine's one text rule (`checked_token`)."""
+    try:
+        return checked_token(name, value, limit)
+    except ScheduleError as error:
+        raise _pipeline_invalid(error) from None
+
+
+def _matching(name: str, value: Any, pattern: re.Pattern[str], what: str) -> str:
+    if not isinstance(value, str) or not pattern.match(value):
+        raise PipelineError("INVALID", f"{name}: {what} is needed, got {value!r}")
+    return value
+
+
+def _positive(name: str, value: Any, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise PipelineError("INVALID", f"{name}: a positive integer at most {maximum} is needed, got {value!r}")
+    return value
+
+
+def _lane(value: Any) -> str:
+    if value not in LANES:
+        raise PipelineError("INVALID", f"lane: promotion or maturation, got {value!r}")
+    return str(value)
+
+
+def _json_object(name: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise PipelineError("INVALID", f"{name}: a JSON object is needed")
+    try:
+        checked_document(name, value)  # the text rule on every key and string, and a depth limit
+    except ScheduleError as error:
+        raise _pipeline_invalid(error) from None
+    try:
+        canonical_json(value)
+    except CanonicalJsonError as error:
+        raise PipelineError("INVALID", f"{name}: {error}") from None
+    return value
+
+
+def _top_n_entries(entries: Any) -> list[dict[str, Any]]:
+    if not isinstance(entries, list) or not entries:
+        raise PipelineError("INVALID", "candidates: a non-empty list is needed")
+    checked: list[dict[str, Any]] = []
+    for index, entry in enumerate(entries):
+        where = f"candidates[{index}]"
+        if not isinstance(entry, dict) or not {"candidate", "product", "rank"} <= set(entry) or not set(entry) <= {
+                "candidate", "product", "rank", "evidence"}:
+            raise PipelineError("INVALID", f"{where}: {{candidate, product, rank, evidence}} is needed")
+        evidence = entry.get("evidence", [])
+        if not isinstance(evidence, list) or len(evidence) > 8:
+            raise PipelineError("INVALID", f"{where}.evidence: a list of at most 8 references is needed")
+        checked.append({
+            "candidate": _matching(f"{where}.candidate", entry["candidate"], _CANDIDATE,
+                                   "a normalized candidate ID (a-z, 0-9, '-', at most 64)"),
+            "product": _matching(f"{where}.product", entry["product"], _PRODUCT, "a Product ID"),
+            "rank": _positive(f"{where}.rank", entry["rank"], 20),
+            "evidence": [text(f"{where}.evidence[{i}]", ref, 300) for i, ref in enumerate(evidence)],
+        })
+    ids = [entry["candidate"] for entry in checked]
+    ranks = [entry["rank"] for entry in checked]
+    if len(set(ids)) != len(ids):
+        raise PipelineError("INVALID", "candidates: a candidate is listed twice")
+    if sorted(ranks) != list(range(1, len(ranks) + 1)):
+        raise PipelineError("INVALID", "candidates: ranks must be 1..N, each once")
+    return checked
+
+
+# -- the state ----------------------------------------------------------------------------------
+
+
+def parse_pipeline(stored: str) -> PipelineState:
+    """The stored pipeline's text, parsed and checked whole as JSON; any defect is CORRUPT."""
+    try:
+        return PipelineState.model_validate_json(stored)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "state"
+        raise PipelineError("CORRUPT", f"stored pipeline: {where}: {first['msg']}") from None
+
+
+@dataclass(frozen=True)
+class LaneView:
+    """One staged lane as the runner interface and the dashboard read it."""
+
+    lane: str
+    scheduler: str
+    reviewer: str
+    wip_limit: int
+    wip: list[dict[str, Any]]
+    tasks: list[dict[str, Any]]
+    done: list[dict[str, Any]]
+    tasks_done: int
+    history: list[dict[str, Any]]
+    completed: int
+    parked: int
+    cooldown_until: str | None
+    stages: list[str]
+    review_stages: list[str]
+    allowed_transitions: dict[str, list[str]]
+    contracts: dict[str, list[str]]
+    eligible: list[str]
+
+
+class PipelineLanes:
+    """Promotion and maturation over one journal's `pipeline/lanes` aggregate."""
+
+    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
+        self.journal = journal
+        self.clock = clock
+        self.max_rounds = max_rounds
+
+    def _now(self) -> DateTime:
+        return as_utc(self.clock.now())
+
+    def _load(self) -> tuple[int, PipelineState | None]:
+        version, stored = self.journal.load_text(PIPELINE_AGGREGATE)
+        if stored is None:
+            return version, None
+        return version, parse_pipeline(stored)
+
+    def state(self) -> PipelineState | None:
+        """The checked state (CORRUPT on any defect), or None before any settings."""
+        return self._load()[1]
+
+    def _run(self, plan: Plan) -> PipelineResult | rules.Idle:
+        for _ in range(self.max_rounds):
+            version, state = self._load()
+            planned = plan(state, self._now())
+            if isinstance(planned, rules.Idle):
+                return planned
+            try:
+                outcome = self.journal.execute(PIPELINE_AGGREGATE, planned.command_id, planned.payload, version,
+                                               self._decision(plan, planned, version, state))
+            except (VersionConflictError, _Replan):
+                continue
+            except CommandConflictError:
+                raise PipelineError("CONFLICT", f"{planned.command_id} was recorded with a different request") from None
+            return PipelineResult(planned.command_id, outcome.version, outcome.replayed, outcome.result)
+        raise PipelineError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
+
+    def _decision(self, plan: Plan, planned: _Command, version: int,
+                  state: PipelineState | None) -> Callable[[Any, int], Decision]:
+        def decide(_stored: Any, at_version: int) -> Decision:
+            if planned.change is None:
+                raise PipelineError("CORRUPT", f"{planned.command_id} has no receipt but was planned as recorded")
+            if at_version != version:
+                raise _Replan()
+            again = plan(state, self._now())
+            if (not isinstance(again, _Command) or again.change is None
+                    or (again.command_id, again.payload) != (planned.command_id, planned.payload)):
+                raise _Replan()
+            document = again.change.state.doc()
+            stored = canonical_json(document)
+            parse_pipeline(stored)  # what a reader of these bytes would say, before they are stored
+            size = len(stored.encode("utf-8"))
+            if size > MAX_STATE_BYTES:
+                raise PipelineError("LIMIT", f"the pipeline would grow to {size} bytes, above {MAX_STATE_BYTES}")
+            return Decision(events=[NewEvent(again.change.event_type, again.change.event_data)], state=document,
+                            result=again.change.result)
+
+        return decide
+
+    def _command(self, command_id: str, payload: dict[str, Any],
+                 decide: Callable[[PipelineState, DateTime], rules.Change | rules.Idle],
+                 needs_state: bool = True) -> PipelineResult | rules.Idle:
+        def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
+            if self.journal.receipt(command_id) is not None:
+                return _Command(command_id, payload, None)
+            current = rules.configured(state) if needs_state else state
+            change = decide(current, now)  # type: ignore[arg-type]
+            if isinstance(change, rules.Idle):
+                return change
+            return _Command(command_id, payload, change)
+
+        return self._run(plan)
+
+    @staticmethod
+    def _done(ran: PipelineResult | rules.Idle) -> PipelineResult:
+        assert isinstance(ran, PipelineResult)
+        return ran
+
+    # -- the owner's records -----------------------------------------------------------------
+
+    def record_settings(self, commission: Any) -> PipelineResult:
+        """Adopt a commission revision's `pipeline` settings (only a newer revision changes them)."""
+        try:
+            parsed = parse_commission(commission)
+        except ScheduleError as error:
+            raise PipelineError("INVALID", error.message) from None
+        if parsed.pipeline is None:
+            raise PipelineError("INVALID", "pipeline: the commission carries no pipeline settings")
+        settings = parsed.pipeline
+        payload = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
+        return self._done(self._command(
+            f"pipeline/settings/{parsed.revision}", payload,
+            lambda state, now: rules.record_settings(state, settings, parsed.revision, now), needs_state=False))
+
+    def record_top_n(self, *, week: Any, candidates: Any) -> PipelineResult:
+        """A week's ranked Top-N from the portfolio runs: one per ISO week, in order."""
+        week = _matching("week", week, _WEEK, "an ISO week (YYYY-Www)")
+        entries = _top_n_entries(candidates)
+        payload = {"week": week, "candidates": entries}
+        return self._done(self._command(f"pipeline/top-n/{week}", payload,
+                                        lambda state, now: rules.record_top_n(state, week, entries, now)))
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def claim(self, *, lane: Any, run: Any, runner: Any) -> PipelineResult | ClaimIdle:
+        """The lane's next task for this run (a scheduler run gets work, a reviewer run reviews), or idle.
+        One claim per runner token and lane: a retry replays the task it claimed."""
+        lane = _lane(lane)
+        run = _matching("run", run, _WORD, "a run identity")
+        runner = text("runner", runner)
+        payload = {"lane": lane, "run": run, "runner": runner}
+        ran = self._command(f"pipeline/{lane}/claim/{runner}", payload,
+                            lambda state, now: rules.claim(state, lane, run, runner, now))
+        if isinstance(ran, rules.Idle):
+            return ClaimIdle(ran.lane, ran.reason, ran.detail)
+        return ran
+
+    def report(self, *, lane: Any, task: Any, runner: Any, report: Any) -> PipelineResult:
+        """Complete a claimed work task with its stage's artifact; a reviewer's task with its review."""
+        lane = _lane(lane)
+        n = _positive("task", task, 10**9)
+        runner = text("runner", runner)
+        report = _json_object("report", report)
+        payload = {"lane": lane, "task": n, "runner": runner, "report": report}
+        return self._done(self._command(f"pipeline/{lane}/task/{n}/done", payload,
+                                        lambda state, now: rules.complete(state, lane, n, runner, report, now)))
+
+    review = report  # a review is the report of a review task; the task's kind decides who may send it
+
+    def abandon(self, *, lane: Any, task: Any, runner: Any, confirmed_by: Any, evidence: Any) -> PipelineResult:
+        """A supervisor confirms a claimed task's run is gone; the task goes back to pending as itself."""
+        lane = _lane(lane)
+        n = _positive("task", task, 10**9)
+        runner = text("runner", runner)
+        confirmed_by = text("confirmedBy", confirmed_by)
+        evidence = text("evidence", evidence, 500)
+        payload = {"lane": lane, "task": n, "runner": runner, "confirmedBy": confirmed_by, "evidence": evidence}
+        return self._done(self._command(
+            f"pipeline/{lane}/task/{n}/abandon/{runner}", payload,
+            lambda state, now: rules.abandon(state, lane, n, runner, confirmed_by, evidence, now)))
+
+    # -- the owner's decisions --------------------------------------------------------------------
+
+    def decide_escalation(self, *, lane: Any, task: Any, decided_by: Any, decision: Any,
+                          reason: Any) -> PipelineResult:
+        lane = _lane(lane)
+        n = _positive("task", task, 10**9)
+        decided_by = text("decidedBy", decided_by)
+        if decision not in ESCALATION_DECISIONS:
+            raise PipelineError("INVALID", f"decision: revise or park, got {decision!r}")
+        reason = text("reason", reason, 300)
+        payload = {"lane": lane, "task": n, "decidedBy": decided_by, "decision": decision, "reason": reason}
+        return self._done(self._command(
+            f"pipeline/{lane}/task/{n}/done", payload,
+            lambda state, now: rules.decide_escalation(state, lane, n, decided_by, decision, reason, now)))
+
+    def request_approval(self, *, approval: Any, candidate: Any, action: Any, requested_by: Any,
+                         reason: Any) -> PipelineResult:
+        approval = _matching("approval", approval, _WORD, "an approval ID")
+        candidate = _matching("candidate", candidate, _CANDIDATE, "a normalized candidate ID")
+        if action not in EXTERNAL_ACTIONS:
+            raise PipelineError("INVALID", f"action: one of {', '.join(EXTERNAL_ACTIONS)}, got {action!r}")
+        requested_by = text("requestedBy", requested_by)
+        reason = text("reason", reason, 300)
+        payload = {"approval": approval, "candidate": candidate, "action": action, "requestedBy": requested_by,
+                   "reason": reason}
+        return self._done(self._command(
+            f"pipeline/approval/{approval}/request", payload,
+            lambda state, now: rules.request_approval(state, approval, candidate, action, requested_by, reason,
+                                                      now)))
+
+    def decide_approval(self, *, approval: Any, decided_by: Any, approved: Any) -> PipelineResult:
+        """The owner's approval record (or refusal) of a requested external action."""
+        approval = _matching("approval", approval, _WORD, "an approval ID")
+        decided_by = text("decidedBy", decided_by)
+        if not isinstance(approved, bool):
+            raise PipelineError("INVALID", f"approved: true or false, got {approved!r}")
+        payload = {"approval": approval, "decidedBy": decided_by, "approved": approved}
+        return self._done(self._command(
+            f"pipeline/approval/{approval}/decision", payload,
+            lambda state, now: rules.decide_approval(state, approval, decided_by, approved, now)))
+
+    def record_external_action(self, *, approval: Any, candidate: Any, action: Any, runner: Any) -> PipelineResult:
+        """Before a public publish, a payment or account change, an external-sensitive write or a legal-risk
+        acceptance: uses the owner's approval record, or is refused APPROVAL_REQUIRED with nothing written."""
+        approval = _matching("approval", approval, _WORD, "an approval ID")
+        candidate = _matching("candidate", candidate, _CANDIDATE, "a normalized candidate ID")
+        if action not in EXTERNAL_ACTIONS:
+            raise PipelineError("INVALID", f"action: one of {', '.join(EXTERNAL_ACTIONS)}, got {action!r}")
+        runner = text("runner", runner)
+        payload = {"approval": approval, "candidate": candidate, "action": action, "runner": runner}
+        return self._done(self._command(
+            f"pipeline/approval/{approval}/use", payload,
+            lambda state, now: rules.record_external_action(state, approval, candidate, action, runner, now)))
+
+    # -- views ------------------------------------------------------------------------------
+
+    def lane_view(self, lane: Any) -> LaneView | None:
+        lane = _lane(lane)
+        state = self.state()
+        if state is None:
+            return None
+        record = state.lane(lane)
+        stages = [*STAGES[lane], "escalation"]
+        return LaneView(
+            lane=lane, scheduler=state.settings.scheduler(lane), reviewer=state.settings.reviewer(lane),
+            wip_limit=state.settings.wip(lane), wip=[w.doc() for w in record.wip],
+            tasks=[t.doc() for t in record.tasks], done=[d.doc() for d in record.done],
+            tasks_done=record.tasks_done, history=[h.doc() for h in record.history], completed=record.completed,
+            parked=record.parked, cooldown_until=record.cooldown_until, stages=stages,
+            review_stages=sorted(REVIEW_STAGES[lane]),
+            allowed_transitions={k: list(v) for k, v in rules.ALLOWED_TRANSITIONS[lane].items()},
+            contracts={stage: contract_fields(lane, stage) for stage in STAGES[lane]},
+            eligible=[c.id for c in rules.eligible(state)] if lane == "promotion" else
+            [f"{d.candidate}#{d.n}" for d in state.decisions if d.verdict == "GO" and not d.consumed],
+        )

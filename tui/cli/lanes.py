@@ -1,0 +1,310 @@
+"""`factory-schedule lanes ...`: the staged promotion and maturation lanes' runner interface.
+
+JSON in and out like the runner contract (`runner.py`): each command prints one JSON object and
+exits with a code a shell can branch on (tui/cli/output.py: 50 for an idle claim, 51-66 for the
+pipeline's refusals, 4 and 5 for its locks). A run claims its lane's next task (`lanes claim`),
+does one stage's work, and reports its artifact (`lanes report`); a reviewer run claims review
+tasks and reports its review the same way; the owner answers escalations and approval requests.
+
+Each command's fields are declared once, as `Option`s; `--stdin` takes them as a JSON object,
+except where a document comes on stdin (a report, the candidates), as for `call end`. Input the
+shell can check exits 2 before the journal is opened, and every command works on an existing
+journal (a missing one is refused in one line): nothing is written. Handlers raise; `main` maps
+each error to its JSON line and exit code. The engine and the journal load inside the handlers,
+so `--help` stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from factory_schedule.tui.cli.journal import journal_url_of, open_existing
+from factory_schedule.tui.cli.options import (
+    Option,
+    add_command,
+    gather,
+    parse_json,
+    read_commission_file,
+    read_stdin_json,
+)
+from factory_schedule.tui.cli.output import (
+    EXIT_IDLE,
+    EXIT_NOT_LEASE_OWNER,
+    EXIT_OK,
+    BadInput,
+    emit,
+    to_jsonable,
+)
+
+Act = Callable[[Any, dict[str, Any]], Any]
+LANE_NAMES = ("promotion", "maturation")
+DEFAULT_TTL_SECONDS = 60.0
+
+LANE = Option("lane", help="promotion or maturation")
+TASK = Option("task", int, help="the task's number in its lane")
+RUNNER = Option("runner", help="your run's token")
+
+CLAIM = (LANE, Option("run", help="the run's identity (the lane's scheduler or reviewer run)"), RUNNER,
+         Option("ttl", float, required=False, help=f"the locks' TTL in seconds (default {DEFAULT_TTL_SECONDS:g})"),
+         Option("pid", int, required=False, help="the run's pid, recorded on its locks (default: the caller's)"))
+REPORT = (LANE, TASK, RUNNER, Option("report", required=False, help="the report JSON (default: read from stdin)"))
+HEARTBEAT = (LANE, RUNNER)
+ABANDON = (LANE, TASK, Option("runner", help="the dead run's token"), Option("confirmed_by"),
+           Option("evidence", help="why the run is dead"))
+TOP_N = (Option("week", help="the ISO week, YYYY-Www"),
+         Option("candidates", required=False, help="the ranked candidates JSON (default: read from stdin)"))
+ESCALATION = (LANE, TASK, Option("decided_by"), Option("decision", help="revise (one more round) or park"),
+              Option("reason"))
+APPROVAL_REQUEST = (Option("approval", help="the approval's ID"), Option("candidate"), Option("action"),
+                    Option("requested_by"), Option("reason"))
+APPROVAL_DECIDE = (Option("approval"), Option("decided_by"), Option("approved", bool, help="on or off"))
+APPROVAL_USE = (Option("approval"), Option("candidate"), Option("action"), RUNNER)
+SHOW = (LANE,)
+
+
+def _open_lanes(args: argparse.Namespace) -> Any:
+    """The lanes over the existing journal `--journal` names, on the system clock."""
+    from factory_schedule.core.pipeline import PipelineLanes
+    from factory_schedule.tui.host.clock import SystemClock
+
+    return PipelineLanes(open_existing(journal_url_of(args)), SystemClock())
+
+
+def _lane_of(values: dict[str, Any]) -> str:
+    """The lane, checked before any lock scope is named after it."""
+    lane = values["lane"]
+    if lane not in LANE_NAMES:
+        raise BadInput(f"--lane: promotion or maturation, got {lane!r}")
+    return str(lane)
+
+
+def _document(value: str | None, what: str, flag: str) -> Any:
+    """A JSON document given as a flag's text, or (when absent) on stdin."""
+    return read_stdin_json(what) if value is None else parse_json(value, flag)
+
+
+# -- the seed's three lock scopes, on the journal's leases ---------------------------------------------
+#
+# A worker singleton per lane (`pipeline/<lane>/worker`) is taken before the claim selects a task and
+# held until the run's report; each exclusive resource the commission names for the lane
+# (`resource/<name>`) likewise; the task lock (`pipeline/<lane>/task/<n>`) from the claim to the report.
+# All are create-new, heartbeated by `lanes heartbeat`, stale only after 2 x TTL, released with an owner
+# check by `lanes report`, and removed after a supervisor's `lanes abandon` only once stale.
+
+
+def worker_scope(lane: str) -> str:
+    return f"pipeline/{lane}/worker"
+
+
+def task_scope(lane: str, task: int) -> str:
+    return f"pipeline/{lane}/task/{task}"
+
+
+def resource_scopes(lanes: Any, lane: str) -> list[str]:
+    state = lanes.state()
+    return [f"resource/{name}" for name in state.settings.resources(lane)] if state is not None else []
+
+
+def _now() -> Any:
+    from factory_schedule.tui.host.clock import SystemClock
+
+    return SystemClock().now()
+
+
+def _take(journal: Any, scope: str, runner: str, ttl: float, info: dict[str, Any]) -> None:
+    """Take `scope` for `runner`; a lease the same runner already holds (a retried claim) is heartbeated."""
+    from factory_schedule.store import leases
+
+    now = _now()
+    try:
+        leases.acquire(journal, scope, runner, ttl, now, {**info, "scope": scope})
+    except leases.LeaseHeldError as error:
+        if error.holder.owner != runner:
+            raise
+        leases.heartbeat(journal, scope, runner, now)
+
+
+def _release_own(journal: Any, scopes: list[str], runner: str) -> dict[str, str]:
+    """Release each scope the runner holds, checked; what happened to each."""
+    from factory_schedule.store import leases
+
+    released: dict[str, str] = {}
+    for scope in scopes:
+        holder = leases.get_lease(journal, scope)
+        if holder is None:
+            released[scope] = "not-held"
+        elif holder.owner != runner:
+            released[scope] = f"held-by:{holder.owner}"
+        else:
+            leases.release(journal, scope, runner)
+            released[scope] = "released"
+    return released
+
+
+# -- the runs' commands ------------------------------------------------------------------------
+
+
+def _claim(args: argparse.Namespace) -> int:
+    v = gather(args, CLAIM)
+    lane, runner = _lane_of(v), v["runner"]
+    ttl = v.get("ttl", DEFAULT_TTL_SECONDS)
+    lanes = _open_lanes(args)
+    journal = lanes.journal
+    info = {"runner": runner, "run": v["run"], "lane": lane, "pid": v.get("pid", os.getppid()),
+            "host": socket.gethostname(), "command": "lanes claim"}
+    held: list[str] = []
+    try:
+        for scope in [worker_scope(lane), *resource_scopes(lanes, lane)]:
+            _take(journal, scope, runner, ttl, info)
+            held.append(scope)
+        answer = lanes.claim(lane=lane, run=v["run"], runner=runner)
+        if getattr(answer, "kind", "") == "idle":
+            _release_own(journal, held, runner)
+            emit(answer)
+            return EXIT_IDLE
+        task = task_scope(lane, answer.result["task"])
+        _take(journal, task, runner, ttl, {**info, "task": answer.result["task"]})
+        held.append(task)
+    except BaseException:
+        _release_own(journal, held, runner)  # an idle or refused claim gives back what it took
+        raise
+    emit({**to_jsonable(answer), "leases": held})
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    v = gather(args, REPORT)
+    lane = _lane_of(v)
+    report = _document(v.get("report"), "the report", "--report")  # read before the journal opens
+    lanes = _open_lanes(args)
+    answer = lanes.report(lane=lane, task=v["task"], runner=v["runner"], report=report)
+    scopes = [task_scope(lane, v["task"]), *resource_scopes(lanes, lane), worker_scope(lane)]
+    released = _release_own(lanes.journal, scopes, v["runner"])
+    emit({**to_jsonable(answer), "leases": released})
+    lost = [scope for scope, what in released.items() if what.startswith("held-by:")]
+    return EXIT_NOT_LEASE_OWNER if lost else EXIT_OK
+
+
+def _heartbeat(args: argparse.Namespace) -> int:
+    from factory_schedule.store import leases
+
+    v = gather(args, HEARTBEAT)
+    lane, runner = _lane_of(v), v["runner"]
+    lanes = _open_lanes(args)
+    now = _now()
+    scopes = [worker_scope(lane), *resource_scopes(lanes, lane)]
+    scopes += [lease.scope for lease in leases.list_leases(lanes.journal)
+               if lease.scope.startswith(f"pipeline/{lane}/task/") and lease.owner == runner]
+    emit({"leases": [leases.heartbeat(lanes.journal, scope, runner, now) for scope in scopes]})
+    return EXIT_OK
+
+
+def _abandon(args: argparse.Namespace) -> int:
+    """A dead run's task back to pending: refused while its task lock is inside its recovery window (2 x TTL
+    without a heartbeat), then its locks are removed, each only if still stale."""
+    from factory_schedule.store import leases
+
+    v = gather(args, ABANDON)
+    lane, runner = _lane_of(v), v["runner"]
+    lanes = _open_lanes(args)
+    journal = lanes.journal
+    now = _now()
+    scopes = [task_scope(lane, v["task"]), *resource_scopes(lanes, lane), worker_scope(lane)]
+    for scope in scopes:
+        holder = leases.get_lease(journal, scope)
+        if holder is not None and holder.owner == runner and not leases.stale(holder, now):
+            raise leases.LeaseHeldError(holder, now)
+    answer = lanes.abandon(lane=lane, task=v["task"], runner=runner, confirmed_by=v["confirmed_by"],
+                           evidence=v["evidence"])
+    removed = {}
+    for scope in scopes:
+        holder = leases.get_lease(journal, scope)
+        if holder is not None and holder.owner == runner:
+            removed[scope] = "removed" if leases.remove_stale(journal, scope, now) else "kept"
+    emit({**to_jsonable(answer), "leases": removed})
+    return EXIT_OK
+
+
+# -- the owner's and the portfolio's commands ----------------------------------------------------
+
+
+def _settings(args: argparse.Namespace) -> int:
+    commission = read_commission_file(args.file)
+    emit(_open_lanes(args).record_settings(commission))
+    return EXIT_OK
+
+
+def _top_n(args: argparse.Namespace) -> int:
+    v = gather(args, TOP_N)
+    candidates = _document(v.get("candidates"), "the candidates", "--candidates")  # before the journal opens
+    emit(_open_lanes(args).record_top_n(week=v["week"], candidates=candidates))
+    return EXIT_OK
+
+
+def _on_lanes(options: Sequence[Option], act: Act) -> Callable[[argparse.Namespace], int]:
+    """A handler that checks its input first, then opens the (existing) journal and acts on the lanes."""
+
+    def handler(args: argparse.Namespace) -> int:
+        values = gather(args, options)
+        emit(act(_open_lanes(args), values))
+        return EXIT_OK
+
+    return handler
+
+
+def _escalation(lanes: Any, v: dict[str, Any]) -> Any:
+    return lanes.decide_escalation(lane=v["lane"], task=v["task"], decided_by=v["decided_by"],
+                                   decision=v["decision"], reason=v["reason"])
+
+
+def _approval_request(lanes: Any, v: dict[str, Any]) -> Any:
+    return lanes.request_approval(approval=v["approval"], candidate=v["candidate"], action=v["action"],
+                                  requested_by=v["requested_by"], reason=v["reason"])
+
+
+def _approval_decide(lanes: Any, v: dict[str, Any]) -> Any:
+    return lanes.decide_approval(approval=v["approval"], decided_by=v["decided_by"], approved=v["approved"])
+
+
+def _approval_use(lanes: Any, v: dict[str, Any]) -> Any:
+    return lanes.record_external_action(approval=v["approval"], candidate=v["candidate"], action=v["action"],
+                                        runner=v["runner"])
+
+
+def _show(lanes: Any, v: dict[str, Any]) -> Any:
+    return {"lane": lanes.lane_view(v["lane"])}
+
+
+# -- registration ------------------------------------------------------------------------
+
+
+def register(subcommands: Any) -> None:
+    lanes = subcommands.add_parser("lanes", help="the staged promotion and maturation lanes (runner interface)")
+    commands = lanes.add_subparsers(dest="lanes_command", metavar="COMMAND", required=True)
+    settings = add_command(commands, "settings", "adopt a commission revision's pipeline settings", (), _settings,
+                        stdin=False)
+    settings.add_argument("file", help="the commission JSON file ('-' for stdin)")
+    add_command(commands, "top-n", "record a week's ranked Top-N (candidates JSON on stdin or --candidates)", TOP_N,
+             _top_n, stdin=False)
+    add_command(commands, "claim", "take the lane's locks and claim its next task (50: none; 4: held)", CLAIM, _claim)
+    add_command(commands, "report", "report a claimed task (report JSON on stdin or --report); releases the run's "
+                                 "locks", REPORT, _report, stdin=False)
+    add_command(commands, "heartbeat", "extend every lock this run holds on the lane", HEARTBEAT, _heartbeat)
+    add_command(commands, "abandon", "a supervisor returns a dead run's task to pending, once its locks are stale",
+             ABANDON, _abandon)
+    for name, text, options, act in (
+        ("escalation", "the owner answers an escalation: revise (one more round) or park", ESCALATION,
+         _escalation),
+        ("approval-request", "ask the owner to approve one external action on a candidate", APPROVAL_REQUEST,
+         _approval_request),
+        ("approval-decide", "the owner's approval record (--approved on) or refusal (--approved off)",
+         APPROVAL_DECIDE, _approval_decide),
+        ("approval-use", "record an approved external action before doing it (exit 65 without approval)",
+         APPROVAL_USE, _approval_use),
+        ("show", "a lane's state: WIP, tasks, counters, history, cooldown, contracts", SHOW, _show),
+    ):
+        add_command(commands, name, text, options, _on_lanes(options, act))
