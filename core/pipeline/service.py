@@ -24,6 +24,7 @@ from factory_schedule.store import (
     CommandConflictError,
     Decision,
     Journal,
+    JournalCorruptError,
     NewEvent,
     VersionConflictError,
     canonical_json,
@@ -215,7 +216,10 @@ class PipelineLanes:
         return as_utc(self.clock.now())
 
     def _load(self) -> tuple[int, PipelineState | None]:
-        version, stored = self.journal.load_text(PIPELINE_AGGREGATE)
+        try:
+            version, stored = self.journal.load_text(PIPELINE_AGGREGATE)
+        except JournalCorruptError as error:  # the state is not the one its command sealed
+            raise PipelineError("CORRUPT", str(error)) from None
         if stored is None:
             return version, None
         return version, parse_pipeline(stored)
