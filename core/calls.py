@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 
 from .accounts import later, read_observation, record_unverified, sign_in_stopped, window_closed
 from .change import Change, put_open, refuse_backwards, replace
+from .commission import Task
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
 from .model import Call, LedgerWeek, Occurrence, ReportedObservation, ScheduleState, SegmentWindow, at, instant_text
@@ -84,7 +85,7 @@ def remaining(schedule: Schedule, week: str) -> int:
     return entry.ceiling - entry.debited
 
 
-def refusal(schedule: Schedule, occurrence: Occurrence, task: Any, work: str, bound: int, sign_in: str,
+def refusal(schedule: Schedule, occurrence: Occurrence, task: Task, work: str, bound: int, sign_in: str,
             now: DateTime) -> Refusal | None:
     """The first rule that refuses this call, in the order the README's "Calls" rule lists; None admits it."""
     segment = occurrence.running_segment
@@ -132,7 +133,7 @@ def _put_week(state: ScheduleState, week: str, ceiling: int, delta: int) -> Sche
     return replace(state, ledger=weeks)
 
 
-def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Any, work: str, bound: int, sign_in: str,
+def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Task, work: str, bound: int, sign_in: str,
           attempt: int, now: DateTime) -> Change:
     refuse_backwards(occurrence, now)
     segment = occurrence.running_segment

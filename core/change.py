@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pendulum import DateTime
+from pydantic import BaseModel
 
 from factory_schedule.store import NewEvent
 
@@ -28,7 +29,11 @@ class Change:
         return [NewEvent(self.event_type, self.event_data)]
 
 
-def replace(model: Any, **changes: Any) -> Any:
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def replace(model: Model, **changes: Any) -> Model:
+    """A copy of a frozen model with some fields changed (of whatever type each field has)."""
     return model.model_copy(update=changes)
 
 

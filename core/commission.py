@@ -18,7 +18,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pendulum import Date, DateTime
 from pydantic import (
@@ -63,7 +63,7 @@ LANE_ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,31}/(basic|full|audit|synthesis|bundle)
 
 Account = Literal["claude", "chatgpt"]
 Rhythm = Literal["basic", "full", "audit", "synthesis", "bundle"]
-assert Rhythm.__args__ == RHYTHMS  # type: ignore[attr-defined]
+assert get_args(Rhythm) == RHYTHMS
 
 
 def _field_error(field: str, message: str) -> PydanticCustomError:

@@ -3,7 +3,7 @@ in the command line."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 ScheduleErrorCode = Literal[
     "INVALID",
@@ -24,7 +24,7 @@ ScheduleErrorCode = Literal[
     "RULE",
 ]
 
-SCHEDULE_ERROR_CODES: tuple[str, ...] = ScheduleErrorCode.__args__  # type: ignore[attr-defined]
+SCHEDULE_ERROR_CODES: tuple[str, ...] = get_args(ScheduleErrorCode)
 
 
 class ScheduleError(Exception):

@@ -27,10 +27,10 @@ or with a live process, stays the owner's finding.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pendulum
 
@@ -40,6 +40,9 @@ from factory_schedule.core.launchd import launch_intervals
 from factory_schedule.core.model import AccountState, Occurrence
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.zones import iso_week_of, local_date_of
+
+if TYPE_CHECKING:
+    from factory_schedule.store import Checkpoint
 
 Severity = Literal["error", "warning", "info"]
 
@@ -77,7 +80,7 @@ class HealthReport:
     could_not_check: tuple[str, ...] = ()
     # How far the hash chain was verified (the store's Checkpoint, passed back as `since`); None when it was
     # not: broken, or not checked at all.
-    verified: object | None = None
+    verified: Checkpoint | None = None
 
     @property
     def healthy(self) -> bool:
@@ -178,7 +181,7 @@ def judge(facts: HealthFacts) -> HealthReport:
                                 "first commission with `factory-schedule record-commission FILE`)"))
     view = facts.view
 
-    def attempt(what: str, rule: Any) -> None:
+    def attempt(what: str, rule: Callable[[], list[Finding]]) -> None:
         try:
             findings.extend(rule())
         except Exception as error:  # one defect must never hide the other rules' findings

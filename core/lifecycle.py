@@ -17,12 +17,15 @@ from .accounts import sign_in_stopped, window_closed
 from .calendar import Night, first_slot_at_or_after, night_containing, night_on, nights_from
 from .calls import current_week, remaining
 from .change import Change, put_lane, put_open, refuse_backwards, replace
+from .commission import Lane
 from .errors import ScheduleError, invalid
 from .identity import is_weekly
 from .limits import SCHEDULE_LIMITS
 from .model import (
+    Account,
     Coalesced,
     Deferral,
+    DeferralReason,
     LaneState,
     LedgerWeek,
     Occurrence,
@@ -31,6 +34,7 @@ from .model import (
     Segment,
     SegmentEnd,
     Settlement,
+    SettlementStatus,
     Watermark,
     at,
     instant_text,
@@ -66,14 +70,14 @@ def is_due(schedule: Schedule, lane_state: LaneState, night: Night) -> bool:
                 and night.key <= lane_state.last_week)
 
 
-def due_night(schedule: Schedule, lane: Any, lane_state: LaneState, now: DateTime) -> Night | None:
+def due_night(schedule: Schedule, lane: Lane, lane_state: LaneState, now: DateTime) -> Night | None:
     night = night_containing(schedule.commission, lane, now)
     if night is not None and is_due(schedule, lane_state, night):
         return night
     return None
 
 
-def next_due(schedule: Schedule, lane: Any, lane_state: LaneState, now: DateTime) -> Night | None:
+def next_due(schedule: Schedule, lane: Lane, lane_state: LaneState, now: DateTime) -> Night | None:
     """The next night whose window is still ahead (or open) and would be due."""
     zone = schedule.commission.zone
     start = max(local_date_of(zone, now).subtract(days=1), _effective_from(schedule))
@@ -85,7 +89,7 @@ def next_due(schedule: Schedule, lane: Any, lane_state: LaneState, now: DateTime
     return None
 
 
-def missed_before(schedule: Schedule, lane: Any, lane_state: LaneState, night: Night) -> list[Night]:
+def missed_before(schedule: Schedule, lane: Lane, lane_state: LaneState, night: Night) -> list[Night]:
     """Every earlier night of the lane that was due and never admitted: they coalesce into `night`."""
     zone = schedule.commission.zone
     floor = max(_effective_from(schedule), local_date_of(zone, at(lane_state.since)))
@@ -126,9 +130,9 @@ def _segment_stop(schedule: Schedule, occurrence: Occurrence) -> tuple[DateTime 
     # interrupted: what a deferral of that segment would have enforced
     earliest = None
     if last.window is not None:
-        earliest = first_slot_at_or_after(
-            schedule.commission, schedule.lane_config(occurrence.lane), at(last.window.until)
-        ).slot
+        lane = schedule.lane_config(occurrence.lane)
+        assert lane is not None  # callers resume only a lane of the current commission
+        earliest = first_slot_at_or_after(schedule.commission, lane, at(last.window.until)).slot
     refused = [c for c in occurrence.calls if c.segment == last.n and c.outcome == "sign-in-needed"]
     return earliest, (refused[-1].account if refused else None)
 
@@ -143,6 +147,7 @@ def night_deadline(occurrence: Occurrence, night: Night) -> DateTime | None:
 
 def resume_check(schedule: Schedule, occurrence: Occurrence, now: DateTime) -> ResumeCheck:
     lane = schedule.lane_config(occurrence.lane)
+    assert lane is not None  # callers resume only a lane of the current commission
     zone = schedule.commission.zone
     earliest, account = _segment_stop(schedule, occurrence)
     if account is not None and sign_in_stopped(schedule.state.account(account)):
@@ -172,11 +177,11 @@ def resume_check(schedule: Schedule, occurrence: Occurrence, now: DateTime) -> R
 # -- the tick ------------------------------------------------------------------------------
 
 
-def _deadline(lane: Any, night: Night, now: DateTime) -> DateTime:
+def _deadline(lane: Lane, night: Night, now: DateTime) -> DateTime:
     return min(now.add(minutes=lane.deadline_minutes), night.closes)
 
 
-def admit(schedule: Schedule, lane: Any, lane_state: LaneState, night: Night, runner: str, now: DateTime) -> Change:
+def admit(schedule: Schedule, lane: Lane, lane_state: LaneState, night: Night, runner: str, now: DateTime) -> Change:
     missed = missed_before(schedule, lane, lane_state, night)
     stamp = instant_text(now)
     version = schedule.version + 1
@@ -208,7 +213,7 @@ def admit(schedule: Schedule, lane: Any, lane_state: LaneState, night: Night, ru
         watermark=Watermark(occurrence=night.id, date=night.date.isoformat()),
         last_week=night.key if weekly else lane_state.last_week,
     )
-    data = {"occurrence": night.id, "lane": lane.lane, "runner": runner, "at": stamp,
+    data: dict[str, Any] = {"occurrence": night.id, "lane": lane.lane, "runner": runner, "at": stamp,
             "deadline": occurrence.segments[0].deadline}
     if occurrence.coalesced is not None:
         data["coalesced"] = occurrence.coalesced.doc()
@@ -224,6 +229,7 @@ def admit(schedule: Schedule, lane: Any, lane_state: LaneState, night: Night, ru
 def resume(schedule: Schedule, occurrence: Occurrence, night: Night, runner: str, now: DateTime) -> Change:
     refuse_backwards(occurrence, now)
     lane = schedule.lane_config(occurrence.lane)
+    assert lane is not None  # the tick resumes only a lane of the current commission
     n = len(occurrence.segments) + 1
     deadline = night_deadline(occurrence, night) or _deadline(lane, night, now)
     stamp = instant_text(now)
@@ -342,11 +348,11 @@ def unsent_work(occurrence: Occurrence) -> set[tuple[str, str]]:
     return {key for key, sent in latest.items() if not sent}
 
 
-def settle(schedule: Schedule, occurrence: Occurrence, settled_by: str, status: str, reason: str,
+def settle(schedule: Schedule, occurrence: Occurrence, settled_by: str, status: SettlementStatus, reason: str,
            now: DateTime) -> Change:
     check_settle(occurrence, settled_by, status)
     refuse_backwards(occurrence, now)
-    settlement = Settlement(status=status, reason=reason, by=settled_by, at=instant_text(now))  # type: ignore[arg-type]
+    settlement = Settlement(status=status, reason=reason, by=settled_by, at=instant_text(now))
     return close_occurrence(
         schedule, occurrence, settlement, end_segment=occurrence.state == "running",
         event_extra={}, result={"occurrenceId": occurrence.id},
@@ -360,14 +366,14 @@ def overage_seen(occurrence: Occurrence) -> bool:
     return any(call.overage for call in occurrence.calls)
 
 
-def lane_accounts(schedule: Schedule, occurrence: Occurrence) -> list[str]:
+def lane_accounts(schedule: Schedule, occurrence: Occurrence) -> list[Account]:
     lane = schedule.lane_config(occurrence.lane)
     names = {task.account for task in lane.tasks} if lane is not None else set()
     names |= {call.account for call in occurrence.calls}
     return [name for name in ("claude", "chatgpt") if name in names]
 
 
-def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: str, bound: int | None,
+def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: DeferralReason, bound: int | None,
           now: DateTime) -> Change:
     segment = occurrence.running_segment
     assert segment is not None
@@ -386,7 +392,7 @@ def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: str, 
     window_shut = segment.window is not None and (segment.window.stopped or now < at(segment.window.until))
     if window_shut and reason != "usage-limit":
         raise ScheduleError("RULE", "this segment's usage window is closed: it defers usage-limit")
-    account: str | None = None
+    account: Account | None = None
     resume_at: DateTime | None = None
     week: str | None = None
     if reason == "usage-limit":
@@ -418,7 +424,7 @@ def defer(schedule: Schedule, occurrence: Occurrence, runner: str, reason: str, 
         resume_at = first_slot_at_or_after(schedule.commission, lane, now, strictly=True).slot
     stamp = instant_text(now)
     deferral = Deferral(
-        segment=segment.n, runner=runner, reason=reason, at=stamp, bound=bound, account=account,  # type: ignore[arg-type]
+        segment=segment.n, runner=runner, reason=reason, at=stamp, bound=bound, account=account,
         resume_at=instant_text(resume_at) if resume_at else None, week=week,
     )
     updated = replace(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
-SCHEDULE_PROTOCOL = "sf-lifecycle-schedule/1"
+SCHEDULE_PROTOCOL: Final = "sf-lifecycle-schedule/1"
 COMMISSION_PROTOCOL = "sf-schedule-commission/1"
 SCHEDULE_AGGREGATE = "discovery/schedule"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import pendulum
 from pendulum import DateTime
@@ -64,9 +64,9 @@ Token = Annotated[str, Field(min_length=1, max_length=200)]
 Account = Literal["claude", "chatgpt"]
 ACCOUNTS: tuple[Account, ...] = ("claude", "chatgpt")
 DeferralReason = Literal["usage-limit", "budget-exhausted", "sign-in-needed", "volume-unmounted", "logged-out"]
-DEFERRAL_REASONS: tuple[str, ...] = DeferralReason.__args__  # type: ignore[attr-defined]
+DEFERRAL_REASONS: tuple[str, ...] = get_args(DeferralReason)
 SettlementStatus = Literal["completed", "partial", "deferred", "unavailable"]
-SETTLEMENT_STATUSES: tuple[str, ...] = SettlementStatus.__args__  # type: ignore[attr-defined]
+SETTLEMENT_STATUSES: tuple[str, ...] = get_args(SettlementStatus)
 CallOutcome = Literal["ok", "malformed", "usage-limit", "sign-in-needed", "lost"]
 
 
@@ -88,7 +88,7 @@ class Doc(BaseModel):
         frozen=True, extra="forbid", populate_by_name=True, alias_generator=to_camel, strict=True
     )
 
-    def doc(self) -> dict:
+    def doc(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json", exclude_defaults=True)
 
 
@@ -413,7 +413,7 @@ def lane_order_problem(lane_ids: list[str]) -> str | None:
 
 class ScheduleState(Doc):
     protocol: Literal["sf-lifecycle-schedule/1"]
-    commission: dict
+    commission: dict[str, Any]  # JSON: the commission document, checked against its digest
     commission_digest: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
     revision_recorded_at: Instant
     lanes: list[LaneState]

@@ -23,6 +23,7 @@ def record_commission(schedule: Schedule | None, commission: Commission, now: Da
         raise ScheduleError("REVISION", f"the next revision is {expected}, not {commission.revision}")
     stamp = instant_text(now)
     document = commission_document(commission)
+    lanes: list[LaneState]
     if schedule is None:
         lanes = [LaneState(lane=lane.lane, since=stamp) for lane in commission.lanes]
         state = ScheduleState(
@@ -39,7 +40,7 @@ def record_commission(schedule: Schedule | None, commission: Commission, now: Da
             raise invalid("the clock reads earlier than the current revision was recorded; nothing was written")
         before = {lane.lane for lane in schedule.commission.lanes}
         after = {lane.lane for lane in commission.lanes}
-        lanes: list[LaneState] = []
+        lanes = []
         for lane_state in schedule.state.lanes:
             if lane_state.lane in after:
                 joined = lane_state.since if lane_state.lane in before else stamp

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Never, TypeVar
 
 from pendulum import DateTime
 
@@ -29,10 +29,11 @@ from factory_schedule.store import CommandJournal as Journal  # the protocol: no
 
 from . import calls, lifecycle, records
 from .calendar import nights_from
+from .change import Change
 from .clock import Clock, as_utc
 from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
-from .identity import parse_occurrence_id
+from .identity import OccurrenceRef, parse_occurrence_id
 from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
 from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .results import (
@@ -59,20 +60,24 @@ class _Replan(Exception):
     """The reading inside the transaction no longer supports the plan."""
 
 
+Answer = TypeVar("Answer")
+
+
 @dataclass(frozen=True)
-class _Answer:
-    value: Any
+class _Answer(Generic[Answer]):
+    value: Answer
 
 
 @dataclass(frozen=True)
 class _Command:
     command_id: str
     payload: dict[str, Any]
-    change: Any  # a Change, or None for a recorded command answered from its receipt
+    change: Change | None  # None for a recorded command answered from its receipt
     meta: dict[str, Any]
 
 
-Plan = Callable[[Schedule | None, DateTime], "_Answer | _Command"]
+Plan = Callable[[Schedule | None, DateTime], "_Answer[Answer] | _Command"]
+_Ran = tuple[_Command, Outcome, Schedule | None]  # the command run, the journal's outcome, the state after
 
 
 def _token(name: str, value: Any, limit: int = 200) -> str:
@@ -204,7 +209,7 @@ class LifecycleSchedule:
 
     # -- the command loop ----------------------------------------------------------------
 
-    def _run(self, plan: Plan) -> tuple[_Command, Outcome, Schedule | None] | _Answer:
+    def _run(self, plan: Plan[Answer]) -> _Ran | _Answer[Answer]:
         for _ in range(self.max_rounds):
             now = self._now()
             # Read, plan and decide under the journal's write lock: writers queue rather than conflict.
@@ -216,7 +221,7 @@ class LifecycleSchedule:
                     raise corrupt(str(error)) from None
                 if isinstance(planned, _Answer):
                     return planned
-                decided: list[Any] = []
+                decided: list[tuple[str, Schedule]] = []
                 decide = self._decision(plan, planned, version, schedule, decided)
                 try:
                     outcome = self.journal.execute(SCHEDULE_AGGREGATE, planned.command_id, planned.payload, version,
@@ -236,8 +241,8 @@ class LifecycleSchedule:
             return planned, outcome, schedule
         raise ScheduleError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
 
-    def _decision(self, plan: Plan, planned: _Command, version: int, schedule: Schedule | None,
-                  decided: list[Any]) -> Callable[[Any, int], Decision]:
+    def _decision(self, plan: Plan[Answer], planned: _Command, version: int, schedule: Schedule | None,
+                  decided: list[tuple[str, Schedule]]) -> Callable[[Any, int], Decision]:
         """The decision the journal runs in its transaction: the clock read again, the same command
         planned again from the state it holds, and the new state re-read before it is stored."""
 
@@ -276,7 +281,8 @@ class LifecycleSchedule:
                 return self._whole(occurrence, schedule.version)
         return None
 
-    def _result(self, ran: Any, occurrence_id: str | None = None) -> CommandResult:
+    def _result(self, ran: _Ran | _Answer[Never], occurrence_id: str | None = None) -> CommandResult:
+        assert not isinstance(ran, _Answer)  # these commands always run
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, occurrence_id) if occurrence_id else None
         return CommandResult(command_id=planned.command_id, version=outcome.version, replayed=outcome.replayed,
@@ -289,7 +295,7 @@ class LifecycleSchedule:
         payload = commission_document(parsed)
         command_id = f"discovery/commission/{parsed.revision}"
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
             if self.journal.receipt(command_id) is not None:
                 return _Command(command_id, payload, None, {})
             return _Command(command_id, payload, records.record_commission(schedule, parsed, now), {})
@@ -309,7 +315,7 @@ class LifecycleSchedule:
                    "overage": overage, "recordedBy": _token("recordedBy", recorded_by)}
         command_id = f"discovery/account/{account}/{sequence}"
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
             if self.journal.receipt(command_id) is not None:
                 return _Command(command_id, payload, None, {})
             if schedule is None:
@@ -327,7 +333,7 @@ class LifecycleSchedule:
         runner = _token("runner", runner)
         payload = {"lane": lane_id, "runner": runner}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Tick] | _Command:
             if schedule is None:
                 raise ScheduleError("NOT_COMMISSIONED", "no commission has been recorded")
             config = schedule.lane_config(lane_id)
@@ -390,7 +396,7 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "task": task, "work": work, "bound": bound,
                    "signIn": sign_in, "attempt": attempt}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[CallRefusal] | _Command:
             occurrence, pruned = self._known(schedule, occurrence_id)
             for call in occurrence.calls:
                 if (occurrence.runner_of(call), call.task, call.work, call.bound, call.attempt) == (
@@ -406,13 +412,13 @@ class LifecycleSchedule:
                 raise ScheduleError("NOT_OWNER", f"segment {segment.n} of {occurrence_id} runs under another runner")
             config = schedule.lane_config(occurrence.lane) if schedule else None
             task_config = config.task_named(task) if config is not None else None
-            if task_config is None:
+            if schedule is None or task_config is None:
                 raise invalid(f"task: {task!r} is not a task of lane {occurrence.lane}")
-            refused = calls.refusal(schedule, occurrence, task_config, work, bound, sign_in, now)  # type: ignore[arg-type]
+            refused = calls.refusal(schedule, occurrence, task_config, work, bound, sign_in, now)
             if refused is not None:
                 return _Answer(CallRefusal(refused.reason, refused.detail))
             k = len(occurrence.calls) + 1
-            change = calls.admit(schedule, occurrence, runner, task_config, work, bound, sign_in, attempt, now)  # type: ignore[arg-type]
+            change = calls.admit(schedule, occurrence, runner, task_config, work, bound, sign_in, attempt, now)
             return _Command(f"{occurrence.id}/call/{k}", payload, change, {"call": k, "week": change.result["week"]})
 
         ran = self._run(plan)
@@ -440,7 +446,7 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "call": k, "report": report}
         command_id = f"{occurrence_id}/call/{k}/end"
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
             occurrence, pruned = self._known(schedule, occurrence_id)
             if f"call/{k}/end" in occurrence.transitions:
                 return _Command(command_id, payload, None, {})
@@ -453,7 +459,8 @@ class LifecycleSchedule:
                 raise ScheduleError("NOT_OWNER", f"call {k} belongs to another runner")
             if not recorded.in_flight:
                 raise ScheduleError("STALE", f"call {k} already ended ({recorded.outcome}) by a reconciliation")
-            return _Command(command_id, payload, calls.end(schedule, occurrence, recorded, report, now), {})  # type: ignore[arg-type]
+            assert schedule is not None  # `_known` refused NOT_COMMISSIONED
+            return _Command(command_id, payload, calls.end(schedule, occurrence, recorded, report, now), {})
 
         ran = self._run(plan)
         assert not isinstance(ran, _Answer)
@@ -476,7 +483,7 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "reason": reason, "bound": bound,
                    "segment": segment}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
             occurrence, pruned = self._known(schedule, occurrence_id)
             n = segment
             if n is None:
@@ -497,7 +504,8 @@ class LifecycleSchedule:
                 raise ScheduleError("NOT_RUNNING", f"{occurrence_id} is {occurrence.state}, not running")
             if n != running.n:
                 raise ScheduleError("STALE", f"segment {n} is not the running segment {running.n}")
-            change = lifecycle.defer(schedule, occurrence, runner, reason, bound, now)  # type: ignore[arg-type]
+            assert schedule is not None  # `_known` refused NOT_COMMISSIONED
+            change = lifecycle.defer(schedule, occurrence, runner, reason, bound, now)
             return _Command(f"{occurrence.id}/defer/{n}", payload, change, {})
 
         return self._result(self._run(plan), occurrence_id)
@@ -511,7 +519,7 @@ class LifecycleSchedule:
         parse_occurrence_id(occurrence_id)
         payload = {"occurrenceId": occurrence_id, "confirmation": dict(confirmation)}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
             occurrence, pruned = self._known(schedule, occurrence_id)
             # A confirmation names a runner: it maps to the segment that runner's reconciliation ended (the
             # journal then replays an identical one and calls any other CONFLICT), unless the token runs
@@ -525,7 +533,8 @@ class LifecycleSchedule:
             running = occurrence.running_segment
             if running is None:
                 raise ScheduleError("NOT_RUNNING", f"{occurrence_id} is {occurrence.state}, not running")
-            change = lifecycle.reconcile(schedule, occurrence, runner, confirmed_by, evidence, now)  # type: ignore[arg-type]
+            assert schedule is not None  # `_known` refused NOT_COMMISSIONED
+            change = lifecycle.reconcile(schedule, occurrence, runner, confirmed_by, evidence, now)
             return _Command(f"{occurrence.id}/reconcile/{running.n}", payload, change, {})
 
         return self._result(self._run(plan), occurrence_id)
@@ -539,11 +548,12 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "settledBy": settled_by, "status": status, "reason": reason}
         command_id = f"{occurrence_id}/settle"
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
             occurrence, _pruned = self._known(schedule, occurrence_id)
             if "settle" in occurrence.transitions:
                 return _Command(command_id, payload, None, {})
-            change = lifecycle.settle(schedule, occurrence, settled_by, status, reason, now)  # type: ignore[arg-type]
+            assert schedule is not None  # `_known` refused NOT_COMMISSIONED
+            change = lifecycle.settle(schedule, occurrence, settled_by, status, reason, now)
             return _Command(command_id, payload, change, {})
 
         return self._result(self._run(plan), occurrence_id)
@@ -605,7 +615,7 @@ class LifecycleSchedule:
             views.append(view)
         return views
 
-    def _holder_of(self, schedule: Schedule, ref: Any) -> str | None:
+    def _holder_of(self, schedule: Schedule, ref: OccurrenceRef) -> str | None:
         """The admitted occurrence a never-admitted one coalesced into, found after the holder left the
         state: it is the lane's first admission after it (receipts say which nights were admitted)."""
         lane = schedule.lane_config(ref.lane)

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from factory_schedule.store.canonical import encoded_as_canonical
 
-from .commission import Commission, commission_digest, parse_commission
+from .commission import Commission, Lane, commission_digest, parse_commission
 from .errors import ScheduleError, corrupt
 from .identity import is_weekly, occurrence_id
 from .model import LaneState, Occurrence, ScheduleState, at, lane_order_problem
@@ -33,7 +33,7 @@ class Schedule:
     commission: Commission
     version: int
 
-    def lane_config(self, lane_id: str) -> Any | None:
+    def lane_config(self, lane_id: str) -> Lane | None:
         return next((lane for lane in self.commission.lanes if lane.lane == lane_id), None)
 
 
@@ -137,9 +137,9 @@ def check_across_lanes(state: ScheduleState, lane_ids: list[str], commission: Co
     for lane_facts in facts:
         for week, debit in lane_facts.debits.items():
             debits[week] = debits.get(week, 0) + debit
-    for week in state.ledger:
-        if week.debited < debits.get(week.week, 0):
-            raise corrupt(f"ledger {week.week}: debits less than its recorded calls")
+    for ledger_week in state.ledger:
+        if ledger_week.debited < debits.get(ledger_week.week, 0):
+            raise corrupt(f"ledger {ledger_week.week}: debits less than its recorded calls")
     kept = {week.week for week in state.ledger}
     for lane_facts in facts:
         for week_of_call in sorted(lane_facts.in_flight_weeks - kept):

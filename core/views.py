@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pendulum import DateTime
 
 from .calendar import night_containing, night_on
@@ -31,7 +33,7 @@ def occurrence_status(schedule: Schedule | None, ref: OccurrenceRef, now: DateTi
             if occurrence.id == ref.id:
                 if occurrence.state == "settled":
                     return _settled_view(occurrence)
-                return OccurrenceStatusView(ref.id, occurrence.state, None)  # type: ignore[arg-type]
+                return OccurrenceStatusView(ref.id, occurrence.state, None)
         for occurrence in held:
             span = occurrence.coalesced
             if span is not None and span.first.rsplit("/", 1)[1] <= ref.key <= span.last.rsplit("/", 1)[1]:
@@ -75,7 +77,9 @@ def lane_plans(schedule: Schedule, now: DateTime) -> list[LanePlan]:
                                       f"runner {segment.runner} until {segment.deadline}"))
                 continue
             check = resume_check(schedule, occurrence, now)
-            action = "settle" if len(occurrence.segments) >= SCHEDULE_LIMITS.max_segments else "resume"
+            action: Literal["settle", "resume"] = (
+                "settle" if len(occurrence.segments) >= SCHEDULE_LIMITS.max_segments else "resume"
+            )
             if check.until is None:
                 plans.append(LanePlan(lane.lane, "wait", None, occurrence.id, check.reason))
             else:

@@ -75,7 +75,7 @@ def _load_zone(zone: str) -> pendulum.Timezone | None:
     if zone in _HOST_DEPENDENT_ZONES or zone.startswith(_HOST_DEPENDENT_PREFIXES):
         return None
     try:
-        return pendulum.timezone(zone)  # type: ignore[return-value]
+        return pendulum.timezone(zone)
     except Exception:
         return None
 
@@ -98,7 +98,7 @@ def _as_utc_instant(instant: object) -> DateTime:
     return pendulum.instance(instant).in_timezone(_UTC)
 
 
-def zoned_instant(zone: str, date: Date | str, time: str) -> DateTime:
+def zoned_instant(zone: str, date: _dt.date | str, time: str) -> DateTime:
     """The UTC instant of a local wall time on a local date, by the compatible rule."""
     tz = _zone(zone)
     day = parse_local_date(date)
@@ -122,21 +122,21 @@ def _wall_of(tz: _dt.tzinfo, naive_utc: _dt.datetime) -> _dt.datetime:
     return naive_utc.replace(tzinfo=_dt.UTC).astimezone(tz).replace(tzinfo=None, fold=0)
 
 
-def local_date_of(zone: str, instant: DateTime) -> Date:
+def local_date_of(zone: str, instant: _dt.datetime) -> Date:
     """The local date an instant falls on in a zone."""
     tz = _zone(zone)
     local = _as_utc_instant(instant).astimezone(tz)
     return Date(local.year, local.month, local.day)
 
 
-def local_wall_of(zone: str, instant: DateTime) -> tuple[Date, str]:
+def local_wall_of(zone: str, instant: _dt.datetime) -> tuple[Date, str]:
     """The local date and "HH:MM" an instant reads as in a zone (seconds dropped)."""
     tz = _zone(zone)
     local = _as_utc_instant(instant).astimezone(tz)
     return Date(local.year, local.month, local.day), f"{local.hour:02d}:{local.minute:02d}"
 
 
-def iso_week_of(date: Date | str) -> str:
+def iso_week_of(date: _dt.date | str) -> str:
     """The ISO 8601 week a local date belongs to, as "YYYY-Www" (the week's year, not the date's)."""
     day = parse_local_date(date)
     year, week, _weekday = day.isocalendar()

@@ -12,13 +12,14 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Iterator
+from types import ModuleType
 
 from hypothesis import HealthCheck, settings
 
 import tests
 
 
-def _test_modules() -> Iterator[object]:
+def _test_modules() -> Iterator[ModuleType]:
     for info in pkgutil.walk_packages(tests.__path__, prefix="tests."):
         if info.name.rsplit(".", 1)[-1].startswith("test_") and ".bench" not in info.name:
             yield importlib.import_module(info.name)

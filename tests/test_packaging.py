@@ -55,3 +55,21 @@ def test_a_folder_with_its_own_core_store_and_tui_cannot_shadow_the_product(tmp_
     assert done.returncode == 0, done.stderr
     assert str(tmp_path) not in done.stdout.splitlines()[0]
     assert "usage: factory-schedule" in done.stdout
+
+
+def test_the_type_checker_finds_each_folder_under_its_installed_name_in_a_fresh_clone() -> None:
+    """mypy reads `factory_schedule.core` through `.typecheck/factory_schedule/core`: the links are in git,
+    relative, and lead to the repository's own folders, so `./dev test` type-checks a clone as it stands."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "--stage", ".typecheck"], cwd=REPO, check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    links = {line.split("\t")[1]: line.split()[0] for line in tracked}
+    assert links == {f".typecheck/factory_schedule/{folder}": "120000" for folder in FOLDERS}  # git's symlink mode
+    for folder in FOLDERS:
+        link = REPO / ".typecheck" / "factory_schedule" / folder
+        assert not Path(link.readlink()).is_absolute()
+        assert link.resolve() == REPO / folder
+    with (REPO / "pyproject.toml").open("rb") as handle:
+        mypy = tomllib.load(handle)["tool"]["mypy"]
+    assert mypy["mypy_path"] == "$MYPY_CONFIG_FILE_DIR/.typecheck"
+    assert set(mypy["packages"]) == {f"factory_schedule.{folder}" for folder in FOLDERS} | {"tests"}

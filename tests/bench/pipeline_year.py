@@ -16,14 +16,18 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from factory_schedule.core import ManualClock
-from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, PipelineLanes
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, ClaimIdle, PipelineError, PipelineLanes
 from factory_schedule.store import open_journal
-from tests.core.pipeline_support import commission, maturation_report, promotion_report, top_n
+from tests.core.pipeline_support import commission, lane_view, maturation_report, promotion_report, top_n
+
+Answer = TypeVar("Answer")  # what a timed command returns
 
 
 def _week_label(index: int) -> str:
@@ -41,7 +45,7 @@ class Year:
         self.week = 0
         self.outcomes: dict[str, int] = {}
 
-    def timed(self, call, **kwargs):
+    def timed(self, call: Callable[..., Answer], **kwargs: Any) -> Answer:
         start = time.perf_counter()
         try:
             return call(**kwargs)
@@ -56,15 +60,17 @@ class Year:
         runner = self.token("rev" if reviewer else "run")
         run = f"{lane}-reviewer" if reviewer else lane
         claimed = self.timed(self.lanes.claim, lane=lane, run=run, runner=runner)
-        if getattr(claimed, "kind", "") == "idle":
-            if claimed.reason == "awaiting-owner":  # type: ignore[union-attr]
-                task = self.lanes.lane_view(lane).tasks[0]["n"]
+        if isinstance(claimed, ClaimIdle):
+            if claimed.reason == "awaiting-owner":
+                task = lane_view(self.lanes, lane).tasks[0]["n"]
                 self.timed(self.lanes.decide_escalation, lane=lane, task=task, decided_by="owner",
                            decision=self.random.choice(("revise", "park")), reason="the owner's call")
             return
-        task = claimed.result  # type: ignore[union-attr]
+        task = claimed.result
         state = self.lanes.state()
-        work = state.lane(lane).work_of(task["candidate"])  # type: ignore[union-attr]
+        assert state is not None  # the settings are recorded
+        work = state.lane(lane).work_of(task["candidate"])
+        assert work is not None  # a claimed task's work is in progress
         roll = self.random.random()
         if lane == "promotion":
             report = promotion_report(

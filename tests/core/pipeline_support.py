@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from factory_schedule.core import ManualClock, proposed_commission
-from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, LaneView, PipelineLanes, PipelineResult
 from factory_schedule.store import open_journal
 
 START = "2026-12-07T01:00:00Z"
@@ -50,6 +50,13 @@ class Harness:
 
     def tick(self, minutes: int = 1) -> None:
         self.clock.advance(minutes=minutes)
+
+
+def lane_view(lanes: PipelineLanes, lane: str) -> LaneView:
+    """The lane as the runner interface reads it, which the test expects there to be (settings recorded)."""
+    view = lanes.lane_view(lane)
+    assert view is not None, "no pipeline settings recorded"
+    return view
 
 
 def make_harness(tmp_path: Path, **pipeline: Any) -> Harness:
@@ -122,7 +129,7 @@ class Runs:
 
 
 def pending_kind(h: Harness, lane: str) -> str:
-    tasks = h.lanes.lane_view(lane).tasks
+    tasks = lane_view(h.lanes, lane).tasks
     return tasks[0]["kind"] if tasks else "work"
 
 
@@ -133,8 +140,8 @@ def claim_next(h: Harness, lane: str, runs: Runs) -> tuple[str, dict[str, Any]]:
     runner = runs.token("rev" if reviewer else "run")
     h.tick()
     claimed = h.lanes.claim(lane=lane, run=run, runner=runner)
-    assert getattr(claimed, "kind", "") != "idle", claimed
-    return runner, claimed.result  # type: ignore[union-attr]
+    assert isinstance(claimed, PipelineResult), claimed  # not idle
+    return runner, claimed.result
 
 
 def drive_promotion(h: Harness, runs: Runs, until: str | None = None, **options: Any) -> dict[str, Any]:
@@ -142,7 +149,7 @@ def drive_promotion(h: Harness, runs: Runs, until: str | None = None, **options:
     the claim of that task is left undone. Returns the last result (or the pending claim at `until`)."""
     verify_sha: dict[str, str] = {}
     while True:
-        tasks = h.lanes.lane_view("promotion").tasks
+        tasks = lane_view(h.lanes, "promotion").tasks
         if until is not None and tasks and tasks[0]["stage"] == until:
             return tasks[0]
         runner, task = claim_next(h, "promotion", runs)
@@ -157,7 +164,7 @@ def drive_promotion(h: Harness, runs: Runs, until: str | None = None, **options:
 
 def drive_maturation(h: Harness, runs: Runs, until: str | None = None, go: int = 1) -> dict[str, Any]:
     while True:
-        tasks = h.lanes.lane_view("maturation").tasks
+        tasks = lane_view(h.lanes, "maturation").tasks
         if until is not None and tasks and tasks[0]["stage"] == until:
             return tasks[0]
         runner, task = claim_next(h, "maturation", runs)

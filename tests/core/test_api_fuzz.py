@@ -85,7 +85,7 @@ def mutated(draw: st.DrawFn, document: dict[str, Any]) -> dict[str, Any]:
                 stack.append(child)
     target = draw(st.sampled_from(containers))
     if isinstance(target, dict):
-        if target and draw(st.booleans()):
+        if len(target) > 0 and draw(st.booleans()):
             key = draw(st.sampled_from(sorted(target)))
         else:
             key = draw(st.one_of(hostile_text, st.sampled_from(["extra"])))

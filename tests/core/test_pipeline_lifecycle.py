@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from factory_schedule.core.pipeline import PipelineError
 from tests.core.pipeline_support import (
+    lane_view,
     make_harness,
     maturation_report,
     promotion_report,
@@ -25,11 +28,13 @@ def _work(h, lane: str, run: str, runner: str, reporter) -> dict:
     return done.result
 
 
-def test_a_candidate_runs_from_top_n_to_release_readiness_without_a_human_and_stops_at_security_approve(tmp_path):
+def test_a_candidate_runs_from_top_n_to_release_readiness_without_a_human_and_stops_at_security_approve(
+    tmp_path: Path
+) -> None:
     h = make_harness(tmp_path)
     h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "alpha-one", "charlie"))
     seen: list[str] = []
-    verify_sha = {}
+    verify_sha: dict[str, str] = {}
 
     def promote(task):
         seen.append(task["stage"])
@@ -42,7 +47,7 @@ def test_a_candidate_runs_from_top_n_to_release_readiness_without_a_human_and_st
     result = None
     while result is None or result["next"] is not None:
         k += 1
-        stage_runs = h.lanes.lane_view("promotion").tasks
+        stage_runs = lane_view(h.lanes, "promotion").tasks
         kind = stage_runs[0]["kind"] if stage_runs else "work"
         run, runner = ("promotion-reviewer", f"rev-{k}") if kind == "review" else ("promotion", f"run-{k}")
         result = _work(h, "promotion", run, runner, promote)
@@ -59,13 +64,13 @@ def test_a_candidate_runs_from_top_n_to_release_readiness_without_a_human_and_st
     result = None
     while result is None or result["next"] is not None:
         k += 1
-        tasks = h.lanes.lane_view("maturation").tasks
+        tasks = lane_view(h.lanes, "maturation").tasks
         kind = tasks[0]["kind"] if tasks else "work"
         run, runner = ("maturation-reviewer", f"rev-{k}") if kind == "review" else ("maturation", f"run-{k}")
         result = _work(h, "maturation", run, runner, mature)
     assert stages == ["intake", "boundary", "slice", "verify", "review", "release"]
     assert result["outcome"] == "release-ready"
-    view = h.lanes.lane_view("maturation")
+    view = lane_view(h.lanes, "maturation")
     assert view.completed == 1 and view.wip == [] and view.history[-1]["outcome"] == "release-ready"
 
     # Private release-ready is not public release: publishing stops at security-approve until the owner approves.

@@ -13,19 +13,21 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from factory_schedule.core import ManualClock
-from factory_schedule.core.pipeline import PipelineError, PipelineLanes
+from factory_schedule.core.pipeline import ClaimIdle, PipelineError, PipelineLanes
 from factory_schedule.store import open_journal
 from tests.core.pipeline_support import (
     BOUNDARY,
     CRITERIA,
     START,
     commission,
+    lane_view,
     maturation_report,
     promotion_report,
     sha,
@@ -83,15 +85,15 @@ class PipelineMachine(RuleBasedStateMachine):
     def claim(self, lane: str, role: str) -> None:
         run = {"scheduler": lane, "reviewer": f"{lane}-reviewer", "other": "workflow-review"}[role]
         runner = self.token("r")
-        expected = self.lanes.lane_view(lane).eligible
+        expected = lane_view(self.lanes, lane).eligible
         try:
             claimed = self.lanes.claim(lane=lane, run=run, runner=runner)
         except PipelineError as error:
             assert role == "other" and error.code == "WRONG_RUN"
             return
-        if getattr(claimed, "kind", "") == "idle":
+        if isinstance(claimed, ClaimIdle):
             return
-        result = claimed.result  # type: ignore[union-attr]
+        result = claimed.result
         if result["activated"] and lane == "promotion":
             assert result["candidate"] == expected[0], "selection is the oldest gate, then the ID"
         if result["activated"] and lane == "maturation":
@@ -107,7 +109,7 @@ class PipelineMachine(RuleBasedStateMachine):
             if outstanding:  # a run whose report was refused reports again (a new run would find it claimed)
                 self._report_of(outstanding[0], verdict, bad)
                 continue
-            tasks = self.lanes.lane_view(lane).tasks
+            tasks = lane_view(self.lanes, lane).tasks
             if tasks and tasks[0]["kind"] == "owner":
                 return
             role = "reviewer" if tasks and tasks[0]["kind"] == "review" else "scheduler"
@@ -153,7 +155,7 @@ class PipelineMachine(RuleBasedStateMachine):
 
     def _report(self, lane: str, stage: str, n: int, work, verdict: str, bad: str | None) -> dict:
         if lane == "promotion":
-            options = {"verdict": verdict if verdict in ("GO", "PIVOT", "PARK") else "GO",
+            options: dict[str, Any] = {"verdict": verdict if verdict in ("GO", "PIVOT", "PARK") else "GO",
                        "review": verdict if verdict in ("pass", "reject") else "pass",
                        "build": verdict if verdict in ("success", "failure") else "success",
                        "passed": verdict != "failure",
@@ -179,7 +181,7 @@ class PipelineMachine(RuleBasedStateMachine):
 
     @rule(decision=st.sampled_from(("revise", "park")), lane=st.sampled_from(("promotion", "maturation")))
     def owner_decides(self, decision: str, lane: str) -> None:
-        view = self.lanes.lane_view(lane)
+        view = lane_view(self.lanes, lane)
         owner_tasks = [t for t in view.tasks if t["kind"] == "owner"]
         if not owner_tasks:
             return

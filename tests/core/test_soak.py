@@ -8,6 +8,7 @@ open usage window, and settles completed. The state must stay at or below 96 KiB
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pendulum
 import pytest
@@ -21,7 +22,9 @@ STATE_BOUND = 96 * 1024
 
 
 @pytest.mark.slow
-def test_state_stays_bounded_over_three_weeks_of_six_products_across_the_autumn_clock_change(tmp_path):
+def test_state_stays_bounded_over_three_weeks_of_six_products_across_the_autumn_clock_change(
+    tmp_path: Path
+) -> None:
     proposal = proposed_commission(products=PRODUCTS, effective_from=FIRST.to_date_string(),
                                    weekly_tokens=5_000_000_000)
     h = make_harness(tmp_path, start="2026-10-18T12:00:00Z", recorded=proposal)

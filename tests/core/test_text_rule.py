@@ -10,6 +10,7 @@ newline, and a lone surrogate (what undecodable bytes become under surrogateesca
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -122,7 +123,7 @@ def test_the_refusal_message_shows_no_raw_control_character(tmp_path):
     assert text_problem(str(error)) is None
 
 
-def test_a_document_nested_thousands_deep_is_invalid_not_a_recursion_error(tmp_path):
+def test_a_document_nested_thousands_deep_is_invalid_not_a_recursion_error(tmp_path: Path) -> None:
     h = with_call(running_harness(tmp_path))
     deep: dict[str, Any] = {}
     inner = deep

@@ -203,7 +203,7 @@ CALLS_EACH = 6
 def run_lane_or_record(url: str, worker: int, instant: str, barrier: Any, queue: Any) -> None:
     """The first nine writers each run their own lane flat out (admit it, then admit and end calls); the rest
     record account records. Every command is fresh and commits at once: only the write lock orders them."""
-    from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError
+    from factory_schedule.core import CallAdmission, LifecycleSchedule, ManualClock, ScheduleError
 
     if worker >= LANE_RUNNERS:
         record_accounts(url, worker, CALLS_EACH, instant, barrier, queue)
@@ -216,10 +216,12 @@ def run_lane_or_record(url: str, worker: int, instant: str, barrier: Any, queue:
         try:
             tick = schedule.start(lane=f"p{worker}/basic", runner=runner)
             answers.append(tick.kind)
+            assert tick.occurrence is not None, tick
             for index in range(CALLS_EACH):
                 admission = schedule.admit_call(occurrence_id=tick.occurrence.id, runner=runner, task="scan",
                                                 work=f"w{index}", bound=1000, sign_in="owner@example.com")
                 answers.append("admitted" if admission.admitted else admission.reason)
+                assert isinstance(admission, CallAdmission), admission  # each call is within the lane's bounds
                 end = schedule.end_call(occurrence_id=tick.occurrence.id, runner=runner, call=admission.call,
                                         report={"kind": "result", "tokens": 10, "output": "ok"})
                 answers.append("replayed" if end.replayed else "ended")

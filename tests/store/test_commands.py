@@ -10,6 +10,7 @@ from factory_schedule.store import (
     CanonicalText,
     CommandConflictError,
     Decision,
+    Journal,
     JournalError,
     NewEvent,
     VersionConflictError,
@@ -234,7 +235,7 @@ def test_load_text_returns_the_stored_canonical_text_and_version_read_together(j
     assert isinstance(text, CanonicalText)
 
 
-def test_a_text_decision_sees_the_stored_text_and_its_canonical_text_is_stored_as_it_is(journal):
+def test_a_text_decision_sees_the_stored_text_and_its_canonical_text_is_stored_as_it_is(journal: Journal) -> None:
     journal.execute(AGGREGATE, "c1", {"n": 1}, 0, bump("c1"))
     seen: list[Any] = []
 

@@ -6,6 +6,8 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,7 +72,9 @@ def test_writers_killed_at_arbitrary_moments_leave_only_whole_commands(journal_u
     assert journal.head(support.AGGREGATE) > 0
 
 
-def test_a_second_writer_waits_for_a_stalled_writer_then_proceeds_without_a_lock_error(journal_url, tmp_path, spawn):
+def test_a_second_writer_waits_for_a_stalled_writer_then_proceeds_without_a_lock_error(
+    journal_url: str, tmp_path: Path, spawn: Callable[..., Any]
+) -> None:
     journal = open_journal(journal_url)
     journal.execute(support.AGGREGATE, "before", {"n": 0}, 0, support.bump("before"))
     marker = tmp_path / "inside-transaction"

@@ -113,7 +113,7 @@ def test_verify_of_one_aggregate_ignores_tampering_in_another(journal_url):
 CONSTANT_ROW = {"SCAN CONSTANT ROW", "SCAN Q"}
 
 
-def test_every_journal_query_is_an_index_search_so_its_cost_does_not_grow_with_history(sqlite_url):
+def test_every_journal_query_is_an_index_search_so_its_cost_does_not_grow_with_history(sqlite_url: str) -> None:
     journal = open_journal(sqlite_url)
     for version in range(3):
         journal.execute(AGGREGATE, f"c{version}", {}, version, bump(f"c{version}"))
@@ -163,7 +163,7 @@ def test_events_of_reads_each_commands_events_in_one_index_search(journal_url):
         journal.events_of(AGGREGATE, [f"c{n}" for n in range(HISTORY_PAGE + 1)])
 
 
-def test_events_of_is_an_index_search(sqlite_url):
+def test_events_of_is_an_index_search(sqlite_url: str) -> None:
     journal = open_journal(sqlite_url)
     journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
     sent: list[tuple[str, Any]] = []

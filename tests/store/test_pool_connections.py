@@ -8,7 +8,10 @@ pooled connection outside the write transaction. Real SQLite files in `tmp_path`
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
+
+from sqlalchemy.pool import QueuePool
 
 from factory_schedule.store import Decision, NewEvent, open_journal
 
@@ -38,7 +41,9 @@ def test_every_sqlite_connection_keeps_temporary_storage_in_memory_after_invalid
         journal.close()
 
 
-def test_a_read_inside_a_decision_sees_the_state_before_the_command_and_a_read_after_sees_its_commit(tmp_path):
+def test_a_read_inside_a_decision_sees_the_state_before_the_command_and_a_read_after_sees_its_commit(
+    tmp_path: Path
+) -> None:
     journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
     seen: list[int] = []
 
@@ -55,7 +60,7 @@ def test_a_read_inside_a_decision_sees_the_state_before_the_command_and_a_read_a
         journal.close()
 
 
-def test_threads_sharing_one_journal_with_reads_inside_decisions_record_every_command_once(tmp_path):
+def test_threads_sharing_one_journal_with_reads_inside_decisions_record_every_command_once(tmp_path: Path) -> None:
     journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
     errors: list[BaseException] = []
 
@@ -84,6 +89,7 @@ def test_threads_sharing_one_journal_with_reads_inside_decisions_record_every_co
             assert journal.head(f"test/thread-{n}") == 15
             journal.verify(f"test/thread-{n}")
         pool = journal.engine.pool
+        assert isinstance(pool, QueuePool), pool  # the pool a file journal is opened with
         assert pool.checkedout() == 0  # every connection went back, none leaked by the nested reads
     finally:
         journal.close()

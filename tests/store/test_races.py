@@ -6,6 +6,7 @@ import multiprocessing
 import sqlite3
 import time
 from collections import Counter
+from pathlib import Path
 from queue import Empty
 from typing import Any
 
@@ -97,7 +98,9 @@ def test_six_processes_opening_a_new_journal_at_once_all_succeed(journal_url):
     assert {report["head"] for report in reports} == {0}
 
 
-def test_lock_contention_the_driver_raises_itself_is_waited_out_like_sqlalchemys(sqlite_url, tmp_path):
+def test_lock_contention_the_driver_raises_itself_is_waited_out_like_sqlalchemys(
+    sqlite_url: str, tmp_path: Path
+) -> None:
     """Work the journal runs on a raw driver connection (the WAL switch at open) can meet "database is
     locked" as the driver's own exception; it is retried like any lock error, not surfaced."""
     journal = open_journal(sqlite_url)

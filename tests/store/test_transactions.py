@@ -15,9 +15,10 @@ import sqlite3
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from queue import Empty
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy.engine import make_url
@@ -26,6 +27,9 @@ from factory_schedule.store import Decision, JournalError, NewEvent, VersionConf
 from factory_schedule.store.errors import JournalUnavailableError
 from tests.conftest import POSTGRES_ENV, connect_postgres
 from tests.store.support import AGGREGATE, bump, wait_for_marker
+
+if TYPE_CHECKING:
+    import psycopg
 
 SPAWN = multiprocessing.get_context("spawn")
 WRITE_LOCK_KEY = int.from_bytes(b"fsjournl", "big")  # store/postgres.py's key, written out on purpose
@@ -243,8 +247,8 @@ def _commit_when_told(url: str, ready: str, go: str) -> None:
 
 
 def test_writers_waiting_for_the_lock_see_what_its_holder_committed_a_retry_replays_a_rival_conflicts(
-    journal_url, tmp_path, spawn
-):
+    journal_url: str, tmp_path: Path, spawn: Callable[..., Any]
+) -> None:
     journal = open_journal(journal_url)
     journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
     ready, go = tmp_path / "ready", tmp_path / "go"
@@ -306,8 +310,8 @@ def _interrupted_while_waiting(url: str, opened: str, go: str, ready: str, queue
 
 
 def test_a_writer_interrupted_while_it_waits_for_the_lock_leaves_nothing_and_its_next_command_runs(
-    journal_url, tmp_path, spawn
-):
+    journal_url: str, tmp_path: Path, spawn: Callable[..., Any]
+) -> None:
     journal = open_journal(journal_url)
     journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
     opened, go, ready = tmp_path / "opened", tmp_path / "go", tmp_path / "ready"
@@ -315,6 +319,7 @@ def test_a_writer_interrupted_while_it_waits_for_the_lock_leaves_nothing_and_its
     child = spawn(_interrupted_while_waiting, journal_url, str(opened), str(go), str(ready), queue)
     wait_for_marker(opened, child)
     # Someone else holds the write lock: SQLite's file lock, or PostgreSQL's advisory lock.
+    holder: psycopg.Connection[Any] | sqlite3.Connection
     if _is_postgres(journal_url):
         holder = connect_postgres(journal_url, autocommit=False)
         holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
@@ -367,7 +372,7 @@ def test_a_decision_may_read_the_journal_it_is_writing(journal_url):
 # -- one journal object from two threads (its pool gives each transaction its own connection) ----------------------
 
 
-def test_one_journal_used_from_two_threads_keeps_every_command_whole_and_raises_nothing(journal_url):
+def test_one_journal_used_from_two_threads_keeps_every_command_whole_and_raises_nothing(journal_url: str) -> None:
     journal = open_journal(journal_url)
     commands = 150
     errors: list[str] = []

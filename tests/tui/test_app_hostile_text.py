@@ -19,13 +19,14 @@ import select
 import struct
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pendulum
 import pytest
 
-from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
+from factory_schedule.core import CallAdmission, LifecycleSchedule, ManualClock, proposed_commission
 from factory_schedule.store import Decision, Journal, NewEvent, canonical_json, leases, open_journal
 from factory_schedule.store.canonical import CanonicalText
 from factory_schedule.tui.dashboard.safety import printable
@@ -96,8 +97,12 @@ def replay_swapped(commands: list[tuple[str, str, dict[str, Any], Decision]], jo
         state = CanonicalText(_swap_text(state)) if isinstance(state, str) else _swap(state)
         swapped = Decision(events=[NewEvent(e.type, _swap(e.data)) for e in decision.events], state=state,
                            result=_swap(decision.result))
-        journal.execute(aggregate, command_id, _swap(payload), journal.head(aggregate),
-                        lambda _state, _version, swapped=swapped: swapped)
+        journal.execute(aggregate, command_id, _swap(payload), journal.head(aggregate), _deciding(swapped))
+
+
+def _deciding(decision: Decision) -> Callable[[Any, int], Decision]:
+    """A decide callback for `Journal.execute` that returns `decision` whatever the state."""
+    return lambda _state, _version: decision
 
 
 def build_hostile_journal(path: Path, host: str) -> str:
@@ -112,15 +117,18 @@ def build_hostile_journal(path: Path, host: str) -> str:
                             recorded_by="PLACEHOLDER-RECORDED-BY")
     clock.set("2026-12-07T02:00:00Z")
     tick = schedule.start(lane="alpha/basic", runner="PLACEHOLDER-RUNNER-ONE")
+    assert tick.occurrence is not None
     admission = schedule.admit_call(occurrence_id=tick.occurrence.id, runner="PLACEHOLDER-RUNNER-ONE",
                                     task="scan", work="PLACEHOLDER-WORK", bound=150_000,
                                     sign_in="PLACEHOLDER-SIGN-IN")
+    assert isinstance(admission, CallAdmission), admission
     schedule.end_call(occurrence_id=tick.occurrence.id, runner="PLACEHOLDER-RUNNER-ONE", call=admission.call,
                       report={"kind": "result", "tokens": 91_234, "output": "ok"})
     schedule.settle(occurrence_id=tick.occurrence.id, settled_by="PLACEHOLDER-RUNNER-ONE", status="completed",
                     reason="PLACEHOLDER-REASON")
     clock.set("2026-12-07T02:20:00Z")
     tick = schedule.start(lane="beta/basic", runner="PLACEHOLDER-RUNNER-TWO")
+    assert tick.occurrence is not None
     schedule.admit_call(occurrence_id=tick.occurrence.id, runner="PLACEHOLDER-RUNNER-TWO", task="scan",
                         work="PLACEHOLDER-WORK", bound=150_000, sign_in="PLACEHOLDER-SIGN-IN")
     clock.set("2026-12-07T02:40:00Z")
@@ -129,6 +137,7 @@ def build_hostile_journal(path: Path, host: str) -> str:
         "evidence": "PLACEHOLDER-EVIDENCE"})
     clock.set("2026-12-08T02:00:00Z")
     tick = schedule.start(lane="alpha/basic", runner="PLACEHOLDER-RUNNER-THREE")
+    assert tick.occurrence is not None
     clean.close()
     url = f"sqlite:///{path}"
     journal = open_journal(url)
@@ -151,7 +160,9 @@ def test_the_hostile_journal_holds_the_raw_texts(tmp_path: Path) -> None:
         events = json.dumps([e.data for e in journal.history("discovery/schedule")], ensure_ascii=False)
     finally:
         journal.close()
+    assert view is not None
     claude = next(account for account in view.accounts if account.account == "claude")
+    assert claude.record is not None
     assert claude.record.sign_in == SWAPS["PLACEHOLDER-SIGN-IN"]
     assert claude.record.recorded_by == SWAPS["PLACEHOLDER-RECORDED-BY"]
     assert "PLACEHOLDER" not in events and "\\u001b[2J" in events

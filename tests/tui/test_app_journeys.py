@@ -12,6 +12,7 @@ import functools
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -172,7 +173,7 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
         assert "INVALID" in form_error(app) and "zone" in form_error(app)
         form.submit()  # nothing previewed: nothing to record
         await pilot.pause()
-        assert app.screen is form
+        assert app.screen is form and isinstance(form, CommissionForm)
         form.query_one("#weekly-tokens", Input).value = "lots"
         form.use_proposed()
         await pilot.pause()
@@ -404,7 +405,7 @@ async def test_history_keeps_the_newest_events_in_view_as_they_arrive(demo_url: 
         await pilot.pause()
         table = app.query_one("#history-table", DataTable)
         head = app.journal.head(SCHEDULE_AGGREGATE)
-        assert table.coordinate_to_cell_key((0, 0)).row_key.value == str(head)
+        assert table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value == str(head)
         assert table.scroll_y == 0, "the newest rows are scrolled out of view"
         assert table.cursor_row == 0, "the cursor follows the newest event"
         caption = str(app.query_one("#history-where", Static).render())
@@ -417,16 +418,18 @@ async def test_occurrences_opened_after_the_dashboard_started_appear_in_order(de
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("o")
         await pilot.pause()
+        assert isinstance(app.clock, ManualClock)
         app.clock.set("2026-12-20T04:00:00Z")  # the bundle's slot: portfolio/bundle/2026-W51 opens
         tick = app.schedule.start(lane="portfolio/bundle", runner="r-bundle")
         assert tick.kind == "admitted"
         app.refresh_reading(force=True)
         await pilot.pause()
         table = app.query_one("#occurrences-table", DataTable)
-        shown = [table.coordinate_to_cell_key((row, 0)).row_key.value for row in range(table.row_count)]
+        shown = [table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value for row in range(table.row_count)]
         from factory_schedule.tui.dashboard.widgets.occurrences import occurrence_rows
 
-        assert shown == list(occurrence_rows(app.reading))
+        assert shown == list(occurrence_rows(reading_of(app)))
+        assert tick.occurrence is not None
         assert shown.index(tick.occurrence.id) < shown.index("discovery/alpha/basic/2026-12-16")  # open before settled
 
 
@@ -452,13 +455,14 @@ async def test_each_lanes_reason_to_wait_reads_in_full(demo_url: str, size: tupl
         app.refresh_reading(force=True)
         await pilot.pause()
         table = app.query_one("#tonight-table", DataTable)
-        reading = app.reading
+        reading = reading_of(app)
         assert "after the confirmed interruption" in tonight_cell(app, "gamma/basic", "plan")
         for row, lane in enumerate(lane.lane for lane in reading.lanes):
             table.move_cursor(row=row)
             await pilot.pause()
             state = reading.lane_state(lane)
-            words = plan_words(reading.plan_for(lane), state.open if state else None, reading.now, reading.zone)
+            words = plan_words(reading.plan_for(lane), state.open if state else None, reading.now,
+                               reading.zone or "UTC")  # the zone the view uses
             screen = " ".join(_screen_text(app).split())
             assert words in screen, f"{lane}: {words!r} is not on screen"
 
@@ -480,7 +484,9 @@ async def test_the_selected_health_finding_reads_in_full_at_80_columns(demo_url:
         await pilot.press("e")
         await pilot.pause()
         table = app.query_one("#health-table", DataTable)
-        for row, finding in enumerate(app.reading.health.findings):
+        health = reading_of(app).health
+        assert health is not None
+        for row, finding in enumerate(health.findings):
             table.move_cursor(row=row)
             await pilot.pause()
             screen = " ".join(_screen_text(app).split())
@@ -497,8 +503,8 @@ async def test_the_sign_in_form_shows_the_current_sign_in_and_warns_on_another_i
         form = app.screen
         current = str(form.query_one("#current-record", Static).render())
         assert "owner@factory.example" in current and "#1" in current
-        assert form.query_one("#sign-in").value == "owner@factory.example"
-        assert "example.com" not in form.query_one("#sign-in").placeholder
+        assert form.query_one("#sign-in", Input).value == "owner@factory.example"
+        assert "example.com" not in form.query_one("#sign-in", Input).placeholder
         assert str(form.query_one("#sign-in-warning", Static).render()).strip() == ""
         await pilot.press(*"someone@else.example")
         await pilot.pause()
@@ -506,7 +512,10 @@ async def test_the_sign_in_form_shows_the_current_sign_in_and_warns_on_another_i
         assert "differs" in warning and "owner@factory.example" in warning
         await pilot.press("enter")
         await pilot.pause()
-        assert app.reading.view.accounts[1].record.sign_in == "someone@else.example"
+        view = reading_of(app).view
+        assert view is not None
+        record = view.accounts[1].record
+        assert record is not None and record.sign_in == "someone@else.example"
 
 
 @synchronously
@@ -516,7 +525,7 @@ async def test_the_sign_in_form_of_a_new_journal_suggests_no_made_up_address(tmp
         await pilot.press("s")
         await pilot.pause()
         form = app.screen
-        assert "@" not in form.query_one("#sign-in").placeholder
+        assert "@" not in form.query_one("#sign-in", Input).placeholder
         assert "no record yet" in str(form.query_one("#current-record", Static).render())
 
 
@@ -557,7 +566,7 @@ async def test_the_palette_shows_each_commands_key(demo_url: str) -> None:
         await pilot.pause()
         provider = DashboardCommands(app.screen)
         hits = [hit async for hit in provider.discover()]
-        said = {hit.text: hit.help for hit in hits}
+        said = {hit.text: hit.help or "" for hit in hits}
         assert said["Show Ledger"].startswith("key l ·")
         assert said["Record a sign-in record"].startswith("key s ·")
         assert said["Confirm an interrupted runner"].startswith("key r ·")
@@ -590,19 +599,18 @@ async def test_the_first_commission_has_no_ceiling_until_the_owner_types_one(tmp
         await pilot.press("c")
         await pilot.pause()
         form = app.screen
-        assert form.query_one("#weekly-tokens").value == ""
+        assert isinstance(form, CommissionForm)
+        assert form.query_one("#weekly-tokens", Input).value == ""
         assert form.candidate is None
         assert form_error(app).strip() == "", "the form opens without an error"
-        form.query_one("#weekly-tokens").value = "12 000 000"
+        form.query_one("#weekly-tokens", Input).value = "12 000 000"
         form.use_proposed()
         await pilot.pause()
-        assert form.candidate["weeklyTokens"] == 12_000_000
+        assert form.candidate is not None and form.candidate["weeklyTokens"] == 12_000_000
 
 
 @synchronously
 async def test_the_timeline_tells_done_deferred_and_interrupted_apart_by_glyph(demo_url: str) -> None:
-    import re
-
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         app.schedule.reconcile(occurrence_id=KILLED, confirmation={
@@ -611,8 +619,7 @@ async def test_the_timeline_tells_done_deferred_and_interrupted_apart_by_glyph(d
         await pilot.pause()
         lines = str(app.query_one("#timeline").render()).splitlines()
         legend = lines[-1]
-        glyph = {kind: re.search(rf"(\S) {kind}\b", legend).group(1) for kind in
-                 ("running", "done", "deferred", "interrupted")}
+        glyph = {kind: _legend_glyph(legend, kind) for kind in ("running", "done", "deferred", "interrupted")}
         assert len(set(glyph.values())) == 4, f"the legend shares glyphs: {glyph}"
         rows = {line.split()[0]: line for line in lines[1:-1] if line.split()}
         assert glyph["deferred"] in rows["alpha/basic"]  # hit the usage limit tonight
@@ -620,8 +627,17 @@ async def test_the_timeline_tells_done_deferred_and_interrupted_apart_by_glyph(d
         assert glyph["done"] in rows["portfolio/audit"]  # settled tonight
 
 
+def _legend_glyph(legend: str, kind: str) -> str:
+    """The glyph the timeline's legend gives `kind`."""
+    found = re.search(rf"(\S) {kind}\b", legend)
+    assert found is not None, f"the legend has no {kind}: {legend!r}"
+    return found.group(1)
+
+
 def _finding_kinds(app: ScheduleApp) -> list[str]:
-    return [finding.kind for finding in app.reading.health.findings]
+    health = reading_of(app).health
+    assert health is not None
+    return [finding.kind for finding in health.findings]
 
 
 @synchronously
@@ -676,9 +692,11 @@ async def test_a_proposed_revision_keeps_the_current_lanes_of_the_products_it_ke
         await pilot.press("c")
         await pilot.pause()
         form = app.screen
-        form.query_one("#products").value = "alpha, beta, gamma, delta"
+        assert isinstance(form, CommissionForm)
+        form.query_one("#products", Input).value = "alpha, beta, gamma, delta"
         form.use_proposed()
         await pilot.pause()
-        changes = difference(app.reading.commission, form.candidate)
+        assert form.candidate is not None
+        changes = difference(commission_of(app), form.candidate)
         assert "+ lane delta/basic" in changes
         assert not [line for line in changes if line.startswith("~ lane")], changes  # beta stays on chatgpt

@@ -82,7 +82,7 @@ def test_the_launch_agent_keeps_the_journal_password_off_the_ticks_command_line(
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the keeper's command line from /proc")
-def test_a_detached_keeper_is_never_given_the_journal_password_on_its_command_line():
+def test_a_detached_keeper_is_never_given_the_journal_password_on_its_command_line() -> None:
     from factory_schedule.tui.cli.tick import _spawn_keeper
     from factory_schedule.tui.host.segments import SegmentJob
 

@@ -67,7 +67,7 @@ def schedule(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def started(schedule: LifecycleSchedule) -> str:
     tick = schedule.start(lane="alpha/basic", runner=RUNNER)
-    assert tick.kind == "admitted"
+    assert tick.kind == "admitted" and tick.occurrence is not None
     return str(tick.occurrence.id)
 
 

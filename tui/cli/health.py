@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, missing_journal
 from factory_schedule.tui.cli.options import minutes
 from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
+
+if TYPE_CHECKING:
+    from factory_schedule.core.health import HealthReport, Repair
 
 DEFAULT_LABEL = "com.factory-schedule.tick"
 ENV_PROMPTS = "FACTORY_PROMPTS"  # tui.host.bindings.ENV_PROMPTS (not imported: `--help` stays light)
@@ -32,7 +35,7 @@ DEFAULT_GRACE_MINUTES = 30  # core.health.DEFAULT_GRACE_MINUTES (not imported: `
 COULD_NOT_CHECK = 2
 
 
-def _print_text(report: Any) -> None:
+def _print_text(report: HealthReport) -> None:
     for repair in report.repairs:
         say(f"repaired: {printable(repair.message)}")
     for problem in report.could_not_check:
@@ -50,7 +53,7 @@ def _print_text(report: Any) -> None:
         say(f"healthy ({report.checked_at.isoformat()}, {printable(report.host)})")
 
 
-def _as_json(report: Any) -> dict[str, Any]:
+def _as_json(report: HealthReport) -> dict[str, Any]:
     """The report as one object; `verified` says whether the whole hash chain checked out."""
     document = to_jsonable(report)
     checkpoint = report.verified
@@ -86,7 +89,7 @@ def _health(args: argparse.Namespace) -> int:
         return _could_not_check(args, str(error))
     schedule = schedule_over(journal, clock)
     host = this_host()
-    repairs: list[Any] = []
+    repairs: list[Repair] = []
     if args.repair:
         try:
             repairs = health.repair(journal, schedule, clock.now(), host)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from factory_schedule.tui.cli.output import JournalRefused
 from factory_schedule.tui.host.paths import default_journal_url, sqlite_file_of
 
 if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.core.clock import Clock
     from factory_schedule.store import Journal
 
 
@@ -57,7 +59,7 @@ def open_or_create(url: str) -> Journal:
     return open_journal(url)
 
 
-def schedule_over(journal: Journal, clock: Any = None) -> Any:
+def schedule_over(journal: Journal, clock: Clock | None = None) -> LifecycleSchedule:
     """The schedule over an open journal, on the system clock unless another is given.
 
     A process opens a SQLite journal once and shares it: closing a second handle on

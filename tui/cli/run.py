@@ -44,11 +44,14 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
 from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput, emit
 from factory_schedule.tui.host.environment import ENV_LANE, ENV_OCCURRENCE, ENV_RUNNER
+
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
 
 ENV_PROMPTS = "FACTORY_PROMPTS"
 
@@ -63,7 +66,7 @@ def _prompts_folder(args: argparse.Namespace) -> Path:
     return folder
 
 
-def _commission(schedule: Any) -> dict[str, Any]:
+def _commission(schedule: LifecycleSchedule) -> dict[str, Any]:
     view = schedule.read()
     if view is None:
         raise BadInput("the journal has no commission yet")

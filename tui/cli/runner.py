@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, open_or_create, schedule_over
 from factory_schedule.tui.cli.options import (
@@ -39,7 +39,11 @@ from factory_schedule.tui.cli.output import (
     to_jsonable,
 )
 
-Act = Callable[[Any, dict[str, Any]], int]
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.core.results import CallAdmission, CallRefusal
+
+Act = Callable[["LifecycleSchedule", dict[str, Any]], int]
 
 OCCURRENCE = Option("occurrence", help="the occurrence ID")
 RUNNER = Option("runner", help="your runner token (FACTORY_RUNNER)")
@@ -84,18 +88,18 @@ def _on_schedule(options: Sequence[Option], act: Act) -> Callable[[argparse.Name
     return handler
 
 
-def _done(result: Any) -> int:
+def _done(result: object) -> int:
     emit(result)
     return EXIT_OK
 
 
-def admission_exit_code(result: Any) -> int:
-    if getattr(result, "admitted", False):
+def admission_exit_code(result: CallAdmission | CallRefusal) -> int:
+    if result.admitted:
         return EXIT_OK if result.dispatch else EXIT_REPLAY_NO_DISPATCH
-    return REFUSAL_EXIT_CODES.get(getattr(result, "reason", ""), EXIT_REFUSED_OTHER)
+    return REFUSAL_EXIT_CODES.get(result.reason, EXIT_REFUSED_OTHER)
 
 
-def _admit(schedule: Any, v: dict[str, Any]) -> int:
+def _admit(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
     result = schedule.admit_call(
         occurrence_id=v["occurrence"], runner=v["runner"], task=v["task"], work=v["work"], bound=v["bound"],
         sign_in=v["sign_in"], attempt=v.get("attempt", 1),
@@ -120,12 +124,12 @@ def _end(args: argparse.Namespace) -> int:
                                    call=values["call"], report=report))
 
 
-def _defer(schedule: Any, v: dict[str, Any]) -> int:
+def _defer(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
     return _done(schedule.defer(occurrence_id=v["occurrence"], runner=v["runner"], reason=v["reason"],
                                 bound=v.get("bound"), segment=v.get("segment")))
 
 
-def _settle(schedule: Any, v: dict[str, Any]) -> int:
+def _settle(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
     return _done(schedule.settle(occurrence_id=v["occurrence"], settled_by=v["settled_by"], status=v["status"],
                                  reason=v["reason"]))
 
@@ -145,7 +149,7 @@ def _reconcile(args: argparse.Namespace) -> int:
     return _done(schedule.reconcile(occurrence_id=v["occurrence"], confirmation=confirmation))
 
 
-def _record_account(schedule: Any, v: dict[str, Any]) -> int:
+def _record_account(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
     return _done(schedule.record_account(account=v["account"], sequence=v["sequence"], sign_in=v["sign_in"],
                                          overage=v["overage"], recorded_by=v["recorded_by"]))
 
@@ -156,7 +160,7 @@ def _record_commission(args: argparse.Namespace) -> int:
     return _done(schedule_over(open_or_create(journal_url_of(args))).record_commission(commission))
 
 
-def _start(schedule: Any, v: dict[str, Any]) -> int:
+def _start(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
     return _done(schedule.start(lane=v["lane"], runner=v["runner"]))
 
 

@@ -41,7 +41,8 @@ from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNN
 from factory_schedule.tui.host.paths import ENV_JOURNAL
 
 if TYPE_CHECKING:
-    from factory_schedule.store import leases
+    from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.store import Journal, leases
     from factory_schedule.tui.host import segments as process_runner
     from factory_schedule.tui.host.clock import SystemClock
 
@@ -62,7 +63,7 @@ def _observation_window(value: str) -> float:
 STARTED_KINDS = ("admitted", "resumed")
 
 
-def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock) -> leases.Lease:
+def _take_worker_lease(journal: Journal, owner: str, ttl: float, clock: SystemClock) -> leases.Lease:
     """Take `worker`, clearing it first only when its holder's tick is gone from this host and its lease is
     stale, or carries a heartbeat from the future (a clock that was wrong): that is no evidence of a live tick,
     and must not block every tick to come. `health` reports such a lease either way."""
@@ -101,16 +102,15 @@ def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock)
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
 
 
-def _lanes_to_start(schedule: Any, lane: str | None) -> list[str]:
-    from factory_schedule.tui.host import segments as process_runner
-
+def _lanes_to_start(schedule: LifecycleSchedule, lane: str | None) -> list[str]:
     if lane:
         return [lane]
-    return [str(process_runner.field_of(plan, "lane")) for plan in schedule.plan()]
+    return [plan.lane for plan in schedule.plan()]
 
 
-def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.SegmentJob], int]:
+def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[process_runner.SegmentJob], int]:
     from factory_schedule.core import ScheduleError
+    from factory_schedule.core.health import running_segment
     from factory_schedule.tui.host import segments as process_runner
 
     jobs: list[process_runner.SegmentJob] = []
@@ -124,13 +124,12 @@ def _start_lanes(schedule: Any, lanes: list[str]) -> tuple[list[process_runner.S
             exit_code = exit_code or ERROR_EXIT_CODES.get(error.code, 1)
             continue
         emit({"lane": lane, "runner": runner, "tick": tick})
-        if tick.kind not in STARTED_KINDS:
+        if tick.kind not in STARTED_KINDS or tick.occurrence is None:
             continue
-        running = process_runner.running_segment(tick.occurrence)
+        running = running_segment(tick.occurrence)
         if running is None or running[1] != runner:
             continue  # a replay to another runner's segment: that runner holds it
-        jobs.append(process_runner.SegmentJob(lane, str(process_runner.field_of(tick.occurrence, "id")),
-                                              running[0], runner))
+        jobs.append(process_runner.SegmentJob(lane, tick.occurrence.id, running[0], runner))
     return jobs, exit_code
 
 

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from factory_schedule.core import LifecycleSchedule
+from factory_schedule.core.clock import Clock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
 from factory_schedule.tui.dashboard.palette import DashboardCommands
@@ -83,7 +84,7 @@ class ScheduleApp(App[None]):
         self,
         journal: Journal,
         journal_label: str,
-        clock: Any,
+        clock: Clock,
         poll_interval: float | None,
         host_zone: str | None = None,
         host: str | None = None,
@@ -232,7 +233,9 @@ class ScheduleApp(App[None]):
         for lifecycle in self.query(LifecycleView):  # the staged lanes read even when the schedule does not
             lifecycle.show(reading)
         if reading.problem is None:
-            for kind in (OccurrencesView, LedgerView, AccountsView, HealthView):
+            kinds: tuple[type[OccurrencesView | LedgerView | AccountsView | HealthView], ...] = (
+                OccurrencesView, LedgerView, AccountsView, HealthView)
+            for kind in kinds:
                 for view in self.query(kind):
                     view.show(reading)
 
@@ -294,7 +297,7 @@ class ScheduleApp(App[None]):
 
         reading = self.reading
         running = running_occurrences(reading)
-        if not running:
+        if reading is None or not running:
             self.notify("No occurrence is running: there is no runner to confirm.", severity="warning")
             return
         listed = next(iter(self.query(OccurrencesView)), None)  # None until the first reading is on screen
@@ -343,7 +346,7 @@ class ScheduleApp(App[None]):
 
 def build_app(
     journal_url: str,
-    clock: Any,
+    clock: Clock,
     poll_interval: float | None,
     host_zone: str | None = None,
     *,

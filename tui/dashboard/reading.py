@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pendulum import DateTime
 
@@ -20,6 +20,14 @@ from factory_schedule.core.commission import parse_commission
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, PipelineState, parse_pipeline
 from factory_schedule.store import Checkpoint, Event, Journal, JournalError, leases
 from factory_schedule.tui.host.health import check_health
+
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.core.commission import Commission, Lane
+    from factory_schedule.core.health import HealthReport
+    from factory_schedule.core.model import LaneState, Occurrence
+    from factory_schedule.core.results import LanePlan, ScheduleView
+    from factory_schedule.store.leases import Lease
 
 HISTORY_PAGE_SIZE = 50
 
@@ -51,14 +59,14 @@ class HistoryPage:
 class Reading:
     head: int
     now: DateTime
-    view: Any | None = None  # core's ScheduleView, None before the first commission
-    plans: tuple[Any, ...] = ()
+    view: ScheduleView | None = None  # None before the first commission
+    plans: tuple[LanePlan, ...] = ()
     problem: Problem | None = None
     history: HistoryPage | None = None
-    leases: tuple[Any, ...] | None = None  # None: leases are not available in this build
-    health: Any | None = None  # None: not checked (an incomplete reading, no state) or failed (health_problem)
+    leases: tuple[Lease, ...] | None = None  # None: leases are not available in this build
+    health: HealthReport | None = None  # None: not checked (an incomplete reading, no state) or failed (health_problem)
     health_problem: str | None = None
-    records: dict[str, Any] = field(default_factory=dict)  # whole records of the settled ones, calls included
+    records: dict[str, Occurrence] = field(default_factory=dict)  # whole records of the settled ones, calls included
     extras: dict[str, Any] = field(default_factory=dict)
     pipeline: PipelineState | None = None  # the staged lanes; None before their settings, or unreadable
     pipeline_head: int = 0  # the staged lanes' version: a commit there is news to the dashboard too
@@ -72,17 +80,17 @@ class Reading:
                                now=self.now, zone=self.zone or "UTC")
 
     @property
-    def commission(self) -> dict | None:
+    def commission(self) -> dict[str, Any] | None:  # JSON: the commission document
         return None if self.view is None else self.view.commission
 
     @cached_property
-    def lanes(self) -> tuple[Any, ...]:
+    def lanes(self) -> tuple[Lane, ...]:
         """The commission's lanes, parsed once per reading (every view row asks for them)."""
         commission = self.parsed_commission
         return () if commission is None else tuple(commission.lanes)
 
     @cached_property
-    def parsed_commission(self) -> Any | None:
+    def parsed_commission(self) -> Commission | None:
         return None if self.commission is None else parse_commission(self.commission)
 
     @property
@@ -90,10 +98,10 @@ class Reading:
         commission = self.commission
         return None if commission is None else commission.get("zone")
 
-    def plan_for(self, lane: str) -> Any | None:
+    def plan_for(self, lane: str) -> LanePlan | None:
         return next((plan for plan in self.plans if plan.lane == lane), None)
 
-    def lane_state(self, lane: str) -> Any | None:
+    def lane_state(self, lane: str) -> LaneState | None:
         if self.view is None:
             return None
         return next((state for state in self.view.lanes if state.lane == lane), None)
@@ -105,7 +113,7 @@ def read_history(journal: Journal, before: int | None) -> HistoryPage:
     return HistoryPage(before=before, events=tuple(events), head=head)
 
 
-def read_leases(journal: Journal) -> tuple[Any, ...] | None:
+def read_leases(journal: Journal) -> tuple[Lease, ...] | None:
     try:
         return tuple(leases.list_leases(journal))
     except Exception:
@@ -123,8 +131,8 @@ def read_pipeline(journal: Journal) -> tuple[PipelineState | None, str | None]:
         return None, f"{type(error).__name__}: {error}"
 
 
-def read_health(journal: Journal, schedule: Any, now: DateTime, host: str,
-                since: Checkpoint | None = None) -> tuple[Any | None, str | None]:
+def read_health(journal: Journal, schedule: LifecycleSchedule, now: DateTime, host: str,
+                since: Checkpoint | None = None) -> tuple[HealthReport | None, str | None]:
     try:
         return check_health(journal, schedule, now, host, since=since), None
     except Exception as error:  # the check is advisory; the dashboard keeps running
@@ -133,7 +141,7 @@ def read_health(journal: Journal, schedule: Any, now: DateTime, host: str,
 
 def take_reading(
     journal: Journal,
-    schedule: Any,
+    schedule: LifecycleSchedule,
     now: DateTime,
     history_before: int | None,
     *,

@@ -7,12 +7,15 @@ pure function of what the engine returned, the clock reading and the zone.
 
 from __future__ import annotations
 
-from typing import Any, overload
+from datetime import datetime
+from typing import overload
 
 import pendulum
 from pendulum import DateTime
 
+from factory_schedule.core.model import Call, Deferral, Occurrence
 from factory_schedule.core.model import at as parse_instant
+from factory_schedule.core.results import LanePlan
 
 DEFERRAL_WORDS = {
     "usage-limit": "after the usage reset",
@@ -24,12 +27,12 @@ DEFERRAL_WORDS = {
 
 
 @overload
-def instant(value: DateTime | str) -> DateTime: ...
+def instant(value: datetime | str) -> DateTime: ...
 @overload
-def instant(value: DateTime | str | None) -> DateTime | None: ...
+def instant(value: datetime | str | None) -> DateTime | None: ...
 
 
-def instant(value: DateTime | str | None) -> DateTime | None:
+def instant(value: datetime | str | None) -> DateTime | None:
     if value is None:
         return None
     if isinstance(value, str):
@@ -37,12 +40,12 @@ def instant(value: DateTime | str | None) -> DateTime | None:
     return pendulum.instance(value).in_timezone("UTC")
 
 
-def clock_time(value: DateTime | str | None, zone: str) -> str:
+def clock_time(value: datetime | str | None, zone: str) -> str:
     moment = instant(value)
     return "—" if moment is None else moment.in_timezone(zone).format("HH:mm")
 
 
-def when(value: DateTime | str | None, now: DateTime, zone: str) -> str:
+def when(value: datetime | str | None, now: DateTime, zone: str) -> str:
     """A local time as the owner says it: "02:20", "tomorrow 02:00", "Monday 02:00", "Mon 21 Dec 02:00"."""
     moment = instant(value)
     if moment is None:
@@ -62,13 +65,13 @@ def when(value: DateTime | str | None, now: DateTime, zone: str) -> str:
     return local.format("ddd D MMM HH:mm")
 
 
-def at_when(value: DateTime | str | None, now: DateTime, zone: str) -> str:
+def at_when(value: datetime | str | None, now: DateTime, zone: str) -> str:
     """`when`, with "at" before a bare time of today: "at 02:20", "Thursday 02:40"."""
     said = when(value, now, zone)
     return f"at {said}" if ":" in said and " " not in said else said
 
 
-def age(value: DateTime | str | None, now: DateTime) -> str:
+def age(value: datetime | str | None, now: DateTime) -> str:
     """How long ago, coarsely: "12 min", "5 h", "3 d"."""
     moment = instant(value)
     if moment is None:
@@ -88,13 +91,13 @@ def tokens(value: int | None) -> str:
     return "—" if value is None else f"{value:,}".replace(",", " ")
 
 
-def last_deferral(occurrence: Any | None) -> Any | None:
+def last_deferral(occurrence: Occurrence | None) -> Deferral | None:
     if occurrence is None or not occurrence.deferrals:
         return None
     return occurrence.deferrals[-1]
 
 
-def running_words(occurrence: Any, zone: str) -> str:
+def running_words(occurrence: Occurrence, zone: str) -> str:
     segment = occurrence.segments[-1]
     return (
         f"running, runner {segment.runner} since {clock_time(segment.started_at, zone)}, "
@@ -102,7 +105,7 @@ def running_words(occurrence: Any, zone: str) -> str:
     )
 
 
-def _why_waiting(occurrence: Any | None) -> str:
+def _why_waiting(occurrence: Occurrence | None) -> str:
     """The reason an open, not running occurrence is held, for a resume or wait plan."""
     if occurrence is None:
         return ""
@@ -114,7 +117,7 @@ def _why_waiting(occurrence: Any | None) -> str:
     return DEFERRAL_WORDS.get(deferral.reason, f"after {deferral.reason}")
 
 
-def plan_words(plan: Any | None, occurrence: Any | None, now: DateTime, zone: str) -> str:
+def plan_words(plan: LanePlan | None, occurrence: Occurrence | None, now: DateTime, zone: str) -> str:
     """The lane's plan as a sentence: what happens next and when."""
     if plan is None:
         return "not in the current commission"
@@ -141,11 +144,11 @@ def plan_words(plan: Any | None, occurrence: Any | None, now: DateTime, zone: st
     return f"nothing due until {when(moment, now, zone)}"
 
 
-def call_brief(call: Any, zone: str) -> str:
+def call_brief(call: Call, zone: str) -> str:
     return f"{call.task} #{call.k} since {clock_time(call.admitted_at, zone)}"
 
 
-def _waits_for(occurrence: Any | None) -> str:
+def _waits_for(occurrence: Occurrence | None) -> str:
     deferral = last_deferral(occurrence)
     if deferral is not None and deferral.reason == "sign-in-needed":
         return "waits for a sign-in record"
@@ -156,14 +159,14 @@ def _waits_for(occurrence: Any | None) -> str:
     return "waits"
 
 
-def call_words(call: Any, zone: str) -> str:
+def call_words(call: Call, zone: str) -> str:
     return (
         f"call {call.k} {call.task} ({call.work}) on {call.account}, "
         f"since {clock_time(call.admitted_at, zone)}, bound {tokens(call.bound)}"
     )
 
 
-def state_words(occurrence: Any | None) -> str:
+def state_words(occurrence: Occurrence | None) -> str:
     if occurrence is None:
         return "—"
     if occurrence.state == "settled" and occurrence.settlement is not None:

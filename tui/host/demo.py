@@ -42,10 +42,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pendulum
-from pendulum import DateTime
+from pendulum import Date, DateTime
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError, proposed_commission
 from factory_schedule.core.commission import lanes_of
+from factory_schedule.core.model import Occurrence
 from factory_schedule.core.model import at as parse_instant
 from factory_schedule.store import Journal, open_journal
 from factory_schedule.store import leases as lease_store
@@ -210,9 +211,10 @@ class DemoDriver:
 
     # -- runners --------------------------------------------------------------------------
 
-    def launch(self, token: str, lane: str, occurrence: Any) -> None:
+    def launch(self, token: str, lane: str, occurrence: Occurrence) -> None:
         segment = occurrence.segments[-1].n
         view = self.schedule.read()
+        assert view is not None  # it just admitted this occurrence
         runner = Runner(token, lane, occurrence.id, segment, self.work_left(occurrence, view.commission))
         runner.sign_ins = {a.account: a.record.sign_in for a in view.accounts if a.record is not None}
         for call in occurrence.calls:
@@ -242,7 +244,7 @@ class DemoDriver:
         )
         self.at(self.clock.now().add(seconds=30), lambda: self.next_call(runner))
 
-    def work_left(self, occurrence: Any, commission: dict) -> list[Work]:
+    def work_left(self, occurrence: Occurrence, commission: dict[str, Any]) -> list[Work]:
         """The occurrence's whole plan of work (the same on every segment), minus what was performed or lost."""
         rng = random.Random(f"{self.seed}/{occurrence.id}")
         lane = next(item for item in lanes_of(commission) if item.lane == occurrence.lane)
@@ -377,7 +379,7 @@ class DemoDriver:
             self.heartbeat(runner)
 
 
-def _tick_times(day: Any, live: bool) -> list[DateTime]:
+def _tick_times(day: Date, live: bool) -> list[DateTime]:
     if not live:
         return [pendulum.datetime(day.year, day.month, day.day, h, m, tz=DEMO_ZONE).in_timezone("UTC")
                 for h, m in TICK_TIMES]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from factory_schedule.core.health import (
     COULD_NOT_CHECK,
@@ -47,6 +47,9 @@ from factory_schedule.tui.host.segments import (
     process_start_time,
     same_process_alive,
 )
+
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
@@ -80,7 +83,7 @@ def lease_fact(
 
 def gather_facts(
     journal: Journal,
-    schedule: Any,
+    schedule: LifecycleSchedule,
     now: datetime,
     host: str,
     plist_path: str | None = None,
@@ -130,7 +133,7 @@ def gather_facts(
 
 def check_health(
     journal: Journal,
-    schedule: Any,
+    schedule: LifecycleSchedule,
     now: datetime,
     host: str,
     plist_path: str | None = None,
@@ -199,7 +202,7 @@ def lease_freshness(
 
 def repair(
     journal: Journal,
-    schedule: Any,
+    schedule: LifecycleSchedule,
     now: datetime,
     host: str,
     alive: Callable[[object], bool] = process_alive,

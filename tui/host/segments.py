@@ -20,8 +20,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from factory_schedule.core.health import segment_still_running
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.environment import (
     ENV_LANE,
@@ -32,6 +33,9 @@ from factory_schedule.tui.host.environment import (
     ENV_SEGMENT,
 )
 from factory_schedule.tui.host.paths import ENV_JOURNAL
+
+if TYPE_CHECKING:
+    from factory_schedule.core.results import ScheduleView
 
 SEGMENT_SCOPE_PREFIX = "segment/"
 
@@ -124,45 +128,6 @@ def same_process_alive(
     if now_started is None or now_started == recorded_start:
         return True, False
     return False, True
-
-
-def field_of(value: Any, name: str, default: Any = None) -> Any:
-    """Read `name` from a dataclass, a model or a dict (snake_case or camelCase)."""
-    if isinstance(value, Mapping):
-        if name in value:
-            return value[name]
-        head, *rest = name.split("_")
-        camel = head + "".join(part.title() for part in rest)
-        return value.get(camel, default)
-    return getattr(value, name, default)
-
-
-def running_segment(occurrence: Any) -> tuple[int, str] | None:
-    """(n, runner) of the occurrence's segment that has not ended, if any."""
-    segments = field_of(occurrence, "segments") or []
-    if not segments:
-        return None
-    last = segments[-1]
-    if field_of(last, "ended") is not None:
-        return None
-    number = field_of(last, "n")
-    if number is None:
-        number = len(segments)
-    return int(number), str(field_of(last, "runner"))
-
-
-def segment_still_running(view: Any, occurrence_id: str, segment: int, runner: str) -> bool:
-    """Whether the schedule still shows this runner's segment running (it neither deferred nor settled)."""
-    if view is None:
-        return False
-    for occurrence in field_of(view, "occurrences") or []:
-        if field_of(occurrence, "id") != occurrence_id:
-            continue
-        if field_of(occurrence, "state") != "running":
-            return False
-        running = running_segment(occurrence)
-        return running is not None and running[0] == segment and running[1] == runner
-    return False
 
 
 class Heartbeat(threading.Thread):
@@ -262,7 +227,7 @@ def run_segment(
     command: Sequence[str],
     ttl: float,
     now: Callable[[], datetime],
-    read_view: Callable[[], Any],
+    read_view: Callable[[], ScheduleView | None],
 ) -> SegmentRun:
     """Hold the segment's lease while COMMAND runs; release it only if the runner ended its segment."""
     scope = segment_scope(job.occurrence_id, job.segment)
@@ -329,7 +294,7 @@ def run_segments(
     command: Sequence[str],
     ttl: float,
     now: Callable[[], datetime],
-    read_view: Callable[[], Any],
+    read_view: Callable[[], ScheduleView | None],
     report: Callable[[SegmentRun], None],
 ) -> list[SegmentRun]:
     """Run every admitted segment's COMMAND at once (each lane has its own deadline) and wait for all."""

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch
 
+from factory_schedule.core.model import AccountRecord
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, PositiveInteger, ScheduleForm, as_int, value_of
 from factory_schedule.tui.dashboard.words import age
+
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
 
 ACCOUNTS = ("claude", "chatgpt")
 
@@ -25,7 +29,7 @@ def next_sequence(reading: Reading | None, account: str) -> int:
     return 1 if state is None or state.record is None else state.record.sequence + 1
 
 
-def current_record(reading: Reading | None, account: str) -> Any | None:
+def current_record(reading: Reading | None, account: str) -> AccountRecord | None:
     """The account's record in force, or None before its first."""
     if reading is None or reading.view is None:
         return None
@@ -60,7 +64,7 @@ class RecordAccountForm(ScheduleForm):
     TITLE_TEXT = "Record a sign-in record (schedule.record_account)"
     SUBMIT_LABEL = "Record"
 
-    def __init__(self, schedule: Any, reading: Reading | None, account: str | None = None) -> None:
+    def __init__(self, schedule: LifecycleSchedule, reading: Reading | None, account: str | None = None) -> None:
         super().__init__()
         self.schedule = schedule
         self.reading = reading

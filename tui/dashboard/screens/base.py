@@ -8,7 +8,7 @@ records, so a form never has anything to undo.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -149,5 +149,5 @@ class FormProblem(Exception):
     """An input the form itself refuses before asking core (a missing file, bad JSON)."""
 
 
-def value_of(screen: Any, selector: str) -> str:
+def value_of(screen: Widget, selector: str) -> str:
     return screen.query_one(selector, Input).value.strip()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
@@ -21,6 +21,9 @@ from factory_schedule.core.zones import local_date_of
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import FormProblem, ScheduleForm, as_int, value_of
 from factory_schedule.tui.dashboard.words import tokens
+
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
 
 DEFAULT_PRODUCTS = ("alpha",)
 WEEKDAYS = {1: "Mon", 2: "Tue", 3: "Wed", 4: "Thu", 5: "Fri", 6: "Sat", 7: "Sun"}
@@ -107,7 +110,7 @@ class CommissionForm(ScheduleForm):
     TITLE_TEXT = "Record a commission revision (schedule.record_commission)"
     SUBMIT_LABEL = "Record this revision"
 
-    def __init__(self, schedule: Any, reading: Reading | None) -> None:
+    def __init__(self, schedule: LifecycleSchedule, reading: Reading | None) -> None:
         super().__init__()
         self.schedule = schedule
         self.reading = reading

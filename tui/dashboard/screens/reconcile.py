@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
+from factory_schedule.core.model import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, ScheduleForm, value_of
@@ -16,8 +17,11 @@ from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, le
 from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
 from factory_schedule.tui.dashboard.words import running_words
 
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
 
-def running_occurrences(reading: Reading | None) -> list[Any]:
+
+def running_occurrences(reading: Reading | None) -> list[Occurrence]:
     if reading is None or reading.view is None:
         return []
     return [s.open for s in reading.view.lanes if s.open is not None and s.open.state == "running"]
@@ -27,7 +31,7 @@ class ReconcileForm(ScheduleForm):
     TITLE_TEXT = "Confirm an interrupted runner (schedule.reconcile)"
     SUBMIT_LABEL = "Confirm it is gone"
 
-    def __init__(self, schedule: Any, reading: Reading, occurrence_id: str,
+    def __init__(self, schedule: LifecycleSchedule, reading: Reading, occurrence_id: str,
                  remove_released_leases: Callable[[], list[str]] | None = None) -> None:
         super().__init__()
         self.remove_released_leases = remove_released_leases

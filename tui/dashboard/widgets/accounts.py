@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from factory_schedule.core.model import AccountState
 from factory_schedule.core.model import at as parse_instant
 from factory_schedule.tui.dashboard.reading import Reading
-from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import age, when
 
 ACCOUNT_COLUMNS = (
@@ -26,14 +25,16 @@ STOP_COLUMNS = (("account", "account"), ("stop", "stop"), ("when", "when"), ("bl
 
 
 def lanes_on(reading: Reading, account: str) -> list[str]:
+    assert reading.commission is not None  # the accounts are shown once a commission is recorded
     lanes = reading.commission.get("lanes", [])
     return [lane["lane"] for lane in lanes if any(task.get("account") == account for task in lane.get("tasks", []))]
 
 
-def account_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+def account_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
+    assert reading.view is not None and reading.commission is not None  # shown once a commission is recorded
     zone = reading.zone or "UTC"
     max_age = int(reading.commission.get("recordMaxAgeDays", 30))
-    rows: dict[str, tuple[Any, ...]] = {}
+    rows: dict[str, tuple[Cell, ...]] = {}
     for account in reading.view.accounts:
         record = account.record
         if record is None:
@@ -55,16 +56,17 @@ def account_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
     return rows
 
 
-def _since_record(account: Any, stamp: str | None) -> bool:
+def _since_record(account: AccountState, stamp: str | None) -> bool:
     """A refusal or overage counts against the account only if it came after the current record."""
     if stamp is None:
         return False
     return account.record is None or parse_instant(stamp) >= parse_instant(account.record.recorded_at)
 
 
-def stop_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+def stop_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
+    assert reading.view is not None  # shown once a commission is recorded
     zone = reading.zone or "UTC"
-    rows: dict[str, tuple[Any, ...]] = {}
+    rows: dict[str, tuple[Cell, ...]] = {}
     for account in reading.view.accounts:
         lanes = lanes_on(reading, account.account)
         scope = f"calls on {account.account} ({len(lanes)} lanes)"

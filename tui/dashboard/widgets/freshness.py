@@ -2,32 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from factory_schedule.core.model import Occurrence
 from factory_schedule.store import leases
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.words import age, clock_time
 from factory_schedule.tui.host.segments import segment_scope
 
 
-def lease_of(reading: Reading, occurrence: Any) -> Any | None:
+def lease_of(reading: Reading, occurrence: Occurrence | None) -> leases.Lease | None:
     """The lease held for the occurrence's running segment, if leases are kept and one is held."""
     if reading.leases is None or occurrence is None or occurrence.state != "running":
         return None
     n = occurrence.segments[-1].n
     scope = segment_scope(occurrence.id, n)
     for lease in reading.leases:
-        info = getattr(lease, "info", {}) or {}
+        info = lease.info
         if lease.scope == scope or (info.get("occurrence") == occurrence.id and info.get("segment") == n):
             return lease
     return None
 
 
-def is_stale(lease: Any, reading: Reading) -> bool:
+def is_stale(lease: leases.Lease, reading: Reading) -> bool:
     return bool(leases.stale(lease, reading.now))
 
 
-def freshness_words(reading: Reading, occurrence: Any, zone: str) -> str:
+def freshness_words(reading: Reading, occurrence: Occurrence | None, zone: str) -> str:
     """"lease alive, heartbeat 2 min ago", "lease stale since 02:41", "no lease", or "" when not running."""
     if occurrence is None or occurrence.state != "running":
         return ""
@@ -41,12 +40,12 @@ def freshness_words(reading: Reading, occurrence: Any, zone: str) -> str:
     return f"lease alive, heartbeat {age(lease.heartbeat_at, reading.now)} ago"
 
 
-def lease_evidence(reading: Reading, occurrence: Any, zone: str) -> str | None:
+def lease_evidence(reading: Reading, occurrence: Occurrence | None, zone: str) -> str | None:
     """What a supervisor can quote when confirming the runner is gone: the lease's own record."""
     lease = lease_of(reading, occurrence)
     if lease is None:
         return None
-    info = getattr(lease, "info", {}) or {}
+    info = lease.info
     where = ", ".join(f"{key} {info[key]}" for key in ("host", "pid") if key in info)
     stale = is_stale(lease, reading)
     state = f"stale since {clock_time(lease.stale_at, zone)}" if stale else "still heartbeating"

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from factory_schedule.core.health import Finding, HealthReport
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensure_columns, sync_rows
@@ -22,47 +23,27 @@ from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensur
 COLUMNS = (("severity", "severity"), ("check", "check"), ("subject", "subject"), ("detail", "finding"))
 
 
-def _field(finding: Any, *names: str, default: str = "") -> str:
-    for name in names:
-        value = finding.get(name) if isinstance(finding, dict) else getattr(finding, name, None)
-        if value is not None:
-            return str(value)
-    return default
+SUBJECT_KEYS = ("occurrence", "scope", "lane", "account", "week")  # the evidence that names what a finding is about
 
 
-def _field_raw(finding: Any, name: str) -> Any:
-    return finding.get(name) if isinstance(finding, dict) else getattr(finding, name, None)
+def findings_of(report: HealthReport | None) -> tuple[Finding, ...]:
+    return () if report is None else report.findings
 
 
-def findings_of(report: Any) -> list[Any]:
-    if report is None:
-        return []
-    found = report.get("findings") if isinstance(report, dict) else getattr(report, "findings", None)
-    return list(found or [])
-
-
-def finding_rows(report: Any) -> dict[str, tuple[Any, ...]]:
-    rows: dict[str, tuple[Any, ...]] = {}
+def finding_rows(report: HealthReport | None) -> dict[str, tuple[str, ...]]:
+    rows: dict[str, tuple[str, ...]] = {}
     for index, finding in enumerate(findings_of(report)):
-        check = _field(finding, "kind", "check", "code")
-        evidence = _field_raw(finding, "evidence") or {}
-        subject = _field(finding, "subject") or next(
-            (str(evidence[k]) for k in ("occurrence", "scope", "lane", "account", "week") if evidence.get(k)), ""
-        )
-        key = f"{index}:{check}:{subject}"
-        rows[key] = (
-            _field(finding, "severity", "level", default="finding"),
-            check,
-            subject,
-            _field(finding, "message", "detail", "summary"),
-        )
+        evidence = finding.evidence
+        subject = next((str(evidence[k]) for k in SUBJECT_KEYS if evidence.get(k)), "")
+        key = f"{index}:{finding.kind}:{subject}"
+        rows[key] = (finding.severity, finding.kind, subject, finding.message)
     return rows
 
 
-def finding_detail(finding: Any) -> Text:
+def finding_detail(finding: Finding) -> Text:
     text = Text()
-    text.append(printable(_field(finding, "message", "detail", "summary")), style="bold")
-    evidence = _field_raw(finding, "evidence") or {}
+    text.append(printable(finding.message), style="bold")
+    evidence = finding.evidence
     for key in sorted(evidence):
         value = evidence[key]
         if isinstance(value, dict):
@@ -71,13 +52,13 @@ def finding_detail(finding: Any) -> Text:
     return text
 
 
-def dead_runner_evidence(report: Any, occurrence_id: str) -> str | None:
+def dead_runner_evidence(report: HealthReport | None, occurrence_id: str) -> str | None:
     """The evidence text the health check wrote for a reconcile of this occurrence's dead runner."""
     for finding in findings_of(report):
-        evidence = _field_raw(finding, "evidence") or {}
-        confirmation = evidence.get("confirmation") if isinstance(evidence, dict) else None
-        if evidence.get("occurrence") == occurrence_id and isinstance(confirmation, dict):
-            return confirmation.get("evidence")
+        confirmation = finding.evidence.get("confirmation")
+        if finding.evidence.get("occurrence") == occurrence_id and isinstance(confirmation, dict):
+            evidence = confirmation.get("evidence")
+            return None if evidence is None else str(evidence)
     return None
 
 
@@ -86,7 +67,7 @@ class HealthView(Vertical):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.report: Any = None
+        self.report: HealthReport | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="health-caption", classes="view-caption")
@@ -134,7 +115,7 @@ class HealthView(Vertical):
             else:
                 caption.update("The health check is not available in this build (factory-schedule health).")
             return
-        could_not = list(getattr(reading.health, "could_not_check", ()) or ())
+        could_not = list(reading.health.could_not_check)
         if could_not:
             caption.update(Text("Could not check: " + printable("; ".join(could_not)), style="bold"))
             return

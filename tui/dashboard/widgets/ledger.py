@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from factory_schedule.core.model import Call, Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
-from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import clock_time, tokens
 
 COLUMNS = (
@@ -36,7 +35,7 @@ def bar(debited: int, ceiling: int, width: int = BAR_WIDTH) -> Text:
     return text
 
 
-def flights(reading: Reading) -> list[tuple[Any, Any]]:
+def flights(reading: Reading) -> list[tuple[Occurrence, Call]]:
     if reading.view is None:
         return []
     return [
@@ -46,9 +45,10 @@ def flights(reading: Reading) -> list[tuple[Any, Any]]:
     ]
 
 
-def week_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+def week_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
+    assert reading.view is not None  # shown once a commission is recorded
     in_flight = flights(reading)
-    rows: dict[str, tuple[Any, ...]] = {}
+    rows: dict[str, tuple[Cell, ...]] = {}
     for week in reading.view.ledger:
         week_flights = [call for _, call in in_flight if call.week == week.week]
         flight_text = "—" if not week_flights else f"{len(week_flights)} ({tokens(sum(c.debit for c in week_flights))})"
@@ -89,7 +89,7 @@ class LedgerView(Vertical):
         ensure_columns(self.query_one(DataTable), COLUMNS)
 
     def show(self, reading: Reading) -> None:
-        if reading.view is None:
+        if reading.view is None or reading.commission is None:
             return
         ceiling = reading.commission.get("weeklyTokens")
         self.query_one("#ledger-caption", Static).update(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,10 +13,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from factory_schedule.core import ScheduleError
+from factory_schedule.core.model import Occurrence
+from factory_schedule.core.results import OccurrenceStatusView
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import plain, printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
-from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import Cell, current_row_key, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import clock_time, state_words, tokens, when
 
 COLUMNS = (
@@ -28,10 +30,10 @@ COLUMNS = (
 )
 
 
-def all_occurrences(reading: Reading) -> list[Any]:
+def all_occurrences(reading: Reading) -> list[Occurrence]:
     if reading.view is None:
         return []
-    found: list[Any] = []
+    found: list[Occurrence] = []
     for state in reading.view.lanes:
         if state.open is not None:
             found.append(state.open)
@@ -39,8 +41,8 @@ def all_occurrences(reading: Reading) -> list[Any]:
     return found
 
 
-def occurrence_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
-    rows: dict[str, tuple[Any, ...]] = {}
+def occurrence_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
+    rows: dict[str, tuple[Cell, ...]] = {}
     ordered = sorted(all_occurrences(reading), key=lambda o: (o.state == "settled", o.lane, o.date))
     for occurrence in ordered:
         state = state_words(occurrence)
@@ -69,11 +71,11 @@ def _add_row(table: Table, *cells: object) -> None:
     table.add_row(*(plain(cell) for cell in cells))
 
 
-def occurrence_detail(reading: Reading, occurrence: Any) -> Group:
+def occurrence_detail(reading: Reading, occurrence: Occurrence) -> Group:
     """Everything the record holds about one occurrence, in local time."""
     zone = reading.zone or "UTC"
     now = reading.now
-    parts: list[Any] = []
+    parts: list[RenderableType] = []
     title = Text()
     title.append(printable(occurrence.id), style="bold")
     title.append(printable(f"  {state_words(occurrence)}  slot {when(occurrence.slot, now, zone)}"))
@@ -105,7 +107,7 @@ def occurrence_detail(reading: Reading, occurrence: Any) -> Group:
     elif whole.calls:
         calls = _grid("#", "task", "work", "account", "bound", "debit", "outcome")
         for call in whole.calls:
-            outcome = "in flight" if call.in_flight else (call.outcome or "")
+            outcome: str = "in flight" if call.in_flight else (call.outcome or "")
             if call.unknown:
                 outcome += " (unknown effect)"
             if call.unsent:
@@ -136,14 +138,14 @@ def occurrence_detail(reading: Reading, occurrence: Any) -> Group:
             )
     parts.append(Text("\nSettlement", style="bold underline"))
     if occurrence.settlement is not None:
-        s = occurrence.settlement
-        parts.append(plain(f"{s.status}: {s.reason} (by {s.by}, {when(s.at, now, zone)})"))
+        settled = occurrence.settlement
+        parts.append(plain(f"{settled.status}: {settled.reason} (by {settled.by}, {when(settled.at, now, zone)})"))
     else:
         parts.append(Text("not settled", style="dim"))
     return Group(*parts)
 
 
-def status_words(view: Any) -> Text:
+def status_words(view: OccurrenceStatusView) -> Text:
     text = Text()
     text.append(printable(view.id), style="bold")
     text.append(printable(f"  state {view.state}"))
@@ -182,7 +184,7 @@ class OccurrencesView(Vertical):
         sync_rows(self.query_one(DataTable), occurrence_rows(reading))
         self._show_detail()
 
-    def selected(self) -> Any | None:
+    def selected(self) -> Occurrence | None:
         if self.reading is None:
             return None
         key = current_row_key(self.query_one(DataTable))

@@ -14,9 +14,11 @@ from typing import Any, ClassVar
 import pendulum
 from pendulum import Date, DateTime
 from rich.text import Text
+from textual.geometry import Size
 from textual.widget import Widget
 
 from factory_schedule.core.commission import lane_occurrence_on
+from factory_schedule.core.model import Occurrence, Segment
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.words import instant
@@ -48,7 +50,7 @@ def night_of(now: DateTime, zone: str) -> Date:
     return day if local.hour < NIGHT_TURNS_AT_HOUR else day.add(days=1)
 
 
-def _segment_kind(occurrence: Any, segment: Any) -> str:
+def _segment_kind(occurrence: Occurrence, segment: Segment) -> str:
     if segment.ended is None:
         return "running"
     return {"deferred": "deferred", "reconciled": "interrupted"}.get(segment.ended.how, "done")
@@ -61,6 +63,7 @@ def night_rows(reading: Reading) -> tuple[Date, list[Row]]:
     night = night_of(reading.now, zone)
     rows: list[Row] = []
     for lane in reading.lanes:
+        assert commission is not None  # the lanes are the commission's
         occurrence_tonight = lane_occurrence_on(commission, lane.lane, night)
         bars: list[Bar] = []
         deadlines: list[DateTime] = []
@@ -132,7 +135,7 @@ class Timeline(Widget):
         self.reading = reading
         self.refresh(layout=True)
 
-    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.reading is None or self.reading.commission is None:
             return 1
         return len(self.reading.lanes) + 3

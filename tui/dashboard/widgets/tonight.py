@@ -9,10 +9,12 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from factory_schedule.core.model import Occurrence
+from factory_schedule.core.results import LanePlan
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words
-from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import Cell, current_row_key, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.widgets.timeline import Timeline
 from factory_schedule.tui.dashboard.words import clock_time, plan_words, state_words
 
@@ -33,7 +35,7 @@ def _short_key(key: str) -> str:
     return key.split("-", 1)[1] if key[:4].isdigit() and "-" in key else key
 
 
-def _not_yet(plan: Any | None, reading: Reading) -> str:
+def _not_yet(plan: LanePlan | None, reading: Reading) -> str:
     """The state of an occurrence the lane has not admitted yet: `due` once its slot has come, else `scheduled`."""
     if plan is None or plan.occurrence_id is None:
         return "—"
@@ -42,7 +44,7 @@ def _not_yet(plan: Any | None, reading: Reading) -> str:
     return "scheduled"
 
 
-def _state_with_lease(reading: Reading, occurrence: Any | None, zone: str) -> str:
+def _state_with_lease(reading: Reading, occurrence: Occurrence | None, zone: str) -> str:
     """The state, and for a running occurrence whether its runner's lease is fresh."""
     if occurrence is None:
         return "—"
@@ -57,9 +59,9 @@ def _state_with_lease(reading: Reading, occurrence: Any | None, zone: str) -> st
     return words
 
 
-def lane_rows(reading: Reading) -> dict[str, tuple[Any, ...]]:
+def lane_rows(reading: Reading) -> dict[str, tuple[Cell, ...]]:
     zone = reading.zone or "UTC"
-    rows: dict[str, tuple[Any, ...]] = {}
+    rows: dict[str, tuple[Cell, ...]] = {}
     for lane in reading.lanes:
         state = reading.lane_state(lane.lane)
         occurrence = None if state is None else state.open
@@ -106,6 +108,7 @@ def lane_line(reading: Reading, lane_id: str) -> Text:
 
 
 def calls_in_flight(reading: Reading) -> Text:
+    assert reading.view is not None  # shown once a commission is recorded
     zone = reading.zone or "UTC"
     text = Text()
     flights = [

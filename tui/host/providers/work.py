@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pendulum
 
@@ -25,6 +25,13 @@ from factory_schedule.core import ScheduleError
 from factory_schedule.store import JournalError
 from factory_schedule.tui.host.providers.calls import Made, make_call
 from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
+
+if TYPE_CHECKING:
+    from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.core.model import Occurrence
+    from factory_schedule.core.results import CallAdmission, CallEnd, CallRefusal
+
+Answer = TypeVar("Answer")
 
 TRANSIENT_CODES = ("CONTENDED", "CONFLICT")
 EXIT_DONE = 0
@@ -48,7 +55,7 @@ class Retry:
     longest_wait: float = 10.0
     sleep: Callable[[float], None] = time.sleep
 
-    def run(self, action: Callable[[], Any], attempts: int | None = None) -> Any:
+    def run(self, action: Callable[[], Answer], attempts: int | None = None) -> Answer:
         wait = self.first_wait
         tries = attempts or self.attempts
         for attempt in range(1, tries + 1):
@@ -78,7 +85,7 @@ MakeCall = Callable[..., Made]
 
 
 class SegmentWork:
-    def __init__(self, schedule: Any, binding: LaneBinding | None, segment: Segment, emit: Emit,
+    def __init__(self, schedule: LifecycleSchedule, binding: LaneBinding | None, segment: Segment, emit: Emit,
                  make: MakeCall = make_call, retry: Retry | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.schedule = schedule
@@ -92,12 +99,12 @@ class SegmentWork:
 
     # -- the journal, retried ----------------------------------------------------------------
 
-    def _admit(self, task: TaskBinding, unit: Unit) -> Any:
+    def _admit(self, task: TaskBinding, unit: Unit) -> CallAdmission | CallRefusal:
         return self.retry.run(lambda: self.schedule.admit_call(
             occurrence_id=self.segment.occurrence, runner=self.segment.runner, task=task.task, work=unit.work,
             bound=task.bound, sign_in=self.segment.sign_in))
 
-    def _end(self, call: int, report: dict[str, Any]) -> Any:
+    def _end(self, call: int, report: dict[str, Any]) -> CallEnd:
         try:
             return self.retry.run(lambda: self.schedule.end_call(
                 occurrence_id=self.segment.occurrence, runner=self.segment.runner, call=call, report=report),
@@ -116,9 +123,9 @@ class SegmentWork:
         self.segment.ended = {"run": "deferred", "reason": reason}
         return True
 
-    def _occurrence(self) -> Any:
+    def _occurrence(self) -> Occurrence | None:
         view = self.retry.run(self.schedule.read)
-        for occurrence in getattr(view, "occurrences", None) or []:
+        for occurrence in view.occurrences if view is not None else []:
             if occurrence.id == self.segment.occurrence:
                 return occurrence
         return None
