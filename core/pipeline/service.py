@@ -235,8 +235,11 @@ class PipelineLanes:
                 version, state = self._load()
                 try:
                     planned = plan(state, self._now())
-                    if isinstance(planned, rules.Idle):
-                        return planned
+                except JournalCorruptError as error:  # a receipt the plan looked up is not what was sealed
+                    raise PipelineError("CORRUPT", str(error)) from None
+                if isinstance(planned, rules.Idle):
+                    return planned
+                try:
                     outcome = self.journal.execute(PIPELINE_AGGREGATE, planned.command_id, planned.payload,
                                                    version, self._decision(plan, planned, version, state))
                 except (VersionConflictError, _Replan):

@@ -46,7 +46,8 @@ class PipelineMachine(RuleBasedStateMachine):
         super().__init__()
         self.folder = Path(tempfile.mkdtemp(prefix="pipeline-machine-"))
         self.clock = ManualClock(START)
-        self.lanes = PipelineLanes(open_journal(f"sqlite:///{self.folder / 'journal.db'}"), self.clock)
+        self.journal = open_journal(f"sqlite:///{self.folder / 'journal.db'}")
+        self.lanes = PipelineLanes(self.journal, self.clock)
         self.lanes.record_settings(commission(threshold=2, maxRevisions=1, maxRetries=1, maxSlices=2,
                                               cooldownHours=1))
         self.week = 49
@@ -58,7 +59,7 @@ class PipelineMachine(RuleBasedStateMachine):
         self.claims: dict[str, tuple[str, int]] = {}  # runner -> (lane, task) claimed and not reported
 
     def teardown(self) -> None:
-        self.lanes.journal.close()
+        self.journal.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def token(self, prefix: str) -> str:

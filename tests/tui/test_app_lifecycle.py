@@ -22,7 +22,7 @@ from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 from factory_schedule.tui.host.demo_lanes import APPROVAL
 from tests.core.pipeline_support import Runs, commission, drive_maturation, drive_promotion, top_n
 
-from .test_app_journeys import _screen_text, form_error, make_app, synchronously
+from .test_app_journeys import _screen_text, form_error, make_app, reading_of, synchronously
 
 
 def shown(app: ScheduleApp, selector: str) -> str:
@@ -47,7 +47,7 @@ async def test_the_lifecycle_view_shows_each_staged_lane_and_the_bottleneck(demo
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("p")
         await pilot.pause()
-        sentence = app.reading.bottleneck.sentence
+        sentence = reading_of(app).bottleneck.sentence
         assert shown(app, "#lifecycle-bottleneck") == sentence
         assert sentence.startswith("Bottleneck: gamma/basic's runner r-43 is gone")
         flow = shown(app, "#lifecycle-flow")
@@ -70,8 +70,10 @@ async def test_tonight_heads_with_the_bottleneck_and_counts_healths_findings(dem
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         head = shown(app, "#tonight-bottleneck")
-        count = len(app.reading.health.findings)
-        assert head.startswith(app.reading.bottleneck.sentence)
+        health = reading_of(app).health
+        assert health is not None
+        count = len(health.findings)
+        assert head.startswith(reading_of(app).bottleneck.sentence)
         assert f"Health: {count} findings, 2 of them errors (e shows them)." in head
 
 
@@ -83,7 +85,7 @@ async def test_the_bottleneck_and_each_lanes_line_read_in_full(demo_url: str, si
         await pilot.press("p")
         await pilot.pause()
         screen = " ".join(_screen_text(app).split())
-        assert " ".join(app.reading.bottleneck.sentence.split()) in screen
+        assert " ".join(reading_of(app).bottleneck.sentence.split()) in screen
         assert "pocket-farm (beta) at escalation: escalated to the owner" in screen
 
 
@@ -138,6 +140,7 @@ async def test_the_approval_form_checks_as_you_type_and_a_refusal_shows_its_code
         await type_into(pilot, "#decision", "yes")
         assert form_error(app) == "decision: approve or deny"
         before = pipeline_head(app)
+        assert isinstance(app.screen, ApprovalForm | EscalationForm)
         app.screen.submit()
         await pilot.pause()
         assert pipeline_head(app) == before and isinstance(app.screen, ApprovalForm)
@@ -147,6 +150,7 @@ async def test_the_approval_form_checks_as_you_type_and_a_refusal_shows_its_code
         other.decide_approval(approval=APPROVAL, decided_by="owner-phone", approved=False)
         before = pipeline_head(app)
         await type_into(pilot, "#decision", "approve")
+        assert isinstance(app.screen, ApprovalForm | EscalationForm)
         app.screen.submit()
         await pilot.pause()
         assert form_error(app) == (f"CONFLICT: pipeline/approval/{APPROVAL}/decision was recorded with a "
@@ -187,6 +191,7 @@ async def test_an_escalation_without_a_reason_is_refused_before_anything_is_writ
         await pilot.pause()
         await type_into(pilot, "#decision", "park")
         before = pipeline_head(app)
+        assert isinstance(app.screen, ApprovalForm | EscalationForm)
         app.screen.submit()
         await pilot.pause()
         assert form_error(app) == "reason: needed"

@@ -325,7 +325,7 @@ class ScheduleApp(App[None]):
     def action_decide_approval(self) -> None:
         from factory_schedule.tui.dashboard.screens.approval import ApprovalForm, pending_approvals
 
-        if not pending_approvals(self.reading):
+        if self.reading is None or not pending_approvals(self.reading):
             self.notify("No security-approve request waits for the owner.", severity="warning")
             return
         self.push_screen(ApprovalForm(self.lanes, self.reading), self._after_form)
@@ -333,7 +333,7 @@ class ScheduleApp(App[None]):
     def action_decide_escalation(self) -> None:
         from factory_schedule.tui.dashboard.screens.escalation import EscalationForm, open_escalations
 
-        if not open_escalations(self.reading):
+        if self.reading is None or not open_escalations(self.reading):
             self.notify("No escalation waits for the owner.", severity="warning")
             return
         self.push_screen(EscalationForm(self.lanes, self.reading), self._after_form)

@@ -229,14 +229,14 @@ def repair(
                              firings if record_firings else None)
 
 
-def record_missing_firings(journal: Journal, schedule: Any, now: datetime, host: str,
+def record_missing_firings(journal: Journal, schedule: LifecycleSchedule, now: datetime, host: str,
                            grace_minutes: float = DEFAULT_GRACE_MINUTES) -> list[Repair]:
     """Only the compact records of scheduled firings that left none (what the tick does after its starts)."""
     records = _missing_firings(schedule, now, timedelta(minutes=grace_minutes))
     return reconciler.record_missing_firings(journal, records, f"health-reconciler@{host}", now)
 
 
-def _missing_firings(schedule: Any, now: datetime, grace: timedelta) -> list[FiringRecord]:
+def _missing_firings(schedule: LifecycleSchedule, now: datetime, grace: timedelta) -> list[FiringRecord]:
     view = schedule.read()
     if view is None:
         return []
