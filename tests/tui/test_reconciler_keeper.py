@@ -96,3 +96,69 @@ def test_a_non_zero_exit_after_the_segment_ended_is_a_host_warning_not_a_failure
     assert run_verdict(None, True, "left-to-go-stale") == "failed"  # could not be started: nothing recorded
     assert run_verdict(0, True, "left-to-go-stale") == "unclear"
     assert run_verdict(1, False, "lost") == "unclear"
+
+
+def _runner_pid(path: Path) -> int:
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        text = path.read_text().strip() if path.exists() else ""
+        if text.isdigit():
+            return int(text)
+        time.sleep(0.05)
+    raise AssertionError("the runner never wrote its pid")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _kill_session_of(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(os.getpgid(pid), signal.SIGKILL)
+
+
+def test_a_runner_whose_keeper_died_at_once_is_never_reconciled_while_it_works(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    """The keeper is killed as soon as its runner starts: the lease must already name the runner (the
+    runner waits behind a gate until it does), so `health --repair` sees a live holder and reconciles nothing."""
+    import time
+
+    marker = tmp_path / "runner.pid"
+    _detached_tick(sqlite_url, tmp_path, "/bin/sh", "-c",
+                                 f'echo $$ > {marker}; kill -9 $PPID; exec sleep 300', observe="0")
+    runner = _runner_pid(marker)
+    try:
+        time.sleep(3)  # 2 x TTL without a heartbeat: the lease is stale
+        _code, report, err = cli(sqlite_url, "health", "--repair", "--json")
+        assert report["repairs"] == [], err
+        assert _alive(runner)
+        assert "stale-lease-live-process" in [finding["kind"] for finding in report["findings"]]
+    finally:
+        _kill_session_of(runner)
+
+
+def test_a_runner_whose_own_process_exited_leaving_work_in_its_session_counts_as_alive(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    """The runner's session is its holder: a process it left behind (still working) keeps it alive, so the
+    lease's pid being gone is no evidence that its work stopped."""
+    import time
+
+    marker = tmp_path / "worker.pid"
+    _detached_tick(sqlite_url, tmp_path, "/bin/sh", "-c",
+                                 f'sleep 300 & echo $! > {marker}; kill -9 $PPID; exit 0', observe="0")
+    worker = _runner_pid(marker)
+    try:
+        time.sleep(3)
+        _code, report, err = cli(sqlite_url, "health", "--repair", "--json")
+        assert report["repairs"] == [], err
+        assert _alive(worker)
+    finally:
+        _kill_session_of(worker)

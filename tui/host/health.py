@@ -42,10 +42,11 @@ from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
 from factory_schedule.tui.host.segments import (
+    holder_alive,
     parse_segment_scope,
     process_alive,
     process_start_time,
-    same_process_alive,
+    session_alive,
 )
 
 __all__ = [
@@ -59,12 +60,12 @@ def lease_fact(
     host: str,
     alive: Callable[[object], bool] = process_alive,
     started: Callable[[object], str | None] = process_start_time,
+    session: Callable[[object], bool] = session_alive,
 ) -> LeaseFact:
     """A stored lease with what this host can see of its holder (only a process on this host can be probed;
     a live pid whose start time is not the recorded one is a recycled pid, so the holder is gone)."""
     here = lease.info.get("host") == host
-    living, recycled = same_process_alive(lease.info.get("pid"), lease.info.get("pid_started"), alive, started) \
-        if here else (False, False)
+    living, recycled = holder_alive(lease.info, alive, started, session) if here else (False, False)
     return LeaseFact(
         scope=lease.scope,
         owner=lease.owner,

@@ -11,8 +11,10 @@ with what a `reconcile` confirmation needs. Nothing here ever ends a segment.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -105,6 +107,52 @@ def process_start_time(pid: object) -> str | None:
         return None
     started = " ".join(completed.stdout.split())
     return f"ps-lstart:{started}" if completed.returncode == 0 and started else None
+
+
+def session_alive(session: object) -> bool:
+    """Whether any process of this session (a runner's session ID: its first process's pid) still lives here.
+
+    A runner may leave work behind in processes it started and then exit itself; they keep its session, so
+    the session, not the first pid, tells whether anything of the runner still runs. Linux reads field 6 of
+    every /proc/<pid>/stat (zombies do no work, so they do not count); elsewhere (macOS) `pgrep -s`. When
+    it cannot be told, the session counts as alive: only proof of absence may end a runner's segment."""
+    if not isinstance(session, int) or isinstance(session, bool) or session <= 0:
+        return False
+    if os.path.isdir("/proc/self"):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue  # it exited while we looked
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if len(fields) > 3 and fields[0] != "Z" and fields[3] == str(session):
+                return True
+        return False
+    try:
+        completed = subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return completed.returncode != 1  # 1: no process matched; 0: some did; anything else: cannot tell
+
+
+def holder_alive(
+    info: Mapping[str, Any],
+    alive: Callable[[object], bool] = process_alive,
+    started: Callable[[object], str | None] = process_start_time,
+    session: Callable[[object], bool] = session_alive,
+) -> tuple[bool, bool]:
+    """(alive, recycled) for a lease's holder on this host: its recorded process (told apart from a recycled
+    pid by its start time), or else any process left in its recorded session. A recycled pid proves the
+    session gone too (a session's ID stays reserved while any of its processes lives)."""
+    living, recycled = same_process_alive(info.get("pid"), info.get("pid_started"), alive, started)
+    if living or recycled:
+        return living, recycled
+    if session(info.get("session")):
+        return True, False
+    return False, False
 
 
 def same_process_alive(
@@ -255,6 +303,34 @@ def runner_environment(base: Mapping[str, str], journal_url: str, job: SegmentJo
     return env
 
 
+# The runner's gate: a shell that waits for one line "go" on its stdin (the keeper writes it once the lease
+# names the runner), then runs COMMAND in its place with /dev/null as stdin. A keeper that dies first closes
+# the pipe, so the shell reads end-of-file and exits without running anything.
+RUNNER_GATE = ("/bin/sh", "-c", 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null',
+               "factory-schedule-runner")
+
+
+def _open_gate(process: subprocess.Popen[bytes]) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(b"go\n")
+        process.stdin.close()
+    except OSError:
+        pass  # it died at its gate; `wait` reports how
+
+
+def _stop_before_start(process: subprocess.Popen[bytes]) -> None:
+    """Kill a runner still waiting at its gate (it has run nothing) and reap it."""
+    try:
+        os.killpg(process.pid, 9)
+    except OSError:
+        process.kill()
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    process.wait()
+
+
 def run_segment(
     journal: Journal,
     journal_url: str,
@@ -286,22 +362,38 @@ def run_segment(
         return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="held-by-another",
                           detail=str(error))
     env = runner_environment(os.environ, journal_url, job, ttl)
-    try:
-        process = subprocess.Popen(list(command), env=env, stdout=sys.stderr, stdin=subprocess.DEVNULL)
-    except OSError as error:
+    if shutil.which(command[0]) is None:
         # Nothing ran, so nothing was sent: the segment is still running with no runner. Leave the
         # lease to go stale so health shows it; a supervisor's reconcile then frees the lane.
         return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
+                          detail=f"cannot run {command[0]!r}: no such program, or not executable")
+    try:
+        process = subprocess.Popen([*RUNNER_GATE, *command], env=env, stdout=sys.stderr, stdin=subprocess.PIPE,
+                                   start_new_session=True)
+    except OSError as error:
+        return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
                           detail=f"cannot run {command[0]!r}: {error.strerror}")
+    # The runner waits at its gate until the lease names it (pid, start time, session): a keeper that dies
+    # before that write leaves a lease naming a dead keeper and a runner that never started, never the
+    # reverse (a dead pid in the lease while the runner works, which a reconcile would wrongly end).
     info["pid"] = process.pid
+    info["session"] = process.pid  # start_new_session: the runner leads a session of its own
     info["pid_started"] = process_start_time(process.pid)
     beat = Heartbeat(journal, scope, job.runner, ttl / 3, now)
     try:
         leases.heartbeat(journal, scope, job.runner, now(), info)
-    except leases.LeaseOwnerError as error:
-        beat.lost = str(error)
-    else:
-        beat.start()
+    except BaseException as error:
+        _stop_before_start(process)
+        if isinstance(error, leases.LeaseOwnerError):
+            return SegmentRun(**base, pid=process.pid, exit=None, segment_running=True, lease="lost",
+                              detail=f"{error}; the runner was stopped before it started")
+        if not isinstance(error, Exception):
+            raise
+        return SegmentRun(**base, pid=process.pid, exit=None, segment_running=True, lease="left-to-go-stale",
+                          detail=f"could not record the runner in its lease ({type(error).__name__}: {error}); "
+                          "the runner was stopped before it started")
+    _open_gate(process)
+    beat.start()
     code = process.wait()
     if beat.is_alive():
         beat.stop()
