@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import plistlib
 from datetime import timedelta
@@ -288,3 +289,35 @@ def test_lease_freshness_says_alive_until_twice_the_ttl_then_stale_since(world: 
     stale = health.lease_freshness(journal, clock.now(), HOST, alive=lambda _pid: False)[OCCURRENCE]
     assert stale.words == "stale since 2026-12-07T02:02:00+00:00" and stale.process_alive is False
     assert health.lease_freshness(journal, clock.now(), "another-host")[OCCURRENCE].process_alive is None
+
+
+def test_a_lease_is_never_removed_without_its_removal_record(
+    world: tuple[Any, Any, ManualClock], monkeypatch: Any
+) -> None:
+    """The record is written before the DELETE: a record that fails (a full disk) leaves the lease in place,
+    so no removal is ever lost from the journal."""
+    from factory_schedule.store import JournalFullError
+
+    journal, schedule, clock = world
+    _admitted(world)
+    _lease(world)
+    schedule.settle(occurrence_id=OCCURRENCE, settled_by="r-dead", status="unavailable", reason="nothing done")
+    clock.advance(minutes=3)
+    real_execute = type(journal).execute
+
+    def full_for_health(self: Any, aggregate: str, *args: Any, **kwargs: Any) -> Any:
+        if aggregate == reconciler.HEALTH_AGGREGATE:
+            raise JournalFullError("database or disk is full")
+        return real_execute(self, aggregate, *args, **kwargs)
+
+    monkeypatch.setattr(type(journal), "execute", full_for_health)
+    with contextlib.suppress(JournalFullError):
+        health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False)
+    monkeypatch.setattr(type(journal), "execute", real_execute)
+    [lease] = leases.list_leases(journal)
+    assert lease.scope == segment_scope(OCCURRENCE, 1) and reconciler.removal_records(journal) == []
+
+    [repair] = health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False)
+    assert repair.kind == "removed-stale-lease" and leases.list_leases(journal) == []
+    [record] = reconciler.removal_records(journal)
+    assert record["scope"] == lease.scope

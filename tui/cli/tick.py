@@ -82,19 +82,20 @@ def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock)
         if holder.info.get("host") != host or alive:
             raise
         by = f"tick@{host}"
+        # Each removal is recorded before its DELETE (a removal is never missing from the journal).
         if leases.stale(holder, clock.now()):
-            removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now())
+            record = record_lease_removal(journal, holder, "its tick is gone and it is stale", by, clock.now())
+            removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now(), expected=holder)
             if removed is not None:
-                record = record_lease_removal(journal, removed, "its tick is gone and it is stale", by, clock.now())
                 emit({"repaired": "stale-worker-lease", "lease": removed, "recorded": record})
         elif heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
+            record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
+                                          by, clock.now())
             try:  # owner-conditioned: a tick that took the scope meanwhile keeps it
                 leases.release(journal, leases.WORKER_SCOPE, holder.owner)
             except leases.LeaseOwnerError:
                 pass
             else:
-                record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
-                                              by, clock.now())
                 emit({"repaired": "future-worker-lease", "lease": holder, "recorded": record})
         else:
             raise
