@@ -321,3 +321,22 @@ def test_a_lease_is_never_removed_without_its_removal_record(
     assert repair.kind == "removed-stale-lease" and leases.list_leases(journal) == []
     [record] = reconciler.removal_records(journal)
     assert record["scope"] == lease.scope
+
+
+def test_a_lease_of_this_host_without_a_usable_pid_is_one_health_cannot_see_never_repaired(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    """No pid (or not a number) is no evidence that the holder is gone: it is the owner's finding."""
+    journal, schedule, clock = world
+    _admitted(world)
+    for pid in (None, "424242", True):
+        info = {"host": HOST, "runner": "r-dead", "occurrence": OCCURRENCE, "segment": 1}
+        if pid is not None:
+            info["pid"] = pid
+        leases.acquire(journal, segment_scope(OCCURRENCE, 1), "r-dead", 60, clock.now(), info)
+        [lease] = leases.list_leases(journal)
+        assert health.lease_fact(lease, HOST, alive=lambda _pid: False).process_alive is None
+        clock.advance(minutes=3)
+        assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []
+        assert "dead-runner" not in _kinds(_check(world))
+        leases.release(journal, lease.scope, "r-dead")

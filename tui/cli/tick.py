@@ -79,7 +79,7 @@ def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock)
     except leases.LeaseHeldError as held:
         holder = held.holder
         alive, _recycled = process_runner.same_process_alive(holder.info.get("pid"), holder.info.get("pid_started"))
-        if holder.info.get("host") != host or alive:
+        if holder.info.get("host") != host or not process_runner.usable_pid(holder.info.get("pid")) or alive:
             raise
         by = f"tick@{host}"
         # Each removal is recorded before its DELETE (a removal is never missing from the journal).

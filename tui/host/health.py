@@ -47,6 +47,7 @@ from factory_schedule.tui.host.segments import (
     process_alive,
     process_start_time,
     session_alive,
+    usable_pid,
 )
 
 __all__ = [
@@ -64,7 +65,8 @@ def lease_fact(
 ) -> LeaseFact:
     """A stored lease with what this host can see of its holder (only a process on this host can be probed;
     a live pid whose start time is not the recorded one is a recycled pid, so the holder is gone)."""
-    here = lease.info.get("host") == host
+    # Only a process on this host with a recorded pid can be probed: without one, nothing proves it gone.
+    here = lease.info.get("host") == host and usable_pid(lease.info.get("pid"))
     living, recycled = holder_alive(lease.info, alive, started, session) if here else (False, False)
     return LeaseFact(
         scope=lease.scope,

@@ -65,6 +65,11 @@ def this_host() -> str:
     return socket.gethostname()
 
 
+def usable_pid(pid: object) -> bool:
+    """Whether a lease's recorded pid is one a probe can test (a positive int; a bool is no pid)."""
+    return isinstance(pid, int) and not isinstance(pid, bool) and pid > 0
+
+
 def process_alive(pid: object) -> bool:
     """Whether a process with this ID exists on this host (signal 0 tests without sending)."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
