@@ -21,7 +21,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from factory_schedule.store import Journal, leases
@@ -90,7 +90,8 @@ def process_start_time(pid: object) -> str | None:
 
     Recorded beside a pid in a lease so a later probe can tell the same process from one that was given its
     recycled pid. On Linux it is field 22 of /proc/<pid>/stat (clock ticks since boot); elsewhere (macOS)
-    `ps -o lstart=`. Only equality matters, so the two forms never need to be compared with each other.
+    `ps -o lstart=` read in UTC (`ps_start_time`). A pid counts as recycled only when its process provably
+    started after the recorded one (`started_after`); the two forms are never compared with each other.
     """
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return None
@@ -105,13 +106,47 @@ def process_start_time(pid: object) -> str | None:
     else:
         fields = stat[stat.rfind(")") + 2 :].split()  # the command name may hold spaces and parentheses
         return f"linux-ticks:{fields[19]}" if len(fields) > 19 else None
+    return ps_start_time(pid)
+
+
+PS_LSTART = "ps-lstart-utc:"
+PS_LSTART_FORMAT = "%a %b %d %H:%M:%S %Y"
+
+
+def ps_start_time(pid: object) -> str | None:
+    """`ps -o lstart=` for this pid (macOS's probe), read in UTC: lstart prints local time, and the keeper
+    that records it (under launchd) and the shell that checks it may run in different zones."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
     try:
         completed = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True,
-                                   timeout=5, env={**os.environ, "LC_ALL": "C"})
+                                   timeout=5, env={**os.environ, "LC_ALL": "C", "TZ": "UTC0"})
     except (OSError, subprocess.SubprocessError):
         return None
     started = " ".join(completed.stdout.split())
-    return f"ps-lstart:{started}" if completed.returncode == 0 and started else None
+    return f"{PS_LSTART}{started}" if completed.returncode == 0 and started else None
+
+
+def _start_order(start: str) -> tuple[str, float] | None:
+    """A start time as (form, comparable value); None when it does not parse (an older local-time
+    `ps-lstart:` record among them: its zone is unknown)."""
+    form, _, value = start.partition(":")
+    if form == "linux-ticks" and value.isdigit():
+        return form, float(value)
+    if start.startswith(PS_LSTART):
+        try:
+            moment = datetime.strptime(" ".join(start[len(PS_LSTART):].split()), PS_LSTART_FORMAT)
+        except ValueError:
+            return None
+        return "ps-lstart-utc", moment.replace(tzinfo=UTC).timestamp()
+    return None
+
+
+def started_after(current: str, recorded: str) -> bool:
+    """Whether the process now holding a pid provably started after the recorded one (so it is another
+    process given the recycled pid); anything unparseable or of different forms proves nothing."""
+    now, then = _start_order(current), _start_order(recorded)
+    return now is not None and then is not None and now[0] == then[0] and now[1] > then[1]
 
 
 def session_alive(session: object) -> bool:
@@ -168,13 +203,14 @@ def same_process_alive(
 ) -> tuple[bool, bool]:
     """(alive, recycled) for a pid recorded with its start time: a live pid whose start time differs from
     the recorded one is another process that was given the same number, so the recorded one is gone.
-    Without a recorded start time (an older lease) or a readable current one, a live pid counts as alive."""
+    Only a current start strictly after the recorded one counts; without a recorded start time (an older
+    lease), a readable current one, or one that parses, a live pid counts as alive."""
     if not alive(pid):
         return False, False
     if not isinstance(recorded_start, str) or not recorded_start:
         return True, False
     now_started = started(pid)
-    if now_started is None or now_started == recorded_start:
+    if now_started is None or not started_after(now_started, recorded_start):
         return True, False
     return False, True
 
