@@ -340,3 +340,27 @@ def test_a_lease_of_this_host_without_a_usable_pid_is_one_health_cannot_see_neve
         assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []
         assert "dead-runner" not in _kinds(_check(world))
         leases.release(journal, lease.scope, "r-dead")
+
+
+def test_a_lease_from_a_same_named_machine_with_another_process_table_is_another_hosts(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    """A shared journal: a container or machine with this hostname but its own processes recorded the lease.
+    Its pid means nothing here, so it is never probed nor repaired; a lease recorded here is probed."""
+    from factory_schedule.tui.host.segments import this_machine
+
+    journal, schedule, clock = world
+    _admitted(world)
+    here = this_machine()
+    assert here  # this host can name itself
+    info = {"pid": 424242, "host": HOST, "machine": "another-machine", "runner": "r-dead",
+            "occurrence": OCCURRENCE, "segment": 1}
+    leases.acquire(journal, segment_scope(OCCURRENCE, 1), "r-dead", 60, clock.now(), info)
+    clock.advance(minutes=3)
+    [lease] = leases.list_leases(journal)
+    assert health.lease_fact(lease, HOST, alive=lambda _pid: False).process_alive is None
+    assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []
+    assert "stale-lease-other-host" in _kinds(_check(world))
+    recorded_here = leases.Lease(lease.scope, lease.owner, lease.ttl_seconds, lease.acquired_at,
+                                 lease.heartbeat_at, {**lease.info, "machine": here})
+    assert health.lease_fact(recorded_here, HOST, alive=lambda _pid: False).process_alive is False

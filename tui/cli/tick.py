@@ -73,13 +73,14 @@ def _take_worker_lease(journal: Any, owner: str, ttl: float, clock: SystemClock)
 
     host = process_runner.this_host()
     info = {"pid": os.getpid(), "pid_started": process_runner.process_start_time(os.getpid()), "host": host,
-            "started": clock.now().isoformat()}
+            "machine": process_runner.this_machine(), "started": clock.now().isoformat()}
     try:
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
     except leases.LeaseHeldError as held:
         holder = held.holder
         alive, _recycled = process_runner.same_process_alive(holder.info.get("pid"), holder.info.get("pid_started"))
-        if holder.info.get("host") != host or not process_runner.usable_pid(holder.info.get("pid")) or alive:
+        here = process_runner.on_this_machine(holder.info, host, process_runner.this_machine())
+        if not here or not process_runner.usable_pid(holder.info.get("pid")) or alive:
             raise
         by = f"tick@{host}"
         # Each removal is recorded before its DELETE (a removal is never missing from the journal).

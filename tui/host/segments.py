@@ -12,6 +12,7 @@ with what a `reconcile` confirmation needs. Nothing here ever ends a segment.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import shutil
@@ -63,6 +64,47 @@ def parse_segment_scope(scope: str) -> tuple[str, int] | None:
 
 def this_host() -> str:
     return socket.gethostname()
+
+
+@functools.cache
+def this_machine() -> str | None:
+    """What tells this machine's process table from any other's, beyond a hostname that a container or
+    another machine sharing the journal may also have; None when it cannot be read.
+
+    Linux: /etc/machine-id, this boot's ID and this process's pid namespace (a container shares neither
+    namespace nor, often, machine-id; a reboot restarts every pid). macOS: `sysctl -n kern.uuid
+    kern.boottime`. A lease records it, and its holder's pid is probed only on the machine it names."""
+    if os.path.isdir("/proc/self"):
+        parts: list[str] = []
+        for path in ("/etc/machine-id", "/proc/sys/kernel/random/boot_id"):
+            try:
+                with open(path, encoding="ascii", errors="replace") as handle:
+                    parts.append(handle.read().strip())
+            except OSError:
+                parts.append("")
+        try:
+            parts.append(os.readlink("/proc/self/ns/pid"))
+        except OSError:
+            parts.append("")
+        return "linux:" + "/".join(parts) if any(parts) else None
+    try:
+        completed = subprocess.run(["sysctl", "-n", "kern.uuid", "kern.boottime"], capture_output=True, text=True,
+                                   timeout=5, env={**os.environ, "LC_ALL": "C", "TZ": "UTC0"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    identity = " ".join(completed.stdout.split())
+    return f"sysctl:{identity}" if completed.returncode == 0 and identity else None
+
+
+def on_this_machine(info: Mapping[str, Any], host: str, machine: str | None) -> bool:
+    """Whether a lease was recorded on this machine, so its pid can be probed here: its host must match,
+    and so must its machine identity when it recorded one (a lease from before identities by host alone)."""
+    if info.get("host") != host:
+        return False
+    recorded = info.get("machine")
+    if recorded is None:
+        return True
+    return machine is not None and recorded == machine
 
 
 def usable_pid(pid: object) -> bool:
@@ -388,6 +430,7 @@ def run_segment(
         "tick_pid": os.getpid(),
         "tick_pid_started": process_start_time(os.getpid()),
         "host": this_host(),
+        "machine": this_machine(),
         "runner": job.runner,
         "occurrence": job.occurrence_id,
         "segment": job.segment,
