@@ -364,3 +364,29 @@ def test_a_lease_from_a_same_named_machine_with_another_process_table_is_another
     recorded_here = leases.Lease(lease.scope, lease.owner, lease.ttl_seconds, lease.acquired_at,
                                  lease.heartbeat_at, {**lease.info, "machine": here})
     assert health.lease_fact(recorded_here, HOST, alive=lambda _pid: False).process_alive is False
+
+
+def test_a_reconcile_another_repairer_made_first_is_reported_as_already_reconciled(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    """Two repairers that planned at once: the second's reconcile is the engine's replay, not a second
+    reconcile, and says so."""
+    from factory_schedule.core.health import plan_repairs
+
+    journal, schedule, clock = world
+    _admitted(world)
+    _lease(world)
+    clock.advance(minutes=3)
+    by = f"health-reconciler@{HOST}"
+
+    def planned() -> Any:
+        facts = health.HealthFacts(now=clock.now(), host=HOST, view=schedule.read(), leases=tuple(
+            health.lease_fact(lease, HOST, alive=lambda _pid: False) for lease in leases.list_leases(journal)))
+        return plan_repairs(facts, by)
+
+    first_plan, second_plan = planned(), planned()
+    first = reconciler.carry_out(journal, schedule, first_plan, clock.now(), by)
+    second = reconciler.carry_out(journal, schedule, second_plan, clock.now(), by)
+    assert [repair.kind for repair in first] == ["reconciled-dead-runner", "removed-stale-lease"]
+    assert [repair.kind for repair in second] == ["already-reconciled"]
+    assert "already" in second[0].message

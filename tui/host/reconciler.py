@@ -65,6 +65,14 @@ def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...],
                                       f"did not reconcile {plan.occurrence}: {error.code}: {error.message}",
                                       plan.evidence))
                 continue
+            if getattr(result, "replayed", False):
+                # Another repairer (or an earlier pass) recorded this very reconcile first: the engine
+                # replayed its answer, and nothing more was reconciled by this pass.
+                repairs.append(Repair(
+                    "already-reconciled", plan.scope,
+                    f"{plan.occurrence} (runner {plan.owner}) was already reconciled as {result.command_id}; "
+                    "nothing more was done", {**plan.evidence, "command_id": result.command_id}))
+                continue
             calls = result.occurrence.calls if result.occurrence is not None else []
             lost = [call.k for call in calls if call.outcome == "lost" and call.segment == plan.evidence.get("segment")]
             repairs.append(Repair(
