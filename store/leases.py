@@ -157,8 +157,8 @@ def acquire(
     """
     if not scope or not owner:
         raise ValueError("a lease needs a scope and an owner")
-    if ttl_seconds <= 0:
-        raise ValueError("a lease's TTL must be positive")
+    if not ttl_seconds > 0 or round(ttl_seconds * 1000) == 0:
+        raise ValueError("a lease's TTL must be at least one millisecond")
     now_ms = _ms(now)
     row = {
         "scope": scope,

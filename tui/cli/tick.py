@@ -36,7 +36,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
-from factory_schedule.tui.cli.options import seconds
+from factory_schedule.tui.cli.options import lease_ttl_seconds
 from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNNER_FAILED, BadInput, emit
 from factory_schedule.tui.host.paths import ENV_JOURNAL
 
@@ -289,7 +289,7 @@ def register(subcommands: Any) -> None:
     tick.add_argument("--lane", help="start only this lane (default: every lane of the current commission)")
     tick.add_argument(
         "--ttl",
-        type=seconds,
+        type=lease_ttl_seconds,
         default=DEFAULT_TTL_SECONDS,
         help=f"lease TTL in seconds; heartbeats every TTL/3, stale after 2 x TTL (default {DEFAULT_TTL_SECONDS:g})",
     )
@@ -318,6 +318,6 @@ def register(subcommands: Any) -> None:
     keeper.add_argument("--occurrence", required=True)
     keeper.add_argument("--segment", type=int, required=True)
     keeper.add_argument("--runner", required=True, help="the token the segment was admitted to")
-    keeper.add_argument("--ttl", type=seconds, default=DEFAULT_TTL_SECONDS)
+    keeper.add_argument("--ttl", type=lease_ttl_seconds, default=DEFAULT_TTL_SECONDS)
     keeper.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
     keeper.set_defaults(handler=_keep_segment)
