@@ -162,3 +162,31 @@ def test_a_runner_whose_own_process_exited_leaving_work_in_its_session_counts_as
         assert _alive(worker)
     finally:
         _kill_session_of(worker)
+
+
+def test_a_runner_whose_lease_write_fails_is_stopped_at_its_gate_having_run_nothing(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    """The lease is taken from the keeper between its first write and the one naming the runner: the
+    runner, still waiting at its gate, is killed and never runs a line of its own."""
+    from datetime import UTC, datetime
+
+    from factory_schedule.store import leases
+    from factory_schedule.tui.host.segments import SegmentJob, run_segment, segment_scope
+
+    job = SegmentJob(lane="alpha/basic", occurrence_id="alpha/basic/2026-12-01", segment=1, runner="r-gate")
+    scope = segment_scope(job.occurrence_id, job.segment)
+    calls = 0
+
+    def now() -> datetime:
+        nonlocal calls
+        calls += 1
+        if calls == 3:  # the write that names the runner: another supervisor removed the lease first
+            leases.release(journal, scope, job.runner)
+        return datetime.now(UTC)
+
+    marker = tmp_path / "ran"
+    run = run_segment(journal, sqlite_url, job, ["/bin/sh", "-c", f"touch {marker}"], 60, now, lambda: None)
+    assert (run.lease, run.exit) == ("lost", None) and "stopped before it started" in run.detail
+    assert run.pid is not None and not _alive(run.pid)
+    assert not marker.exists()
