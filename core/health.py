@@ -20,8 +20,10 @@ act on. A dead runner is reconciled only on conclusive evidence (its process is
 provably gone from this host, its lease had no heartbeat for 2 x TTL, and the
 schedule still shows its segment running); a lease is removed only once it is
 stale (or from the future), its process is provably gone, and what it guarded is
-no longer running (or is reconciled in the same pass). Anything on another host,
-or with a live process, stays the owner's finding.
+no longer running (or is reconciled in the same pass). Only the scopes health
+manages are acted on (the tick's `worker` lease and `segment/*`); anything on
+another host, with a live process, or of another scope (a pipeline's worker,
+task and resource locks) stays the owner's finding.
 """
 
 from __future__ import annotations
@@ -260,6 +262,12 @@ def segment_still_running(view: ScheduleView | None, occurrence_id: str, segment
     return False
 
 
+def health_manages(lease: LeaseFact) -> bool:
+    """Whether the reconciler may act on this lease: only the tick's own worker lease and a segment's lease.
+    Every other scope (a pipeline's worker, task or resource lock) guards work health cannot judge."""
+    return lease.worker or lease.segment is not None
+
+
 def lease_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: datetime,
                    host: str) -> list[Finding]:
     findings: list[Finding] = []
@@ -276,6 +284,14 @@ def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, h
     gone_words = "; its process is gone" + (" (its pid was recycled)" if lease.pid_recycled else "")
     guarding = lease.segment is not None and (
         view is None or segment_still_running(view, lease.segment[0], lease.segment[1], lease.owner))
+    if not health_manages(lease):
+        if not (lease.stale(now) or lease.from_future(now)):
+            return []
+        return [Finding(
+            "stale-lease", "warning",
+            f"{lease.scope} held by {lease.owner} has had no heartbeat since {evidence['last_heartbeat']}"
+            + (gone_words if process_gone else "") + ": health does not manage this scope, so the owner "
+            "decides (a pipeline's run: `lanes abandon` after checking its artifacts)", evidence)]
     if lease.from_future(now):
         return [Finding(
             "lease-heartbeat-in-future", "warning",
@@ -365,7 +381,7 @@ def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[P
     removals: list[PlannedRepair] = []
     by = confirmed_by or f"health-reconciler@{facts.host}"
     for lease in facts.leases:
-        if lease.process_alive is not False:
+        if lease.process_alive is not False or not health_manages(lease):
             continue
         future = lease.from_future(facts.now)
         if not (future or lease.stale(facts.now)):

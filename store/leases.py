@@ -157,8 +157,8 @@ def acquire(
     """
     if not scope or not owner:
         raise ValueError("a lease needs a scope and an owner")
-    if ttl_seconds <= 0:
-        raise ValueError("a lease's TTL must be positive")
+    if not ttl_seconds > 0 or round(ttl_seconds * 1000) == 0:
+        raise ValueError("a lease's TTL must be at least one millisecond")
     now_ms = _ms(now)
     row = {
         "scope": scope,
@@ -223,12 +223,14 @@ def release(journal: Journal, scope: str, owner: str) -> None:
         raise LeaseOwnerError(scope, owner, get_lease(journal, scope))
 
 
-def remove_stale(journal: Journal, scope: str, now: datetime) -> Lease | None:
+def remove_stale(journal: Journal, scope: str, now: datetime, expected: Lease | None = None) -> Lease | None:
     """Delete the lease on `scope` only if it is still stale at the moment of deletion.
 
     The DELETE carries the staleness test and the holder's identity as its condition,
-    so a heartbeat or a new holder that lands first keeps the row. Returns the lease
-    removed, or None when there was nothing stale to remove.
+    so a heartbeat or a new holder that lands first keeps the row. With `expected`
+    (the lease a caller already recorded removing), only that exact holder and
+    heartbeat is removed. Returns the lease removed, or None when there was nothing
+    stale to remove.
     """
     now_ms = _ms(now)
 
@@ -236,6 +238,9 @@ def remove_stale(journal: Journal, scope: str, now: datetime) -> Lease | None:
         with journal.write_transaction() as conn:
             row = conn.execute(select(_leases).where(_leases.c.scope == scope)).first()
             if row is None:
+                return None
+            if expected is not None and (row.owner != expected.owner
+                                         or row.heartbeat_ms != _ms(expected.heartbeat_at)):
                 return None
             result = conn.execute(
                 _leases.delete().where(

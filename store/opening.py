@@ -219,6 +219,8 @@ def _ensure_schema(journal: Journal, where: str) -> None:
         _check_schema_read_only(journal, where)
         return
 
+    from . import leases  # noqa: F401  (its table is part of every journal, whichever command opens it first)
+
     def work() -> None:
         with journal.write_transaction() as conn:
             names = set(inspect(conn).get_table_names())

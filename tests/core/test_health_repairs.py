@@ -63,3 +63,24 @@ def test_no_repair_is_ever_planned_from_ttl_alone_or_over_a_live_or_unseen_proce
         assert running and stale and not future and actions == ["reconcile", "remove-lease"]
     if running and future:
         assert "reconcile" not in actions and "remove-lease" not in actions
+
+
+def _other_lease(scope: str, worker: bool = False) -> LeaseFact:
+    return LeaseFact(scope=scope, owner="run-1", ttl_seconds=60, heartbeat_at=NOW - timedelta(seconds=1000),
+                     info={"pid": 4242, "host": HOST}, segment=None, worker=worker, process_alive=False)
+
+
+def test_the_reconciler_acts_only_on_the_scopes_it_understands() -> None:
+    """A pipeline's worker, task or resource lock is no lease of the tick's: its process may be a step
+    between runs, so it is reported and left to `lanes abandon`, never removed by health."""
+    others = tuple(_other_lease(scope) for scope in ("pipeline/promotion/worker", "pipeline/promotion/task/1",
+                                                      "resource/gpu", "something-else"))
+    facts = HealthFacts(now=NOW, host=HOST, view=_view(None), leases=(*others, _other_lease("worker", True)))
+    assert [(plan.action, plan.scope) for plan in plan_repairs(facts)] == [("remove-lease", "worker")]
+
+
+def test_a_lease_of_a_scope_health_does_not_own_is_reported_as_the_owners_never_repairable() -> None:
+    from factory_schedule.core.health import lease_findings
+
+    [finding] = lease_findings((_other_lease("pipeline/promotion/worker"),), _view(None), NOW, HOST)
+    assert not finding.repairable and "lanes abandon" in finding.message

@@ -166,3 +166,12 @@ def test_processes_racing_for_one_scope_leave_exactly_one_holder(journal_url: st
     assert len(winners) == 1
     assert {r["holder"] for r in results if not r["won"]} == set(winners)
     assert held_lease(open_journal(journal_url), "worker").owner == winners[0]
+
+
+def test_a_lease_whose_ttl_rounds_to_zero_milliseconds_is_refused(journal_url: str) -> None:
+    """A TTL stored as 0 ms would be stale at once: every holder would look dead the moment it took its scope."""
+    journal = open_journal(journal_url)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match="TTL"):
+        leases.acquire(journal, "worker", "tick-1", 0.0004, now)
+    assert leases.list_leases(journal) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import plistlib
 from datetime import timedelta
@@ -288,3 +289,104 @@ def test_lease_freshness_says_alive_until_twice_the_ttl_then_stale_since(world: 
     stale = health.lease_freshness(journal, clock.now(), HOST, alive=lambda _pid: False)[OCCURRENCE]
     assert stale.words == "stale since 2026-12-07T02:02:00+00:00" and stale.process_alive is False
     assert health.lease_freshness(journal, clock.now(), "another-host")[OCCURRENCE].process_alive is None
+
+
+def test_a_lease_is_never_removed_without_its_removal_record(
+    world: tuple[Any, Any, ManualClock], monkeypatch: Any
+) -> None:
+    """The record is written before the DELETE: a record that fails (a full disk) leaves the lease in place,
+    so no removal is ever lost from the journal."""
+    from factory_schedule.store import JournalFullError
+
+    journal, schedule, clock = world
+    _admitted(world)
+    _lease(world)
+    schedule.settle(occurrence_id=OCCURRENCE, settled_by="r-dead", status="unavailable", reason="nothing done")
+    clock.advance(minutes=3)
+    real_execute = type(journal).execute
+
+    def full_for_health(self: Any, aggregate: str, *args: Any, **kwargs: Any) -> Any:
+        if aggregate == reconciler.HEALTH_AGGREGATE:
+            raise JournalFullError("database or disk is full")
+        return real_execute(self, aggregate, *args, **kwargs)
+
+    monkeypatch.setattr(type(journal), "execute", full_for_health)
+    with contextlib.suppress(JournalFullError):
+        health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False)
+    monkeypatch.setattr(type(journal), "execute", real_execute)
+    [lease] = leases.list_leases(journal)
+    assert lease.scope == segment_scope(OCCURRENCE, 1) and reconciler.removal_records(journal) == []
+
+    [repair] = health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False)
+    assert repair.kind == "removed-stale-lease" and leases.list_leases(journal) == []
+    [record] = reconciler.removal_records(journal)
+    assert record["scope"] == lease.scope
+
+
+def test_a_lease_of_this_host_without_a_usable_pid_is_one_health_cannot_see_never_repaired(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    """No pid (or not a number) is no evidence that the holder is gone: it is the owner's finding."""
+    journal, schedule, clock = world
+    _admitted(world)
+    for pid in (None, "424242", True):
+        info = {"host": HOST, "runner": "r-dead", "occurrence": OCCURRENCE, "segment": 1}
+        if pid is not None:
+            info["pid"] = pid
+        leases.acquire(journal, segment_scope(OCCURRENCE, 1), "r-dead", 60, clock.now(), info)
+        [lease] = leases.list_leases(journal)
+        assert health.lease_fact(lease, HOST, alive=lambda _pid: False).process_alive is None
+        clock.advance(minutes=3)
+        assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []
+        assert "dead-runner" not in _kinds(_check(world))
+        leases.release(journal, lease.scope, "r-dead")
+
+
+def test_a_lease_from_a_same_named_machine_with_another_process_table_is_another_hosts(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    """A shared journal: a container or machine with this hostname but its own processes recorded the lease.
+    Its pid means nothing here, so it is never probed nor repaired; a lease recorded here is probed."""
+    from factory_schedule.tui.host.segments import this_machine
+
+    journal, schedule, clock = world
+    _admitted(world)
+    here = this_machine()
+    assert here  # this host can name itself
+    info = {"pid": 424242, "host": HOST, "machine": "another-machine", "runner": "r-dead",
+            "occurrence": OCCURRENCE, "segment": 1}
+    leases.acquire(journal, segment_scope(OCCURRENCE, 1), "r-dead", 60, clock.now(), info)
+    clock.advance(minutes=3)
+    [lease] = leases.list_leases(journal)
+    assert health.lease_fact(lease, HOST, alive=lambda _pid: False).process_alive is None
+    assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: False) == []
+    assert "stale-lease-other-host" in _kinds(_check(world))
+    recorded_here = leases.Lease(lease.scope, lease.owner, lease.ttl_seconds, lease.acquired_at,
+                                 lease.heartbeat_at, {**lease.info, "machine": here})
+    assert health.lease_fact(recorded_here, HOST, alive=lambda _pid: False).process_alive is False
+
+
+def test_a_reconcile_another_repairer_made_first_is_reported_as_already_reconciled(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    """Two repairers that planned at once: the second's reconcile is the engine's replay, not a second
+    reconcile, and says so."""
+    from factory_schedule.core.health import plan_repairs
+
+    journal, schedule, clock = world
+    _admitted(world)
+    _lease(world)
+    clock.advance(minutes=3)
+    by = f"health-reconciler@{HOST}"
+
+    def planned() -> Any:
+        facts = health.HealthFacts(now=clock.now(), host=HOST, view=schedule.read(), leases=tuple(
+            health.lease_fact(lease, HOST, alive=lambda _pid: False) for lease in leases.list_leases(journal)))
+        return plan_repairs(facts, by)
+
+    first_plan, second_plan = planned(), planned()
+    first = reconciler.carry_out(journal, schedule, first_plan, clock.now(), by)
+    second = reconciler.carry_out(journal, schedule, second_plan, clock.now(), by)
+    assert [repair.kind for repair in first] == ["reconciled-dead-runner", "removed-stale-lease"]
+    assert [repair.kind for repair in second] == ["already-reconciled"]
+    assert "already" in second[0].message

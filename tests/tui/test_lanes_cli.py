@@ -204,3 +204,22 @@ def test_claim_takes_its_arguments_and_a_ttl_in_seconds_on_stdin_and_refuses_a_t
     assert code == 0 and claimed["result"]["task"] == 1
     [worker, _task] = sorted(leases.list_leases(open_journal(shell.url)), key=lambda lease: lease.scope, reverse=True)
     assert worker.scope == "pipeline/promotion/worker" and worker.ttl_seconds == 30.5 and worker.info["pid"] == 4242
+
+
+def test_every_journal_has_the_leases_table_so_a_claim_works_in_a_fresh_process(sqlite_url: str, tmp_path: Path):
+    """record-commission and lanes claim as two separate processes, as a person runs them: the journal the
+    first created must already hold the table the claim's locks live in."""
+    path = tmp_path / "commission.json"
+    path.write_text(json.dumps(commission()))
+
+    def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "factory_schedule.tui.cli", "--journal", sqlite_url, *args],
+                              input=stdin, capture_output=True, text=True, timeout=120)
+
+    assert run("record-commission", str(path)).returncode == 0
+    assert run("lanes", "settings", str(path)).returncode == 0
+    assert run("lanes", "top-n", "--week", "2026-W50", stdin=json.dumps(top_n("bravo", "alpha-one"))).returncode == 0
+    claimed = run("lanes", "claim", "--lane", "promotion", "--run", "promotion", "--runner", "run-1")
+    assert claimed.returncode == 0, claimed.stdout + claimed.stderr
+    assert json.loads(claimed.stdout.splitlines()[-1])["leases"] == ["pipeline/promotion/worker",
+                                                                     "pipeline/promotion/task/1"]

@@ -96,3 +96,97 @@ def test_a_non_zero_exit_after_the_segment_ended_is_a_host_warning_not_a_failure
     assert run_verdict(None, True, "left-to-go-stale") == "failed"  # could not be started: nothing recorded
     assert run_verdict(0, True, "left-to-go-stale") == "unclear"
     assert run_verdict(1, False, "lost") == "unclear"
+
+
+def _runner_pid(path: Path) -> int:
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        text = path.read_text().strip() if path.exists() else ""
+        if text.isdigit():
+            return int(text)
+        time.sleep(0.05)
+    raise AssertionError("the runner never wrote its pid")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _kill_session_of(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(os.getpgid(pid), signal.SIGKILL)
+
+
+def test_a_runner_whose_keeper_died_at_once_is_never_reconciled_while_it_works(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    """The keeper is killed as soon as its runner starts: the lease must already name the runner (the
+    runner waits behind a gate until it does), so `health --repair` sees a live holder and reconciles nothing."""
+    import time
+
+    marker = tmp_path / "runner.pid"
+    _detached_tick(sqlite_url, tmp_path, "/bin/sh", "-c",
+                                 f'echo $$ > {marker}; kill -9 $PPID; exec sleep 300', observe="0")
+    runner = _runner_pid(marker)
+    try:
+        time.sleep(3)  # 2 x TTL without a heartbeat: the lease is stale
+        _code, report, err = cli(sqlite_url, "health", "--repair", "--json")
+        assert report["repairs"] == [], err
+        assert _alive(runner)
+        assert "stale-lease-live-process" in [finding["kind"] for finding in report["findings"]]
+    finally:
+        _kill_session_of(runner)
+
+
+def test_a_runner_whose_own_process_exited_leaving_work_in_its_session_counts_as_alive(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    """The runner's session is its holder: a process it left behind (still working) keeps it alive, so the
+    lease's pid being gone is no evidence that its work stopped."""
+    import time
+
+    marker = tmp_path / "worker.pid"
+    _detached_tick(sqlite_url, tmp_path, "/bin/sh", "-c",
+                                 f'sleep 300 & echo $! > {marker}; kill -9 $PPID; exit 0', observe="0")
+    worker = _runner_pid(marker)
+    try:
+        time.sleep(3)
+        _code, report, err = cli(sqlite_url, "health", "--repair", "--json")
+        assert report["repairs"] == [], err
+        assert _alive(worker)
+    finally:
+        _kill_session_of(worker)
+
+
+def test_a_runner_whose_lease_write_fails_is_stopped_at_its_gate_having_run_nothing(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    """The lease is taken from the keeper between its first write and the one naming the runner: the
+    runner, still waiting at its gate, is killed and never runs a line of its own."""
+    from datetime import UTC, datetime
+
+    from factory_schedule.store import leases
+    from factory_schedule.tui.host.segments import SegmentJob, run_segment, segment_scope
+
+    job = SegmentJob(lane="alpha/basic", occurrence_id="alpha/basic/2026-12-01", segment=1, runner="r-gate")
+    scope = segment_scope(job.occurrence_id, job.segment)
+    calls = 0
+
+    def now() -> datetime:
+        nonlocal calls
+        calls += 1
+        if calls == 3:  # the write that names the runner: another supervisor removed the lease first
+            leases.release(journal, scope, job.runner)
+        return datetime.now(UTC)
+
+    marker = tmp_path / "ran"
+    run = run_segment(journal, sqlite_url, job, ["/bin/sh", "-c", f"touch {marker}"], 60, now, lambda: None)
+    assert (run.lease, run.exit) == ("lost", None) and "stopped before it started" in run.detail
+    assert run.pid is not None and not _alive(run.pid)
+    assert not marker.exists()

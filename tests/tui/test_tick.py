@@ -262,3 +262,13 @@ def test_a_detached_tick_returns_at_once_and_its_keeper_runs_the_segment_to_the_
     _wait_for(lambda: leases.list_leases(journal) == [], timeout=30, what="the keeper's release")
     assert schedule.status(occurrence).status == "completed"
     assert _contacts(tmp_path) == ["item-1", "item-2"]
+
+
+def test_a_tick_refuses_a_lease_ttl_under_one_second_before_touching_the_journal(
+    sqlite_url: str, journal: Any
+) -> None:
+    before = journal.head("discovery/schedule")
+    for ttl in ("0.0004", "0.5"):
+        code, answer, err = cli(sqlite_url, "tick", "--ttl", ttl, "--", "/bin/true")
+        assert code == 2 and "--ttl" in str(answer) + err
+    assert journal.head("discovery/schedule") == before and leases.list_leases(journal) == []

@@ -22,7 +22,7 @@ import sys
 from typing import Any
 
 from factory_schedule.tui.cli.journal import journal_url_of
-from factory_schedule.tui.cli.options import seconds
+from factory_schedule.tui.cli.options import lease_ttl_seconds
 from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit, printable, shell_command
 from factory_schedule.tui.host.clock import host_zone
 
@@ -146,7 +146,7 @@ def add_install(launchd_commands: Any) -> None:
     install.add_argument("--tick-command", metavar="COMMAND",
                          help="the whole program line instead of `factory-schedule tick --detach -- RUNNER` "
                          "(its first word an absolute path)")
-    install.add_argument("--ttl", type=seconds, help="the tick's lease TTL in seconds")
+    install.add_argument("--ttl", type=lease_ttl_seconds, help="the tick's lease TTL in seconds")
     install.add_argument("--label", default=DEFAULT_LABEL, help=f"the LaunchAgent label (default {DEFAULT_LABEL})")
     install.add_argument("--log-dir", metavar="DIR", help="where launchd writes the tick's stdout and stderr")
     install.add_argument("--host-zone", metavar="ZONE", help="this Mac's zone (default: $TZ or /etc/localtime)")

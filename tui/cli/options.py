@@ -157,6 +157,18 @@ def seconds(value: str) -> float:
     return number
 
 
+MIN_LEASE_TTL_SECONDS = 1.0
+
+
+def lease_ttl_seconds(value: str) -> float:
+    """A lease's TTL: `seconds`, and at least one second (a shorter lease goes stale between heartbeats
+    of a busy host, and one that rounds to 0 ms is stale the moment it is taken)."""
+    number = seconds(value)
+    if number < MIN_LEASE_TTL_SECONDS:
+        raise argparse.ArgumentTypeError(f"expected at least {MIN_LEASE_TTL_SECONDS:g} second, got {value!r}")
+    return number
+
+
 def minutes(value: str) -> float:
     """A finite number of minutes from 0 up to a day."""
     try:

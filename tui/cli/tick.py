@@ -36,7 +36,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
-from factory_schedule.tui.cli.options import seconds
+from factory_schedule.tui.cli.options import lease_ttl_seconds
 from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNNER_FAILED, BadInput, emit
 from factory_schedule.tui.host.paths import ENV_JOURNAL
 
@@ -74,28 +74,30 @@ def _take_worker_lease(journal: Journal, owner: str, ttl: float, clock: SystemCl
 
     host = process_runner.this_host()
     info = {"pid": os.getpid(), "pid_started": process_runner.process_start_time(os.getpid()), "host": host,
-            "started": clock.now().isoformat()}
+            "machine": process_runner.this_machine(), "started": clock.now().isoformat()}
     try:
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
     except leases.LeaseHeldError as held:
         holder = held.holder
         alive, _recycled = process_runner.same_process_alive(holder.info.get("pid"), holder.info.get("pid_started"))
-        if holder.info.get("host") != host or alive:
+        here = process_runner.on_this_machine(holder.info, host, process_runner.this_machine())
+        if not here or not process_runner.usable_pid(holder.info.get("pid")) or alive:
             raise
         by = f"tick@{host}"
+        # Each removal is recorded before its DELETE (a removal is never missing from the journal).
         if leases.stale(holder, clock.now()):
-            removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now())
+            record = record_lease_removal(journal, holder, "its tick is gone and it is stale", by, clock.now())
+            removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now(), expected=holder)
             if removed is not None:
-                record = record_lease_removal(journal, removed, "its tick is gone and it is stale", by, clock.now())
                 emit({"repaired": "stale-worker-lease", "lease": removed, "recorded": record})
         elif heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
+            record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
+                                          by, clock.now())
             try:  # owner-conditioned: a tick that took the scope meanwhile keeps it
                 leases.release(journal, leases.WORKER_SCOPE, holder.owner)
             except leases.LeaseOwnerError:
                 pass
             else:
-                record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
-                                              by, clock.now())
                 emit({"repaired": "future-worker-lease", "lease": holder, "recorded": record})
         else:
             raise
@@ -286,7 +288,7 @@ def register(subcommands: Any) -> None:
     tick.add_argument("--lane", help="start only this lane (default: every lane of the current commission)")
     tick.add_argument(
         "--ttl",
-        type=seconds,
+        type=lease_ttl_seconds,
         default=DEFAULT_TTL_SECONDS,
         help=f"lease TTL in seconds; heartbeats every TTL/3, stale after 2 x TTL (default {DEFAULT_TTL_SECONDS:g})",
     )
@@ -315,6 +317,6 @@ def register(subcommands: Any) -> None:
     keeper.add_argument("--occurrence", required=True)
     keeper.add_argument("--segment", type=int, required=True)
     keeper.add_argument("--runner", required=True, help="the token the segment was admitted to")
-    keeper.add_argument("--ttl", type=seconds, default=DEFAULT_TTL_SECONDS)
+    keeper.add_argument("--ttl", type=lease_ttl_seconds, default=DEFAULT_TTL_SECONDS)
     keeper.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
     keeper.set_defaults(handler=_keep_segment)

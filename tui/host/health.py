@@ -42,10 +42,14 @@ from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
 from factory_schedule.tui.host.segments import (
+    holder_alive,
+    on_this_machine,
     parse_segment_scope,
     process_alive,
     process_start_time,
-    same_process_alive,
+    session_alive,
+    this_machine,
+    usable_pid,
 )
 
 if TYPE_CHECKING:
@@ -62,12 +66,17 @@ def lease_fact(
     host: str,
     alive: Callable[[object], bool] = process_alive,
     started: Callable[[object], str | None] = process_start_time,
+    session: Callable[[object], bool] = session_alive,
+    machine: str | None = None,
 ) -> LeaseFact:
-    """A stored lease with what this host can see of its holder (only a process on this host can be probed;
-    a live pid whose start time is not the recorded one is a recycled pid, so the holder is gone)."""
-    here = lease.info.get("host") == host
-    living, recycled = same_process_alive(lease.info.get("pid"), lease.info.get("pid_started"), alive, started) \
-        if here else (False, False)
+    """A stored lease with what this host can see of its holder: only a process recorded on this machine
+    (hostname and, when recorded, machine identity: `on_this_machine`) with a usable pid can be probed; a
+    live pid that provably started after the recorded start is a recycled pid, so the holder is gone;
+    a process left in the holder's recorded session keeps it alive."""
+    machine = machine if machine is not None else this_machine()
+    # Only a process on this host with a recorded pid can be probed: without one, nothing proves it gone.
+    here = on_this_machine(lease.info, host, machine) and usable_pid(lease.info.get("pid"))
+    living, recycled = holder_alive(lease.info, alive, started, session) if here else (False, False)
     return LeaseFact(
         scope=lease.scope,
         owner=lease.owner,

@@ -18,9 +18,11 @@ Two repairs, both reversible local drift and neither a decision:
   occurrence, `error` when nothing was admitted though it was free. One per
   night (the command ID is the night's occurrence ID), so every firing has one.
 
-Everything is re-checked at the moment it happens: the removal's DELETE carries
-the staleness test, and a reconcile the engine refuses (the runner ended its
-segment meanwhile, another supervisor was first) removes nothing.
+Everything is re-checked at the moment it happens: the removal's record is
+written first and its DELETE after, carrying the staleness test and the recorded
+holder's identity (so no removal is ever missing from the journal), and a
+reconcile the engine refuses (the runner ended its segment meanwhile, another
+supervisor was first) removes nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +32,15 @@ from datetime import datetime
 from typing import Any
 
 from factory_schedule.core.health import FiringRecord, PlannedRepair, Repair, plan_repairs
-from factory_schedule.store import CommandConflictError, Decision, Journal, NewEvent, VersionConflictError, leases
+from factory_schedule.store import (
+    CommandConflictError,
+    Decision,
+    Journal,
+    JournalError,
+    NewEvent,
+    VersionConflictError,
+    leases,
+)
 
 HEALTH_AGGREGATE = "health/repairs"
 LEASE_REMOVED = "lease-removed"
@@ -55,6 +65,14 @@ def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...],
                                       f"did not reconcile {plan.occurrence}: {error.code}: {error.message}",
                                       plan.evidence))
                 continue
+            if getattr(result, "replayed", False):
+                # Another repairer (or an earlier pass) recorded this very reconcile first: the engine
+                # replayed its answer, and nothing more was reconciled by this pass.
+                repairs.append(Repair(
+                    "already-reconciled", plan.scope,
+                    f"{plan.occurrence} (runner {plan.owner}) was already reconciled as {result.command_id}; "
+                    "nothing more was done", {**plan.evidence, "command_id": result.command_id}))
+                continue
             calls = result.occurrence.calls if result.occurrence is not None else []
             lost = [call.k for call in calls if call.outcome == "lost" and call.segment == plan.evidence.get("segment")]
             repairs.append(Repair(
@@ -65,10 +83,16 @@ def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...],
             continue
         if plan.scope in refused:
             continue
-        removed = _remove(journal, plan, now)
+        intended = _intended_removal(journal, plan, now)
+        if intended is None:
+            continue
+        # The record first, the DELETE after: the two are separate transactions, and a removal without its
+        # record would be lost from the journal, while a record whose DELETE then finds the lease changed
+        # (a heartbeat landed, it was released) is a harmless note of an intent that did not happen.
+        record = record_lease_removal(journal, intended, plan.reason, by, now)
+        removed = _remove(journal, plan, intended, now)
         if removed is None:
             continue
-        record = record_lease_removal(journal, removed, plan.reason, by, now)
         repairs.append(Repair(
             "removed-stale-lease", plan.scope,
             f"removed {plan.scope} held by {plan.owner}: stale since {removed.stale_at.isoformat()} and "
@@ -76,15 +100,25 @@ def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...],
     return repairs
 
 
-def _remove(journal: Journal, plan: PlannedRepair, now: datetime) -> leases.Lease | None:
-    if not plan.from_future:
-        return leases.remove_stale(journal, plan.scope, now)  # its DELETE re-checks staleness
+def _intended_removal(journal: Journal, plan: PlannedRepair, now: datetime) -> leases.Lease | None:
+    """The lease as it stands, if it is still the planned owner's and still removable (stale, or from the
+    future when so planned)."""
     holder = leases.get_lease(journal, plan.scope)
+    if holder is None or holder.owner != plan.owner:
+        return None
+    if not plan.from_future and not leases.stale(holder, now):
+        return None
+    return holder
+
+
+def _remove(journal: Journal, plan: PlannedRepair, intended: leases.Lease, now: datetime) -> leases.Lease | None:
+    if not plan.from_future:
+        return leases.remove_stale(journal, plan.scope, now, expected=intended)  # its DELETE re-checks staleness
     try:  # owner-conditioned: a holder that took the scope meanwhile keeps it
         leases.release(journal, plan.scope, plan.owner)
     except leases.LeaseOwnerError:
         return None
-    return holder
+    return intended
 
 
 def _removal_record(lease: leases.Lease, reason: str, by: str, now: datetime) -> dict[str, Any]:
@@ -130,11 +164,16 @@ def _record(journal: Journal, command_id: str, event_type: str, payload: dict[st
 
 
 def record_lease_removal(journal: Journal, lease: leases.Lease, reason: str, by: str, now: datetime) -> str:
-    """Append one `lease-removed` event to the health aggregate; its command ID names the lease exactly
-    (scope, owner, last heartbeat), so recording the same removal twice replays instead of doubling."""
+    """Append one `lease-removed` event to the health aggregate, before the removal itself; its command ID
+    names the lease exactly (scope, owner, last heartbeat), so recording the same removal twice replays
+    instead of doubling. When it returns, a record of this exact lease's removal is in the journal (this
+    one, or an earlier repairer's, whose first record stands); a record that cannot be written raises, so
+    the caller never removes the lease."""
     heartbeat_ms = round(lease.heartbeat_at.timestamp() * 1000)
     command_id = f"health/lease-removed/{lease.scope}/{lease.owner}/{heartbeat_ms}"
-    _record(journal, command_id, LEASE_REMOVED, _removal_record(lease, reason, by, now), {})
+    if not _record(journal, command_id, LEASE_REMOVED, _removal_record(lease, reason, by, now), {}) \
+            and journal.receipt(command_id) is None:
+        raise JournalError(f"the removal of {lease.scope} could not be recorded as {command_id}")
     return command_id
 
 

@@ -11,15 +11,18 @@ with what a `reconcile` confirmation needs. Nothing here ever ends a segment.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from factory_schedule.core.health import segment_still_running
@@ -67,6 +70,52 @@ def this_host() -> str:
     return socket.gethostname()
 
 
+@functools.cache
+def this_machine() -> str | None:
+    """What tells this machine's process table from any other's, beyond a hostname that a container or
+    another machine sharing the journal may also have; None when it cannot be read.
+
+    Linux: /etc/machine-id, this boot's ID and this process's pid namespace (a container shares neither
+    namespace nor, often, machine-id; a reboot restarts every pid). macOS: `sysctl -n kern.uuid
+    kern.boottime`. A lease records it, and its holder's pid is probed only on the machine it names."""
+    if os.path.isdir("/proc/self"):
+        parts: list[str] = []
+        for path in ("/etc/machine-id", "/proc/sys/kernel/random/boot_id"):
+            try:
+                with open(path, encoding="ascii", errors="replace") as handle:
+                    parts.append(handle.read().strip())
+            except OSError:
+                parts.append("")
+        try:
+            parts.append(os.readlink("/proc/self/ns/pid"))
+        except OSError:
+            parts.append("")
+        return "linux:" + "/".join(parts) if any(parts) else None
+    try:
+        completed = subprocess.run(["sysctl", "-n", "kern.uuid", "kern.boottime"], capture_output=True, text=True,
+                                   timeout=5, env={**os.environ, "LC_ALL": "C", "TZ": "UTC0"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    identity = " ".join(completed.stdout.split())
+    return f"sysctl:{identity}" if completed.returncode == 0 and identity else None
+
+
+def on_this_machine(info: Mapping[str, Any], host: str, machine: str | None) -> bool:
+    """Whether a lease was recorded on this machine, so its pid can be probed here: its host must match,
+    and so must its machine identity when it recorded one (a lease from before identities by host alone)."""
+    if info.get("host") != host:
+        return False
+    recorded = info.get("machine")
+    if recorded is None:
+        return True
+    return machine is not None and recorded == machine
+
+
+def usable_pid(pid: object) -> bool:
+    """Whether a lease's recorded pid is one a probe can test (a positive int; a bool is no pid)."""
+    return isinstance(pid, int) and not isinstance(pid, bool) and pid > 0
+
+
 def process_alive(pid: object) -> bool:
     """Whether a process with this ID exists on this host (signal 0 tests without sending)."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
@@ -87,7 +136,8 @@ def process_start_time(pid: object) -> str | None:
 
     Recorded beside a pid in a lease so a later probe can tell the same process from one that was given its
     recycled pid. On Linux it is field 22 of /proc/<pid>/stat (clock ticks since boot); elsewhere (macOS)
-    `ps -o lstart=`. Only equality matters, so the two forms never need to be compared with each other.
+    `ps -o lstart=` read in UTC (`ps_start_time`). A pid counts as recycled only when its process provably
+    started after the recorded one (`started_after`); the two forms are never compared with each other.
     """
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return None
@@ -102,13 +152,93 @@ def process_start_time(pid: object) -> str | None:
     else:
         fields = stat[stat.rfind(")") + 2 :].split()  # the command name may hold spaces and parentheses
         return f"linux-ticks:{fields[19]}" if len(fields) > 19 else None
+    return ps_start_time(pid)
+
+
+PS_LSTART = "ps-lstart-utc:"
+PS_LSTART_FORMAT = "%a %b %d %H:%M:%S %Y"
+
+
+def ps_start_time(pid: object) -> str | None:
+    """`ps -o lstart=` for this pid (macOS's probe), read in UTC: lstart prints local time, and the keeper
+    that records it (under launchd) and the shell that checks it may run in different zones."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
     try:
         completed = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True,
-                                   timeout=5, env={**os.environ, "LC_ALL": "C"})
+                                   timeout=5, env={**os.environ, "LC_ALL": "C", "TZ": "UTC0"})
     except (OSError, subprocess.SubprocessError):
         return None
     started = " ".join(completed.stdout.split())
-    return f"ps-lstart:{started}" if completed.returncode == 0 and started else None
+    return f"{PS_LSTART}{started}" if completed.returncode == 0 and started else None
+
+
+def _start_order(start: str) -> tuple[str, float] | None:
+    """A start time as (form, comparable value); None when it does not parse (an older local-time
+    `ps-lstart:` record among them: its zone is unknown)."""
+    form, _, value = start.partition(":")
+    if form == "linux-ticks" and value.isdigit():
+        return form, float(value)
+    if start.startswith(PS_LSTART):
+        try:
+            moment = datetime.strptime(" ".join(start[len(PS_LSTART):].split()), PS_LSTART_FORMAT)
+        except ValueError:
+            return None
+        return "ps-lstart-utc", moment.replace(tzinfo=UTC).timestamp()
+    return None
+
+
+def started_after(current: str, recorded: str) -> bool:
+    """Whether the process now holding a pid provably started after the recorded one (so it is another
+    process given the recycled pid); anything unparseable or of different forms proves nothing."""
+    now, then = _start_order(current), _start_order(recorded)
+    return now is not None and then is not None and now[0] == then[0] and now[1] > then[1]
+
+
+def session_alive(session: object) -> bool:
+    """Whether any process of this session (a runner's session ID: its first process's pid) still lives here.
+
+    A runner may leave work behind in processes it started and then exit itself; they keep its session, so
+    the session, not the first pid, tells whether anything of the runner still runs. Linux reads field 6 of
+    every /proc/<pid>/stat (zombies do no work, so they do not count); elsewhere (macOS) `pgrep -s`. When
+    it cannot be told, the session counts as alive: only proof of absence may end a runner's segment."""
+    if not isinstance(session, int) or isinstance(session, bool) or session <= 0:
+        return False
+    if os.path.isdir("/proc/self"):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue  # it exited while we looked
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if len(fields) > 3 and fields[0] != "Z" and fields[3] == str(session):
+                return True
+        return False
+    try:
+        completed = subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return completed.returncode != 1  # 1: no process matched; 0: some did; anything else: cannot tell
+
+
+def holder_alive(
+    info: Mapping[str, Any],
+    alive: Callable[[object], bool] = process_alive,
+    started: Callable[[object], str | None] = process_start_time,
+    session: Callable[[object], bool] = session_alive,
+) -> tuple[bool, bool]:
+    """(alive, recycled) for a lease's holder on this host: its recorded process (told apart from a recycled
+    pid by its start time), or else any process left in its recorded session. A recycled pid proves the
+    session gone too (a session's ID stays reserved while any of its processes lives)."""
+    living, recycled = same_process_alive(info.get("pid"), info.get("pid_started"), alive, started)
+    if living or recycled:
+        return living, recycled
+    if session(info.get("session")):
+        return True, False
+    return False, False
 
 
 def same_process_alive(
@@ -119,13 +249,14 @@ def same_process_alive(
 ) -> tuple[bool, bool]:
     """(alive, recycled) for a pid recorded with its start time: a live pid whose start time differs from
     the recorded one is another process that was given the same number, so the recorded one is gone.
-    Without a recorded start time (an older lease) or a readable current one, a live pid counts as alive."""
+    Only a current start strictly after the recorded one counts; without a recorded start time (an older
+    lease), a readable current one, or one that parses, a live pid counts as alive."""
     if not alive(pid):
         return False, False
     if not isinstance(recorded_start, str) or not recorded_start:
         return True, False
     now_started = started(pid)
-    if now_started is None or now_started == recorded_start:
+    if now_started is None or not started_after(now_started, recorded_start):
         return True, False
     return False, True
 
@@ -220,6 +351,34 @@ def runner_environment(base: Mapping[str, str], journal_url: str, job: SegmentJo
     return env
 
 
+# The runner's gate: a shell that waits for one line "go" on its stdin (the keeper writes it once the lease
+# names the runner), then runs COMMAND in its place with /dev/null as stdin. A keeper that dies first closes
+# the pipe, so the shell reads end-of-file and exits without running anything.
+RUNNER_GATE = ("/bin/sh", "-c", 'IFS= read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null',
+               "factory-schedule-runner")
+
+
+def _open_gate(process: subprocess.Popen[bytes]) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(b"go\n")
+        process.stdin.close()
+    except OSError:
+        pass  # it died at its gate; `wait` reports how
+
+
+def _stop_before_start(process: subprocess.Popen[bytes]) -> None:
+    """Kill a runner still waiting at its gate (it has run nothing) and reap it."""
+    try:
+        os.killpg(process.pid, 9)
+    except OSError:
+        process.kill()
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    process.wait()
+
+
 def run_segment(
     journal: Journal,
     journal_url: str,
@@ -236,6 +395,7 @@ def run_segment(
         "tick_pid": os.getpid(),
         "tick_pid_started": process_start_time(os.getpid()),
         "host": this_host(),
+        "machine": this_machine(),
         "runner": job.runner,
         "occurrence": job.occurrence_id,
         "segment": job.segment,
@@ -251,22 +411,38 @@ def run_segment(
         return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="held-by-another",
                           detail=str(error))
     env = runner_environment(os.environ, journal_url, job, ttl)
-    try:
-        process = subprocess.Popen(list(command), env=env, stdout=sys.stderr, stdin=subprocess.DEVNULL)
-    except OSError as error:
+    if shutil.which(command[0]) is None:
         # Nothing ran, so nothing was sent: the segment is still running with no runner. Leave the
         # lease to go stale so health shows it; a supervisor's reconcile then frees the lane.
         return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
+                          detail=f"cannot run {command[0]!r}: no such program, or not executable")
+    try:
+        process = subprocess.Popen([*RUNNER_GATE, *command], env=env, stdout=sys.stderr, stdin=subprocess.PIPE,
+                                   start_new_session=True)
+    except OSError as error:
+        return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
                           detail=f"cannot run {command[0]!r}: {error.strerror}")
+    # The runner waits at its gate until the lease names it (pid, start time, session): a keeper that dies
+    # before that write leaves a lease naming a dead keeper and a runner that never started, never the
+    # reverse (a dead pid in the lease while the runner works, which a reconcile would wrongly end).
     info["pid"] = process.pid
+    info["session"] = process.pid  # start_new_session: the runner leads a session of its own
     info["pid_started"] = process_start_time(process.pid)
     beat = Heartbeat(journal, scope, job.runner, ttl / 3, now)
     try:
         leases.heartbeat(journal, scope, job.runner, now(), info)
-    except leases.LeaseOwnerError as error:
-        beat.lost = str(error)
-    else:
-        beat.start()
+    except BaseException as error:
+        _stop_before_start(process)
+        if isinstance(error, leases.LeaseOwnerError):
+            return SegmentRun(**base, pid=process.pid, exit=None, segment_running=True, lease="lost",
+                              detail=f"{error}; the runner was stopped before it started")
+        if not isinstance(error, Exception):
+            raise
+        return SegmentRun(**base, pid=process.pid, exit=None, segment_running=True, lease="left-to-go-stale",
+                          detail=f"could not record the runner in its lease ({type(error).__name__}: {error}); "
+                          "the runner was stopped before it started")
+    _open_gate(process)
+    beat.start()
     code = process.wait()
     if beat.is_alive():
         beat.stop()
