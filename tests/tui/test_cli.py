@@ -474,3 +474,26 @@ def test_launchd_print_puts_a_named_journal_in_the_environment_not_on_the_comman
     agent = plistlib.loads(capsys.readouterr().out.encode())
     assert agent["EnvironmentVariables"] == {"FACTORY_JOURNAL": url}
     assert agent["ProgramArguments"] == ["/opt/factory-schedule", "tick"]
+
+
+def test_a_deferral_replayed_for_a_token_that_now_runs_a_later_segment_exits_11_not_0(tmp_path: Path, capsys) -> None:
+    """A runner reusing one token over two nights gets the first night's deferral back: the command line
+    says so with its own exit code (11) and `still_running`, so a shell runner cannot take it for its own."""
+    from factory_schedule.tui.cli.output import EXIT_OK, EXIT_REPLAY_STILL_RUNNING
+    from factory_schedule.tui.cli.runner import _defer
+    from tests.core.engine_helpers import basic_id, make_harness
+
+    h = make_harness(tmp_path)
+    night = basic_id("alpha", "2026-12-07")
+    h.at("2026-12-07T02:00:00Z")
+    h.schedule.start(lane="alpha/basic", runner="run-7f3a")
+    h.at("2026-12-07T02:10:00Z")
+    request = {"occurrence": night, "runner": "run-7f3a", "reason": "volume-unmounted"}
+    assert _defer(h.schedule, request) == EXIT_OK
+    h.at("2026-12-08T02:00:00Z")
+    h.schedule.start(lane="alpha/basic", runner="run-7f3a")
+    h.at("2026-12-08T02:10:00Z")
+    capsys.readouterr()
+    assert _defer(h.schedule, request) == EXIT_REPLAY_STILL_RUNNING
+    answer = json.loads(capsys.readouterr().out)
+    assert (answer["replayed"], answer["still_running"]) == (True, 2)

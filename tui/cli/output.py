@@ -30,6 +30,9 @@ EXIT_LEASE_HELD = 4
 EXIT_NOT_LEASE_OWNER = 5
 EXIT_RUNNER_FAILED = 6
 EXIT_REPLAY_NO_DISPATCH = 10
+# `defer`: the answer replays an earlier segment's deferral while the same token runs a later segment, which
+# this answer did NOT defer (`still_running` names it): never a plain success a runner could take for its own.
+EXIT_REPLAY_STILL_RUNNING = 11
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
 REFUSAL_EXIT_CODES: dict[str, int] = {

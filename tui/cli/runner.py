@@ -33,6 +33,7 @@ from factory_schedule.tui.cli.output import (
     EXIT_OK,
     EXIT_REFUSED_OTHER,
     EXIT_REPLAY_NO_DISPATCH,
+    EXIT_REPLAY_STILL_RUNNING,
     REFUSAL_EXIT_CODES,
     BadInput,
     emit,
@@ -125,8 +126,10 @@ def _end(args: argparse.Namespace) -> int:
 
 
 def _defer(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
-    return _done(schedule.defer(occurrence_id=v["occurrence"], runner=v["runner"], reason=v["reason"],
-                                bound=v.get("bound"), segment=v.get("segment")))
+    result = schedule.defer(occurrence_id=v["occurrence"], runner=v["runner"], reason=v["reason"],
+                            bound=v.get("bound"), segment=v.get("segment"))
+    emit(result)
+    return EXIT_OK if result.still_running is None else EXIT_REPLAY_STILL_RUNNING
 
 
 def _settle(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
