@@ -28,7 +28,8 @@ import shutil
 import sys
 from typing import Any
 
-from factory_schedule.tui.cli.options import CommandParser, parse_json
+from factory_schedule.tui.cli.options import CommandParser
+from factory_schedule.tui.cli.options import read_commission_file as read_commission_document
 from factory_schedule.tui.cli.output import BadInput
 from factory_schedule.tui.host.clock import host_zone
 
@@ -47,15 +48,9 @@ def _executable() -> str:
 
 
 def read_commission_file(path: str) -> dict[str, Any]:
+    """The commission document at `path` (one reader for every command), refused in one line as a Refused."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except UnicodeDecodeError:
-        raise Refused(f"{path}: not UTF-8 text (a commission is a JSON file)") from None
-    except OSError as error:
-        raise Refused(f"{path}: cannot read it ({error.strerror})") from None
-    try:
-        document = parse_json(text, path)
+        document = read_commission_document(path)
     except BadInput as error:
         raise Refused(str(error)) from None
     if not isinstance(document, dict):
