@@ -85,10 +85,12 @@ def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findin
         if finding.kind == "dead-runner":
             evidence = finding.evidence
             lane = _lane_of(str(evidence.get("occurrence", "?")))
+            # Conclusive evidence (health marks it repairable): the reconciler acts on its own next tick.
+            frees = (f"the next tick (or `health --repair`) reconciles it and frees {lane}" if finding.repairable
+                     else f"the owner's confirmation that it is gone (reconcile) frees {lane}")
             holds.append(Hold("dead-runner",
                               f"{lane}'s runner {evidence.get('runner', '?')} is gone and its lease "
-                              "is stale",
-                              f"the owner's confirmation that it is gone (reconcile) frees {lane}"))
+                              "is stale", frees))
         elif finding.kind == "account-sign-in-needed":
             account = str(finding.evidence.get("account", "?"))
             waiting = sorted(plan.lane for plan in plans if plan.action == "wait" and account in plan.reason)
