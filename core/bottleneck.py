@@ -5,7 +5,8 @@ the staged lanes' state) and one clock reading, so the dashboard's Lifecycle and
 say the same sentence and every case can be tested with plain values.
 
 Every hold is listed (`Bottleneck.holds`), most pressing first; the first is the bottleneck.
-The order puts what only the owner can free first (a dead runner to confirm, a sign-in, an
+The order puts what only the owner can free first (a dead runner: the next tick frees it when
+health's evidence is conclusive, else the owner's confirmation; a sign-in, an
 escalation, a security approval), then the weekly ceiling, then what frees itself at a time (a
 usage reset, the cooldown) or when a lane's run next runs (a reviewer's or a scheduler's run;
 the staged lanes have no schedule slot of their own yet, so the sentence says so), then a
