@@ -76,8 +76,8 @@ def test_below_the_threshold_promotion_is_waiting_not_stalled(tmp_path):
     h = make_harness(tmp_path)
     h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo"))
     state = h.lanes.state()
-    if len(state.candidates) < state.settings.threshold:
-        assert not findings(state, _now(h) + 30 * DAY, {"lane-stalled"})
+    assert len(state.candidates) == 1 < state.settings.threshold
+    assert not findings(state, _now(h) + 30 * DAY, {"lane-stalled"})
 
 
 def test_a_waiting_security_approve_request_and_an_escalation_are_the_owners_findings(tmp_path):
