@@ -5,7 +5,8 @@ the staged lanes' state) and one clock reading, so the dashboard's Lifecycle and
 say the same sentence and every case can be tested with plain values.
 
 Every hold is listed (`Bottleneck.holds`), most pressing first; the first is the bottleneck.
-The order puts what only the owner can free first (a dead runner to confirm, a sign-in, an
+The order puts what only the owner can free first (a dead runner: the next tick frees it when
+health's evidence is conclusive, else the owner's confirmation; a sign-in, an
 escalation, a security approval), then the weekly ceiling, then what frees itself at a time (a
 usage reset, the cooldown) or when a lane's run next runs (a reviewer's or a scheduler's run;
 the staged lanes have no schedule slot of their own yet, so the sentence says so), then a
@@ -85,10 +86,12 @@ def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findin
         if finding.kind == "dead-runner":
             evidence = finding.evidence
             lane = _lane_of(str(evidence.get("occurrence", "?")))
+            # Conclusive evidence (health marks it repairable): the reconciler acts on its own next tick.
+            frees = (f"the next tick (or `health --repair`) reconciles it and frees {lane}" if finding.repairable
+                     else f"the owner's confirmation that it is gone (reconcile) frees {lane}")
             holds.append(Hold("dead-runner",
                               f"{lane}'s runner {evidence.get('runner', '?')} is gone and its lease "
-                              "is stale",
-                              f"the owner's confirmation that it is gone (reconcile) frees {lane}"))
+                              "is stale", frees))
         elif finding.kind == "account-sign-in-needed":
             account = str(finding.evidence.get("account", "?"))
             waiting = sorted(plan.lane for plan in plans if plan.action == "wait" and account in plan.reason)

@@ -13,7 +13,12 @@ a mistyped path); leases stale past 2 x TTL, or with a heartbeat from the future
 `reconcile` confirmation needs; a running segment with no lease; lanes past
 their slot plus a grace with nothing admitted; account stops; an owner record
 that stops being current within three days; a week above 90 % of its ceiling; an
-installed LaunchAgent whose intervals differ from the commission's.
+installed LaunchAgent whose intervals differ from the commission's. Of the staged
+lanes (promotion and maturation): a state that does not read (CORRUPT) as an
+error; a candidate's revision, retry or slice counter at its cap; a lane stalled
+for longer than `stall_after` despite claimable work (a pending task, or free WIP
+past its cooldown with eligible Top-N candidates or an untaken GO); and a
+security-approve request or an escalation waiting for the owner.
 
 `plan_repairs` is the reconciler's part of the verdict: which leases the shell may
 act on. A dead runner is reconciled only on conclusive evidence (its process is
@@ -31,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 import pendulum
@@ -40,15 +45,18 @@ from factory_schedule.core.commission import lane_occurrence_on, parse_commissio
 from factory_schedule.core.errors import ScheduleError
 from factory_schedule.core.launchd import launch_intervals
 from factory_schedule.core.model import AccountState, Occurrence
+from factory_schedule.core.pipeline.rules import eligible
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.zones import iso_week_of, local_date_of
 
 if TYPE_CHECKING:
+    from factory_schedule.core.pipeline.model import PipelineState
     from factory_schedule.store import Checkpoint
 
 Severity = Literal["error", "warning", "info"]
 
 DEFAULT_GRACE_MINUTES = 30
+DEFAULT_STALL_HOURS = 24  # a staged lane with eligible work and nothing claimed for this long is stalled
 RECORD_EXPIRY_WARNING_DAYS = 3
 CEILING_WARNING_FRACTION = 0.9
 STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
@@ -156,6 +164,9 @@ class HealthFacts:
     host_zone: str | None = None
     grace: timedelta = timedelta(minutes=DEFAULT_GRACE_MINUTES)
     could_not_check: tuple[str, ...] = ()  # facts the shell could not gather
+    pipeline: PipelineState | None = None  # the staged lanes' checked state; None before any settings
+    pipeline_problem: tuple[str, str] | None = None  # (code, message) when it does not read (CORRUPT)
+    stall_after: timedelta = timedelta(hours=DEFAULT_STALL_HOURS)
 
 
 def heartbeat_from_future(heartbeat_at: datetime, ttl_seconds: float, now: datetime) -> bool:
@@ -190,6 +201,13 @@ def judge(facts: HealthFacts) -> HealthReport:
             could_not.append(f"{what}: {type(error).__name__}: {error}")
 
     attempt("leases", lambda: lease_findings(facts.leases, view, facts.now, facts.host))
+    if facts.pipeline_problem is not None:
+        code, message = facts.pipeline_problem
+        findings.append(Finding("pipeline-unreadable", "error",
+                                f"the staged lanes' state does not read: {message}", {"code": code}))
+    elif facts.pipeline is not None:
+        pipeline = facts.pipeline
+        attempt("staged lanes", lambda: staged_lane_findings(pipeline, facts.now, facts.stall_after))
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
@@ -699,3 +717,121 @@ def launch_agent_loaded_findings(agent: LaunchAgentFact) -> list[Finding]:
     return [Finding("launch-agent-not-loaded", "error",
                     f"{agent.label} is installed at {agent.path} but launchd has not loaded it: nothing fires; "
                     f"load it with `launchctl bootstrap gui/$(id -u) {agent.path}`", evidence)]
+
+
+# -- the staged lanes (promotion and maturation) ----------------------------------------------
+
+
+def staged_lane_findings(state: PipelineState, now: datetime, stall_after: timedelta) -> list[Finding]:
+    """Counters at their caps, lanes stalled despite eligible work, and what waits for the owner."""
+    return [*cap_findings(state), *stall_findings(state, now, stall_after), *owner_wait_findings(state)]
+
+
+def cap_findings(state: PipelineState) -> list[Finding]:
+    """Each candidate's revision, retry and slice counters at or past their caps (a warning: the next reject
+    or failure escalates it to the owner), and a lane whose WIP is full (information: it admits no new work
+    until one ends). Revisions and retries count the owner's granted rounds in their cap, as the rules do."""
+    settings = state.settings
+    findings: list[Finding] = []
+    for lane in (state.promotion, state.maturation):
+        wip_cap = settings.wip(lane.lane)
+        if len(lane.wip) >= wip_cap:
+            findings.append(Finding(
+                "lane-wip-full", "info",
+                f"{lane.lane} holds {len(lane.wip)} of its {wip_cap} WIP: no new work until one ends",
+                {"lane": lane.lane, "counter": "wip", "value": len(lane.wip), "cap": wip_cap}))
+        for work in lane.wip:
+            counters = [("revisions", work.revisions, settings.max_revisions + work.grants),
+                        ("retries", work.retries, settings.max_retries + work.grants)]
+            if lane.lane == "maturation":
+                counters.append(("slices", work.slices, settings.max_slices))
+            for counter, value, cap in counters:
+                if value >= cap:
+                    findings.append(Finding(
+                        "lane-counter-at-cap", "warning",
+                        f"{lane.lane}'s {work.candidate} has {counter} {value} of its cap {cap}"
+                        + (" (past it)" if value > cap else "") + f" at {work.stage}",
+                        {"lane": lane.lane, "candidate": work.candidate, "stage": work.stage, "counter": counter,
+                         "value": value, "cap": cap}))
+    return findings
+
+
+def _instant_of(text: str) -> datetime:
+    """A stored instant (`2026-12-07T02:00:00.000Z`) as a plain aware datetime, comparable with any other."""
+    return datetime.fromisoformat(text)
+
+
+def stall_findings(state: PipelineState, now: datetime, stall_after: timedelta) -> list[Finding]:
+    """A lane with a run-claimable task pending, or with free WIP, its cooldown over and eligible work to
+    start (enough Top-N candidates for promotion, an untaken GO for maturation), and nothing claimed for
+    longer than `stall_after` since that work became claimable. The owner's own tasks never stall a lane
+    here: they are their own findings."""
+    settings = state.settings
+    now = datetime.fromtimestamp(now.timestamp(), UTC)  # plain, whatever datetime class the shell passed
+    findings: list[Finding] = []
+    for lane in (state.promotion, state.maturation):
+        for task in lane.tasks:
+            if task.kind == "owner" or task.claimed_by is not None:
+                continue
+            waiting = now - _instant_of(task.enqueued_at)
+            if waiting > stall_after:
+                findings.append(Finding(
+                    "lane-stalled", "warning",
+                    f"{lane.lane}'s task {task.n} ({task.candidate} at {task.stage}) has waited since "
+                    f"{task.enqueued_at} with nothing claiming it: is its {task.kind} run scheduled?",
+                    {"lane": lane.lane, "task": task.n, "candidate": task.candidate, "stage": task.stage,
+                     "since": task.enqueued_at, "stall_hours": stall_after.total_seconds() / 3600}))
+        if len(lane.wip) >= settings.wip(lane.lane):
+            continue
+        free_since: list[str] = []
+        if lane.cooldown_until is not None:
+            if now < _instant_of(lane.cooldown_until):
+                continue
+            free_since.append(lane.cooldown_until)
+        if lane.lane == "promotion":
+            pool = len(eligible(state))
+            if state.top_n is None or pool < settings.threshold:
+                continue
+            free_since.append(state.top_n.recorded_at)
+            what = f"{pool} eligible Top-N candidates"
+        else:
+            held = {work.candidate for work in lane.wip}
+            waiting_go = [d for d in state.decisions if d.verdict == "GO" and not d.consumed
+                          and d.candidate not in held]
+            if not waiting_go:
+                continue
+            first = min(waiting_go, key=lambda d: d.n)
+            free_since.append(first.at)
+            what = f"GO #{first.n} ({first.candidate})"
+        since = max(free_since, key=_instant_of)
+        if now - _instant_of(since) > stall_after:
+            findings.append(Finding(
+                "lane-stalled", "warning",
+                f"{lane.lane} has free WIP and {what} since {since}, but nothing has started: is its "
+                f"{settings.scheduler(lane.lane)} run scheduled?",
+                {"lane": lane.lane, "since": since, "stall_hours": stall_after.total_seconds() / 3600}))
+    return findings
+
+
+def owner_wait_findings(state: PipelineState) -> list[Finding]:
+    """A security-approve request with no decision, and an escalation waiting for the owner's decision:
+    only the owner frees either, so each is told to them (tui/host/notify.py)."""
+    findings: list[Finding] = []
+    for approval in state.approvals:
+        if approval.approved is None:
+            findings.append(Finding(
+                "security-approve-waiting", "warning",
+                f"{approval.candidate} waits at security-approve for {approval.action} (approval {approval.id}, "
+                f"asked by {approval.requested_by}): approve or deny it",
+                {"approval": approval.id, "candidate": approval.candidate, "action": approval.action,
+                 "requested_at": approval.requested_at}))
+    for lane in (state.promotion, state.maturation):
+        for work in lane.wip:
+            if work.escalation is not None:
+                findings.append(Finding(
+                    "escalation-waiting", "warning",
+                    f"{lane.lane}'s {work.candidate} is escalated to the owner at {work.escalation.stage} "
+                    f"({work.escalation.reason}): revise once more, or park it",
+                    {"lane": lane.lane, "candidate": work.candidate, "stage": work.escalation.stage,
+                     "at": work.escalation.at}))
+    return findings

@@ -70,6 +70,16 @@ def test_a_dead_runner_is_the_bottleneck_and_its_confirmation_frees_it(tmp_path)
     assert found.sentence.endswith("frees gamma/basic (and 2 more holds).")  # the sign-in, too few Top-N
 
 
+def test_a_dead_runner_the_evidence_settles_is_freed_by_the_next_tick_not_the_owner(tmp_path):
+    h = make_harness(tmp_path)
+    conclusive = Finding(DEAD.kind, DEAD.severity, DEAD.message, DEAD.evidence, repairable=True)
+    found = verdict(h.lanes.state(), findings=[conclusive])
+    assert found.current.kind == "dead-runner"
+    assert "gamma/basic's runner r-43 is gone" in found.sentence
+    assert "the next tick (or `health --repair`) reconciles it and frees gamma/basic" in found.sentence
+    assert "owner" not in found.current.frees
+
+
 def test_a_sign_in_names_the_lanes_it_holds_and_the_record_that_frees_them(tmp_path):
     found = verdict(make_harness(tmp_path).lanes.state(), findings=[SIGN_IN], plans=[WAITING])
     assert found.current.kind == "sign-in"

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+import pendulum
+
 from factory_schedule.core.health import (
     COULD_NOT_CHECK,
     DEFAULT_GRACE_MINUTES,
@@ -54,6 +56,7 @@ from factory_schedule.tui.host.segments import (
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.core.pipeline.model import PipelineState
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
@@ -123,6 +126,7 @@ def gather_facts(
         lease_facts = tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal))
     except Exception as error:
         could_not.append(f"leases: {type(error).__name__}: {error}")
+    pipeline, pipeline_problem = read_pipeline(journal, now)
     grace = timedelta(minutes=grace_minutes)
     night_states: dict[str, str] = {}
     if view is not None:
@@ -136,8 +140,23 @@ def gather_facts(
         leases=lease_facts, night_states=night_states,
         launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
+        pipeline=pipeline, pipeline_problem=pipeline_problem,
     )
     return facts, verified
+
+
+def read_pipeline(journal: Journal, now: datetime) -> tuple[PipelineState | None, tuple[str, str] | None]:
+    """The staged lanes' checked state, or why it does not read: reading it never fails health, so any
+    error (a CORRUPT state, a journal that cannot be read) becomes the `pipeline-unreadable` finding."""
+    from factory_schedule.core import ManualClock
+    from factory_schedule.core.pipeline import PipelineError, PipelineLanes
+
+    try:
+        return PipelineLanes(journal, ManualClock(pendulum.instance(now))).state(), None
+    except PipelineError as error:
+        return None, (error.code, error.message)
+    except Exception as error:
+        return None, ("UNREADABLE", f"{type(error).__name__}: {error}")
 
 
 def check_health(

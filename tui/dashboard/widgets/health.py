@@ -23,7 +23,8 @@ from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensur
 COLUMNS = (("severity", "severity"), ("check", "check"), ("subject", "subject"), ("detail", "finding"))
 
 
-SUBJECT_KEYS = ("occurrence", "scope", "lane", "account", "week")  # the evidence that names what a finding is about
+# the evidence that names what a finding is about
+SUBJECT_KEYS = ("occurrence", "scope", "lane", "account", "week", "candidate")
 
 
 def findings_of(report: HealthReport | None) -> tuple[Finding, ...]:

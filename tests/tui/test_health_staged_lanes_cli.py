@@ -1,0 +1,105 @@
+"""`factory-schedule health --json` over a real SQLite journal whose staged lanes wait for the owner: each
+wait is a finding, told to the owner once through the notifier they configure (a fake notifier script
+records its arguments), and a corrupt pipeline state is an error finding, never a failed check."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factory_schedule.core import ManualClock
+from factory_schedule.core.pipeline import PipelineLanes
+from factory_schedule.store import open_journal
+from factory_schedule.tui.host.clock import SystemClock
+from tests.core.pipeline_support import (
+    Harness,
+    Runs,
+    claim_next,
+    drive_maturation,
+    drive_promotion,
+    promotion_report,
+    top_n,
+)
+from tests.core.pipeline_support import commission as pipeline_commission
+
+from .runner_support import cli
+from .test_reconciler_notify import FAKE_NOTIFIER
+
+
+def _harness(url: str, **pipeline: Any) -> Harness:
+    clock = ManualClock(SystemClock().now() - timedelta(hours=2))  # recent: nothing stalls yet
+    lanes = PipelineLanes(open_journal(url), clock)
+    lanes.record_settings(pipeline_commission(**pipeline))
+    lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
+    return Harness(url, clock, lanes)
+
+
+@pytest.fixture
+def notifier(tmp_path: Path) -> tuple[str, Path]:
+    script = tmp_path / "notifier.py"
+    script.write_text(FAKE_NOTIFIER)
+    return f"{sys.executable} {script}", tmp_path / "notified.log"
+
+
+def _sent(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _notified_once(url: str, kind: str, notifier: tuple[str, Path]) -> dict[str, Any]:
+    command, log = notifier
+    code, report, err = cli(url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
+    assert code == 1, err
+    [finding] = [f for f in report["findings"] if f["kind"] == kind]
+    assert [notice["kind"] for notice in report["notified"]] == [kind]
+    _code, again, _ = cli(url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
+    assert again["notified"] == [] and len(_sent(log)) == 1
+    return finding
+
+
+def test_a_waiting_security_approve_request_is_told_to_the_owner_once(
+    sqlite_url: str, notifier: tuple[str, Path]
+) -> None:
+    h = _harness(sqlite_url)
+    runs = Runs()
+    drive_maturation(h, runs, go=drive_promotion(h, runs)["decision"])
+    h.lanes.request_approval(approval="publish-1", candidate="bravo", action="public-publish",
+                             requested_by="run-pub", reason="ship it")
+    finding = _notified_once(sqlite_url, "security-approve-waiting", notifier)
+    assert finding["evidence"]["approval"] == "publish-1"
+    [[text]] = _sent(notifier[1])
+    assert "bravo waits at security-approve for public-publish" in text
+
+
+def test_an_escalation_waiting_for_the_owner_is_told_once(sqlite_url: str, notifier: tuple[str, Path]) -> None:
+    h = _harness(sqlite_url, maxRevisions=1)
+    runs = Runs()
+    drive_promotion(h, runs, until="review")
+    for _ in range(2):  # reject the brief twice: the second is past maxRevisions 1
+        runner, task = claim_next(h, "promotion", runs)
+        h.lanes.review(lane="promotion", task=task["task"], runner=runner,
+                       report=promotion_report("review", task["task"], review="reject"))
+        if h.lanes.lane_view("promotion").tasks[0]["stage"] == "brief":
+            runner, task = claim_next(h, "promotion", runs)
+            h.lanes.report(lane="promotion", task=task["task"], runner=runner,
+                           report=promotion_report("brief", task["task"]))
+    finding = _notified_once(sqlite_url, "escalation-waiting", notifier)
+    assert finding["evidence"]["candidate"] == "bravo"
+    assert "lane-counter-at-cap" in [f["kind"] for f in cli(sqlite_url, "health", "--json")[1]["findings"]]
+
+
+def test_a_corrupt_pipeline_state_is_an_error_finding_of_health(sqlite_url: str) -> None:
+    _harness(sqlite_url)
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:  # a hand edit of the stored state
+        db.execute("update aggregates set state = replace(state, 'bravo', 'bogus') where aggregate = ?",
+                   ("pipeline/lanes",))
+    code, report, err = cli(sqlite_url, "health", "--json")
+    assert code == 1, err
+    [finding] = [f for f in report["findings"] if f["kind"] == "pipeline-unreadable"]
+    assert finding["severity"] == "error" and finding["evidence"]["code"] == "CORRUPT"
+    assert report["could_not_check"] == []
