@@ -23,6 +23,7 @@ from tests.core.pipeline_support import (
     claim_next,
     drive_maturation,
     drive_promotion,
+    lane_view,
     promotion_report,
     top_n,
 )
@@ -84,7 +85,7 @@ def test_an_escalation_waiting_for_the_owner_is_told_once(sqlite_url: str, notif
         runner, task = claim_next(h, "promotion", runs)
         h.lanes.review(lane="promotion", task=task["task"], runner=runner,
                        report=promotion_report("review", task["task"], review="reject"))
-        if h.lanes.lane_view("promotion").tasks[0]["stage"] == "brief":
+        if lane_view(h.lanes, "promotion").tasks[0]["stage"] == "brief":
             runner, task = claim_next(h, "promotion", runs)
             h.lanes.report(lane="promotion", task=task["task"], runner=runner,
                            report=promotion_report("brief", task["task"]))
