@@ -21,6 +21,7 @@ from typing import Any
 
 from factory_schedule.tui.host.providers import windows
 from factory_schedule.tui.host.providers.ending import ProcessEnd
+from factory_schedule.tui.host.providers.lines import EventLines
 from factory_schedule.tui.host.providers.outcome import CallOutcome, lost
 
 SIGN_IN_STATUSES = (401, 403)
@@ -66,38 +67,25 @@ def _tokens(usage: Any) -> int | None:
     return total
 
 
-class ClaudeStream:
+class ClaudeStream(EventLines):
     """Reads one call's stream line by line; `feed` says when streamed usage has passed the bound."""
 
     def __init__(self, bound: int) -> None:
+        super().__init__()
         self.bound = bound
-        self.doubt: str | None = None
         self.session: str | None = None
         self.observations: list[dict[str, Any]] = []
         self.streamed: dict[str, int] = {}  # assistant message ID -> its latest usage
         self.result: dict[str, Any] | None = None
-        self.lines = 0
 
     @property
     def tokens_streamed(self) -> int:
         return sum(self.streamed.values())
 
-    def _doubt(self, why: str) -> None:
-        if self.doubt is None:
-            self.doubt = why
-
     def feed(self, line: str) -> bool:
         """Read one line; False once streamed usage passes the bound (the caller stops the process)."""
-        if not line.strip():
-            return True
-        self.lines += 1
-        try:
-            event = json.loads(line)
-        except ValueError:
-            self._doubt(f"line {self.lines} is not JSON")
-            return True
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            self._doubt(f"line {self.lines} is not an event")
+        event = self.event(line)
+        if event is None:
             return True
         if isinstance(event.get("session_id"), str) and self.session is None:
             self.session = event["session_id"]

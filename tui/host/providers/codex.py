@@ -16,7 +16,6 @@ AM", which Codex writes in this machine's local time); a limit without a readabl
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -24,6 +23,7 @@ import pendulum
 
 from factory_schedule.tui.host.providers import windows
 from factory_schedule.tui.host.providers.ending import ProcessEnd
+from factory_schedule.tui.host.providers.lines import EventLines
 from factory_schedule.tui.host.providers.outcome import CallOutcome, lost
 
 USAGE_LIMIT_WORDS = ("usage limit", "usage_limit", "quota exceeded", "rate limit reached")
@@ -106,39 +106,26 @@ def _tokens(usage: Any) -> int | None:
     return total
 
 
-class CodexStream:
+class CodexStream(EventLines):
     """Reads one `codex exec --json` call line by line; `feed` says when its usage has passed the bound."""
 
     def __init__(self, bound: int, local_zone: str = "local") -> None:
+        super().__init__()
         self.bound = bound
         self.local_zone = local_zone
-        self.doubt: str | None = None
         self.session: str | None = None
         self.turn_tokens: list[int] = []
         self.failures: list[str] = []   # turn.failed and error events: fatal
         self.notices: list[str] = []    # error items: non-fatal, read only to explain a failure
         self.completed = False
-        self.lines = 0
 
     @property
     def tokens(self) -> int:
         return sum(self.turn_tokens)
 
-    def _doubt(self, why: str) -> None:
-        if self.doubt is None:
-            self.doubt = why
-
     def feed(self, line: str) -> bool:
-        if not line.strip():
-            return True
-        self.lines += 1
-        try:
-            event = json.loads(line)
-        except ValueError:
-            self._doubt(f"line {self.lines} is not JSON")
-            return True
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            self._doubt(f"line {self.lines} is not an event")
+        event = self.event(line)
+        if event is None:
             return True
         kind = event["type"]
         if kind == "thread.started":
