@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,10 @@ REPO = Path(__file__).resolve().parents[2]
 FAKE_PROVIDER = REPO / "examples" / "fake_provider.py"
 EXAMPLE_RUNNER = REPO / "examples" / "example_runner.sh"
 LOCAL_HOUR_TARGET = 6
+
+
+# The command line as a process, from this interpreter: what `factory-schedule` runs.
+CLI = (sys.executable, "-m", "factory_schedule.tui.cli")
 
 
 def zone_for_early_morning(now: pendulum.DateTime) -> str:
@@ -79,7 +84,7 @@ def cli(
 ) -> tuple[int, Any, str]:
     """Run `factory-schedule ARGS` as a process; (exit code, the last stdout line as JSON or text, stderr)."""
     completed = subprocess.run(
-        [sys.executable, "-m", "factory_schedule.tui.cli", "--journal", journal_url, *args],
+        [*CLI, "--journal", journal_url, *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -103,3 +108,36 @@ def commission_file(tmp_path: Path, commission: dict[str, Any]) -> Path:
     path = tmp_path / "commission.json"
     path.write_text(json.dumps(commission))
     return path
+
+
+def provider_contacts(tmp_path: Path) -> list[str]:
+    """The work keys the example runner's stand-in provider was contacted for, in order (its log)."""
+    log = tmp_path / "provider.log"
+    if not log.exists():
+        return []
+    return [json.loads(line)["work"] for line in log.read_text().splitlines() if line.strip()]
+
+
+def wait_for(condition: Any, timeout: float = 90, what: str = "condition") -> Any:
+    """Poll `condition` until it returns something true (returned), or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def commissioned_journal(url: str) -> Any:
+    """A journal commissioned with a lane due now and a current claude record: what a night's runner meets."""
+    from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.store import open_journal
+    from factory_schedule.tui.host.clock import SystemClock
+
+    journal = open_journal(url)
+    schedule = LifecycleSchedule(journal, SystemClock())
+    schedule.record_commission(commission_due_now())
+    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
+                            recorded_by="owner")
+    return journal

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,26 +21,31 @@ import pendulum
 import pytest
 
 from factory_schedule.core import LifecycleSchedule, ManualClock
-from factory_schedule.store import leases, open_journal
+from factory_schedule.store import leases
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.segments import segment_scope, this_host
 
-from .runner_support import EXAMPLE_RUNNER, FAKE_PROVIDER, REPO, cli, cli_env, commission_due_now, json_lines
+from .runner_support import (
+    CLI,
+    EXAMPLE_RUNNER,
+    FAKE_PROVIDER,
+    REPO,
+    cli,
+    cli_env,
+    commissioned_journal,
+    json_lines,
+    provider_contacts,
+    wait_for,
+)
 
 TTL = 1.0
-CLI = (sys.executable, "-m", "factory_schedule.tui.cli")
 
 
 @pytest.fixture
 def journal(sqlite_url: str) -> Any:
     """The test's one handle on the journal, commissioned (a due-now lane) with a current claude record."""
-    journal = open_journal(sqlite_url)
-    schedule = LifecycleSchedule(journal, SystemClock())
-    schedule.record_commission(commission_due_now())
-    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
-                            recorded_by="owner")
-    return journal
+    return commissioned_journal(sqlite_url)
 
 
 def _tick(url: str, tmp_path: Path, **env: str) -> subprocess.Popen[str]:
@@ -53,27 +57,10 @@ def _tick(url: str, tmp_path: Path, **env: str) -> subprocess.Popen[str]:
     )
 
 
-def _contacts(tmp_path: Path) -> list[str]:
-    log = tmp_path / "provider.log"
-    if not log.exists():
-        return []
-    return [json.loads(line)["work"] for line in log.read_text().splitlines() if line.strip()]
-
-
-def _wait_for(condition: Any, timeout: float = 90, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def _kill_runner_mid_call(url: str, journal: Any, tmp_path: Path) -> tuple[str, leases.Lease]:
     """A real tick whose runner hangs in its first provider call; SIGKILL the runner and the provider."""
     tick = _tick(url, tmp_path, FAKE_PROVIDER_MODE="hang:item-1")
-    _wait_for(lambda: "item-1" in _contacts(tmp_path), what="the runner's first contact")
+    wait_for(lambda: "item-1" in provider_contacts(tmp_path), what="the runner's first contact")
     [lease] = [lease for lease in leases.list_leases(journal) if lease.scope.startswith("segment/")]
     assert lease.info["pid_started"], "the lease records the runner's start time"
     provider_pid = json.loads((tmp_path / "provider.log").read_text().splitlines()[0])["pid"]
@@ -85,7 +72,7 @@ def _kill_runner_mid_call(url: str, journal: Any, tmp_path: Path) -> tuple[str, 
     occurrence = lines[0]["tick"]["occurrence"]["id"]
     held = leases.get_lease(journal, segment_scope(occurrence, 1))
     assert held is not None
-    _wait_for(lambda: leases.stale(held, datetime.now(UTC)), timeout=3 * TTL + 5, what="2 x TTL")
+    wait_for(lambda: leases.stale(held, datetime.now(UTC)), timeout=3 * TTL + 5, what="2 x TTL")
     return occurrence, held
 
 
@@ -125,7 +112,7 @@ def test_a_runner_killed_on_a_night_nobody_watches_is_reconciled_by_the_next_hea
     refused = next_night.admit_call(occurrence_id=started.occurrence.id, runner="r-next-night", task="scan",
                                     work="item-1", bound=1000, sign_in="owner@example.com")
     assert not refused.admitted and refused.reason == "unknown-effect"
-    assert _contacts(tmp_path) == ["item-1"]
+    assert provider_contacts(tmp_path) == ["item-1"]
     _code, report, _ = cli(sqlite_url, "health", "--json")
     assert "dead-runner" not in [finding["kind"] for finding in report["findings"]]
 
@@ -142,7 +129,7 @@ def test_the_next_tick_reconciles_a_killed_runner_itself_and_resumes_without_res
     assert repaired == ["reconciled-dead-runner", "removed-stale-lease"]
     [started] = [line for line in lines if "tick" in line]
     assert (started["tick"]["kind"], started["tick"]["occurrence"]["id"]) == ("resumed", occurrence)
-    assert _contacts(tmp_path) == ["item-1", "item-2"]  # item-1 was lost: never sent again
+    assert provider_contacts(tmp_path) == ["item-1", "item-2"]  # item-1 was lost: never sent again
     status = LifecycleSchedule(journal, SystemClock()).status(occurrence)
     assert (status.state, status.status) == ("settled", "partial")
     assert [record["scope"] for record in reconciler.removal_records(journal)] == [held.scope]
@@ -168,7 +155,7 @@ def test_a_live_runner_without_heartbeats_keeps_its_lease_and_its_segment(
         leases.acquire(journal, scope, runner, TTL, datetime.now(UTC), info)
         held = leases.get_lease(journal, scope)
         assert held is not None
-        _wait_for(lambda: leases.stale(held, datetime.now(UTC)), timeout=3 * TTL + 5, what="2 x TTL")
+        wait_for(lambda: leases.stale(held, datetime.now(UTC)), timeout=3 * TTL + 5, what="2 x TTL")
         code, report, _ = cli(sqlite_url, "health", "--repair", "--json")
         assert code == 1 and report["repairs"] == []
         assert "stale-lease-live-process" in [finding["kind"] for finding in report["findings"]]

@@ -14,23 +14,12 @@ from typing import Any
 
 import pytest
 
-from factory_schedule.core import LifecycleSchedule
-from factory_schedule.store import open_journal
-from factory_schedule.tui.host.clock import SystemClock
-
-from .runner_support import REPO, cli, cli_env, commission_due_now, json_lines
-
-CLI = (sys.executable, "-m", "factory_schedule.tui.cli")
+from .runner_support import CLI, REPO, cli, cli_env, commissioned_journal, json_lines
 
 
 @pytest.fixture
 def journal(sqlite_url: str) -> Any:
-    journal = open_journal(sqlite_url)
-    schedule = LifecycleSchedule(journal, SystemClock())
-    schedule.record_commission(commission_due_now())
-    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
-                            recorded_by="owner")
-    return journal
+    return commissioned_journal(sqlite_url)
 
 
 def _detached_tick(url: str, tmp_path: Path, *runner: str, observe: str = "3") -> tuple[int, list[dict[str, Any]]]:

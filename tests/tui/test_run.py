@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,8 @@ from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 
 from .provider_support import fake_path
-from .runner_support import REPO, cli, cli_env, commission_due_now, json_lines
+from .runner_support import CLI, REPO, cli, cli_env, commission_due_now, json_lines
 
-CLI = (sys.executable, "-m", "factory_schedule.tui.cli")
 CLAUDE_TOKENS = 3000  # what the `normal` Claude transcript reports used
 BOUND = 150_000
 

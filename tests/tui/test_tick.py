@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,22 +19,24 @@ from typing import Any
 import pytest
 
 from factory_schedule.core import LifecycleSchedule
-from factory_schedule.store import leases, open_journal
+from factory_schedule.store import leases
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.segments import segment_scope, this_host
 
 from .runner_support import (
+    CLI,
     EXAMPLE_RUNNER,
     FAKE_PROVIDER,
     REPO,
     cli,
     cli_env,
-    commission_due_now,
+    commissioned_journal,
     json_lines,
+    provider_contacts,
+    wait_for,
 )
 
 TTL = 1.0
-CLI = (sys.executable, "-m", "factory_schedule.tui.cli")
 
 
 def _tick_process(
@@ -54,32 +55,10 @@ def _finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, 
     return process.returncode, json_lines(out), err
 
 
-def _contacts(tmp_path: Path) -> list[str]:
-    log = tmp_path / "provider.log"
-    if not log.exists():
-        return []
-    return [json.loads(line)["work"] for line in log.read_text().splitlines() if line.strip()]
-
-
-def _wait_for(condition: Any, timeout: float = 90, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def journal(sqlite_url: str) -> Any:
     """The test's one handle on the journal, commissioned (a due-now lane) with a current claude record."""
-    journal = open_journal(sqlite_url)
-    schedule = LifecycleSchedule(journal, SystemClock())
-    schedule.record_commission(commission_due_now())
-    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
-                            recorded_by="owner")
-    return journal
+    return commissioned_journal(sqlite_url)
 
 
 def test_the_example_runner_completes_an_occurrence_end_to_end_through_the_cli(
@@ -93,7 +72,7 @@ def test_the_example_runner_completes_an_occurrence_end_to_end_through_the_cli(
     assert ran["segment_run"] == {**ran["segment_run"], "exit": 0, "lease": "released", "segment_running": False}
     status = LifecycleSchedule(journal, SystemClock()).status(occurrence)
     assert (status.state, status.status) == ("settled", "completed")
-    assert _contacts(tmp_path) == ["item-1", "item-2"]
+    assert provider_contacts(tmp_path) == ["item-1", "item-2"]
     assert leases.list_leases(journal) == []
 
 
@@ -105,7 +84,7 @@ def test_the_example_runner_defers_on_a_usage_limit_without_resending(
     assert code == 0, (lines, err)
     occurrence = lines[0]["tick"]["occurrence"]["id"]
     assert LifecycleSchedule(journal, SystemClock()).status(occurrence).state == "deferred"
-    assert _contacts(tmp_path) == ["item-1", "item-2"]
+    assert provider_contacts(tmp_path) == ["item-1", "item-2"]
     assert leases.list_leases(journal) == []
 
 
@@ -129,7 +108,7 @@ def test_the_example_runner_retries_a_failed_call_report_instead_of_leaving_the_
     occurrence = lines[0]["tick"]["occurrence"]["id"]
     status = LifecycleSchedule(journal, SystemClock()).status(occurrence)
     assert (status.state, status.status) == ("settled", "completed")
-    assert _contacts(tmp_path) == ["item-1", "item-2"]
+    assert provider_contacts(tmp_path) == ["item-1", "item-2"]
 
 
 def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconciles_and_resumes(
@@ -137,7 +116,7 @@ def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconc
 ) -> None:
     schedule = LifecycleSchedule(journal, SystemClock())
     tick = _tick_process(sqlite_url, tmp_path, str(EXAMPLE_RUNNER), FAKE_PROVIDER_MODE="hang:item-1")
-    _wait_for(lambda: "item-1" in _contacts(tmp_path), what="the runner's first contact")
+    wait_for(lambda: "item-1" in provider_contacts(tmp_path), what="the runner's first contact")
     [lease] = [lease for lease in leases.list_leases(journal) if lease.scope.startswith("segment/")]
     runner_pid = lease.info["pid"]
     provider_pid = json.loads((tmp_path / "provider.log").read_text().splitlines()[0])["pid"]
@@ -155,7 +134,7 @@ def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconc
     held = leases.get_lease(journal, segment_scope(occurrence, 1))
     assert held is not None and held.owner == lease.owner
 
-    _wait_for(lambda: leases.stale(held, datetime.now(UTC)), timeout=3 * TTL + 5, what="2 x TTL")
+    wait_for(lambda: leases.stale(held, datetime.now(UTC)), timeout=3 * TTL + 5, what="2 x TTL")
     code, report, _ = cli(sqlite_url, "health", "--json")
     assert code == 1
     [dead] = [finding for finding in report["findings"] if finding["kind"] == "dead-runner"]
@@ -182,7 +161,7 @@ def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconc
     assert lines[0]["tick"]["kind"] == "resumed"
     assert lines[0]["tick"]["occurrence"]["id"] == occurrence
     assert lines[-1]["segment_run"]["segment"] == 2
-    assert _contacts(tmp_path) == ["item-1", "item-2"]
+    assert provider_contacts(tmp_path) == ["item-1", "item-2"]
     status = schedule.status(occurrence)
     assert (status.state, status.status) == ("settled", "partial")
     view = schedule.read()
@@ -258,10 +237,10 @@ def test_a_detached_tick_returns_at_once_and_its_keeper_runs_the_segment_to_the_
     occurrence = started["tick"]["occurrence"]["id"]
     assert detached["detached"]["occurrence"] == occurrence and detached["detached"]["segment"] == 1
     schedule = LifecycleSchedule(journal, SystemClock())
-    _wait_for(lambda: schedule.status(occurrence).state == "settled", timeout=180, what="the keeper's runner")
-    _wait_for(lambda: leases.list_leases(journal) == [], timeout=30, what="the keeper's release")
+    wait_for(lambda: schedule.status(occurrence).state == "settled", timeout=180, what="the keeper's runner")
+    wait_for(lambda: leases.list_leases(journal) == [], timeout=30, what="the keeper's release")
     assert schedule.status(occurrence).status == "completed"
-    assert _contacts(tmp_path) == ["item-1", "item-2"]
+    assert provider_contacts(tmp_path) == ["item-1", "item-2"]
 
 
 def test_a_tick_refuses_a_lease_ttl_under_one_second_before_touching_the_journal(
