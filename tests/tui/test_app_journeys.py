@@ -182,17 +182,23 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
         assert app.journal.head(SCHEDULE_AGGREGATE) == head
 
 
+async def _proposed_for(app: ScheduleApp, pilot: Any, products: str) -> CommissionForm:
+    """Open the commission form, type the Products and press Proposed: the form with its candidate."""
+    await pilot.press("c")
+    await pilot.pause()
+    form = app.screen
+    assert isinstance(form, CommissionForm)
+    form.query_one("#products", Input).value = products
+    form.use_proposed()
+    await pilot.pause()
+    return form
+
+
 @synchronously
 async def test_a_commission_revision_is_previewed_with_its_difference_then_recorded(demo_url: str) -> None:
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("c")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, CommissionForm)
-        form.query_one("#products", Input).value = "alpha, beta, gamma, delta"
-        form.use_proposed()
-        await pilot.pause()
+        form = await _proposed_for(app, pilot, "alpha, beta, gamma, delta")
         candidate = form.candidate
         assert candidate is not None and candidate["revision"] == 3
         assert "+ lane delta/basic" in difference(commission_of(app), candidate)
@@ -689,13 +695,7 @@ async def test_the_arrow_keys_move_through_tonights_lanes_from_the_start(demo_ur
 async def test_a_proposed_revision_keeps_the_current_lanes_of_the_products_it_keeps(demo_url: str) -> None:
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("c")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, CommissionForm)
-        form.query_one("#products", Input).value = "alpha, beta, gamma, delta"
-        form.use_proposed()
-        await pilot.pause()
+        form = await _proposed_for(app, pilot, "alpha, beta, gamma, delta")
         assert form.candidate is not None
         changes = difference(commission_of(app), form.candidate)
         assert "+ lane delta/basic" in changes
