@@ -16,9 +16,10 @@ import enum
 import json
 import shlex
 import sys
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
+
+from factory_schedule.tui.terminal_text import printable
 
 # -- exit codes --------------------------------------------------------------------------
 
@@ -132,28 +133,6 @@ def emit_error(code: str, message: str, **extra: Any) -> None:
 
 
 # -- plain text --------------------------------------------------------------------------
-
-_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Cf", "Zl", "Zp"})  # controls, lone surrogates, bidi and line marks
-
-
-def printable(value: object) -> str:
-    """`value` as text safe for a terminal: every control, format or surrogate character as a visible escape.
-
-    The journal may hold text written before the engine refused control characters, and the
-    owner reads this at 03:00: an ESC must not clear the screen or draw "all good" anywhere.
-    """
-    text = str(value)
-    if all(unicodedata.category(ch) not in _UNSAFE_CATEGORIES for ch in text):
-        return text
-    out = []
-    for ch in text:
-        if unicodedata.category(ch) in _UNSAFE_CATEGORIES:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
 
 def shell_command(*words: object) -> str:
     """A command line the owner can paste: each word shell-quoted, then escaped for the terminal."""

@@ -29,7 +29,6 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,6 +39,7 @@ from platformdirs import user_data_dir
 
 from factory_schedule.core.health import Finding
 from factory_schedule.tui.host.paths import sqlite_file_of
+from factory_schedule.tui.terminal_text import printable
 
 ENV_NOTIFY = "FACTORY_NOTIFY"
 MAX_TEXT = 400
@@ -53,7 +53,6 @@ NEEDS_OWNER = frozenset({
 VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",
                 'display notification (item 1 of argv) with title "factory-schedule"', "-e", "end run")
-_UNSAFE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 
 
 @dataclass(frozen=True)
@@ -74,14 +73,7 @@ class NotifyResult:
 
 def safe_text(text: str) -> str:
     """`text` with every control, format or separator character escaped, cut to MAX_TEXT characters."""
-    out = []
-    for ch in text:
-        if unicodedata.category(ch) in _UNSAFE:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    joined = "".join(out)
+    joined = printable(text)
     return joined if len(joined) <= MAX_TEXT else joined[: MAX_TEXT - 1] + "…"
 
 
