@@ -78,11 +78,13 @@ class Change:
 
 @dataclass(frozen=True)
 class Idle:
-    """A claim with nothing to claim: an answer, not a command (nothing is written)."""
+    """A claim with nothing to claim: an answer, not a command (nothing is written); why, in a word and a
+    sentence. `kind` marks it in the command line's JSON."""
 
     lane: str
     reason: str
     detail: str
+    kind: str = "idle"
 
 
 def _put(model: Any, **changes: Any) -> Any:

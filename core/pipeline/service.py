@@ -72,14 +72,8 @@ class PipelineResult:
     result: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ClaimIdle:
-    """A claim that found nothing to claim (nothing written): why, in a word and a sentence."""
-
-    lane: str
-    reason: str
-    detail: str
-    kind: str = "idle"
+# A claim that found nothing to claim (nothing written): the rules' own answer, under its public name.
+ClaimIdle = rules.Idle
 
 
 @dataclass(frozen=True)
@@ -328,8 +322,6 @@ class PipelineLanes:
         payload = {"lane": lane, "run": run, "runner": runner}
         ran = self._command(f"pipeline/{lane}/claim/{runner}", payload,
                             lambda state, now: rules.claim(state, lane, run, runner, now))
-        if isinstance(ran, rules.Idle):
-            return ClaimIdle(ran.lane, ran.reason, ran.detail)
         return ran
 
     def report(self, *, lane: Any, task: Any, runner: Any, report: Any) -> PipelineResult:
