@@ -17,9 +17,9 @@ from pendulum import DateTime
 from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 from factory_schedule.core.bottleneck import Bottleneck, find_bottleneck
 from factory_schedule.core.commission import parse_commission
-from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, PipelineState, parse_pipeline
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineState
 from factory_schedule.store import Checkpoint, Event, Journal, JournalError, leases
-from factory_schedule.tui.host.health import check_health
+from factory_schedule.tui.host.health import check_health, read_pipeline
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
@@ -120,17 +120,6 @@ def read_leases(journal: Journal) -> tuple[Lease, ...] | None:
         return None
 
 
-def read_pipeline(journal: Journal) -> tuple[PipelineState | None, str | None]:
-    """The staged lanes' state, checked as every reader checks it; a defect is shown, never raised."""
-    try:
-        _version, stored = journal.load_text(PIPELINE_AGGREGATE)
-        return (None if stored is None else parse_pipeline(stored)), None
-    except PipelineError as error:
-        return None, f"{error.code}: {error.message}"
-    except Exception as error:
-        return None, f"{type(error).__name__}: {error}"
-
-
 def read_health(journal: Journal, schedule: LifecycleSchedule, now: DateTime, host: str,
                 since: Checkpoint | None = None) -> tuple[HealthReport | None, str | None]:
     try:
@@ -178,7 +167,8 @@ def take_reading(
     health, health_problem = (None, None)
     if complete and view is not None:
         health, health_problem = read_health(journal, schedule, now, host, health_since)
-    pipeline, pipeline_problem = read_pipeline(journal)
+    pipeline, unreadable = read_pipeline(journal, now)  # the reading health's own check makes
+    pipeline_problem = None if unreadable is None else f"{unreadable[0]}: {unreadable[1]}"
     try:
         pipeline_head = journal.head(PIPELINE_AGGREGATE)
     except Exception:
