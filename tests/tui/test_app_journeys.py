@@ -32,6 +32,7 @@ from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import ScheduleForm
 from factory_schedule.tui.dashboard.screens.commission import CommissionForm, difference
 from factory_schedule.tui.dashboard.widgets.header import HeaderBar
+from factory_schedule.tui.dashboard.widgets.history import summary
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401
 
 SIZE = (120, 40)
@@ -306,6 +307,33 @@ async def test_history_pages_back_and_returns_to_the_live_page(demo_url: str) ->
         await pilot.pause()
         assert table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value == "315"
         assert app.history_before is None
+
+
+@pytest.mark.parametrize("view_key", ["t", "p", "o", "l", "a", "h", "e"])
+@synchronously
+async def test_every_footer_key_fits_at_120_columns_in_each_view(demo_url: str, view_key: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(view_key)
+        await pilot.pause()
+        # Textual does not export FooterKey, so the keys are found by their widget type's name.
+        keys = {key.key: key.region for key in app.query("FooterKey")}
+        assert {"t", "p", "o", "l", "a", "h", "e", "s", "question_mark"} <= set(keys)
+        for key, region in keys.items():
+            assert region.right <= SIZE[0], f"{key} ends at column {region.right}"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        console = Console(width=80, record=True, file=io.StringIO())
+        for widget in app.query("KeyPanel *"):
+            console.print(widget.render())
+        assert "palette" in console.export_text()
+
+
+def test_the_history_summary_leaves_out_what_the_command_id_already_shows() -> None:
+    command = "discovery/alpha/basic/2026-12-20/call/4/end"
+    data = {"occurrence": "discovery/alpha/basic/2026-12-20", "outcome": "lost", "runner": "r-1"}
+    assert summary(data, command) == "runner=r-1 outcome=lost"
+    assert summary(data) == "occurrence=discovery/alpha/basic/2026-12-20 runner=r-1 outcome=lost"
 
 
 @synchronously

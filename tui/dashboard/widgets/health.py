@@ -64,7 +64,9 @@ def dead_runner_evidence(report: HealthReport | None, occurrence_id: str) -> str
 
 
 class HealthView(Vertical):
-    BINDINGS: ClassVar = [Binding("x", "remove_released_leases", "Remove released leases")]
+    # Named in the caption while there is something to repair ("x makes the repairs ..."), not in the
+    # footer, whose keys would run past 120 columns.
+    BINDINGS: ClassVar = [Binding("x", "remove_released_leases", "Repair", show=False)]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -81,7 +83,7 @@ class HealthView(Vertical):
         return any(getattr(finding, "repairable", False) for finding in findings_of(self.report))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """x is offered (and shown in the footer) only while there is a lease to remove."""
+        """x works only while there is something to repair (the caption says so then)."""
         return self.repairable() if action == "remove_released_leases" else True
 
     def action_remove_released_leases(self) -> None:

@@ -18,15 +18,18 @@ from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_r
 COLUMNS = (("version", "v"), ("type", "event"), ("command", "command"), ("summary", "what"))
 
 
-def summary(data: dict[str, Any], width: int = 90) -> str:
-    """The event's data, shortened: the fields a person scans for first."""
+def summary(data: dict[str, Any], command: str = "", width: int = 90) -> str:
+    """The event's data, shortened: the fields a person scans for first.
+
+    A value the command ID already shows (the occurrence of `.../call/3/end`) is left out: the row
+    has one line, and repeating the command there pushed the reason or outcome off the screen."""
     preferred = ("occurrence", "occurrenceId", "id", "lane", "runner", "reason", "outcome", "status", "account")
     parts = []
     for key in preferred:
         value = data.get(key)
         if isinstance(value, dict):
             value = value.get("id")
-        if value is not None and not isinstance(value, dict | list):
+        if value is not None and not isinstance(value, dict | list) and str(value) not in command:
             parts.append(f"{key}={value}")
     text = " ".join(parts) if parts else json.dumps(data, sort_keys=True, separators=(",", ":"))
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -35,9 +38,11 @@ def summary(data: dict[str, Any], width: int = 90) -> str:
 class HistoryView(Vertical):
     """Newest page follows the journal live; older pages stay where the owner put them."""
 
+    # Named in the caption ("] for older", "[ for newer") and the keys panel, not the footer: with
+    # them the footer's keys ran past 120 columns.
     BINDINGS: ClassVar = [
-        Binding("right_square_bracket", "older", "Older page"),
-        Binding("left_square_bracket", "newer", "Newer page"),
+        Binding("right_square_bracket", "older", "Older page", show=False),
+        Binding("left_square_bracket", "newer", "Newer page", show=False),
     ]
 
     class PageWanted(Message):
@@ -72,7 +77,7 @@ class HistoryView(Vertical):
                 Text(str(event.version), justify="right"),
                 event.type,
                 event.command_id,
-                summary(event.data),
+                summary(event.data, event.command_id),
             )
             for event in page.events
         }
