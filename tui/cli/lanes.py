@@ -1,9 +1,10 @@
 """`factory-schedule lanes ...`: the staged promotion and maturation lanes' runner interface.
 
 JSON in and out like the runner contract (`runner.py`): each command prints one JSON object and
-exits with a code a shell can branch on (tui/cli/output.py: 50 for an idle claim, 51-66 for the
+exits with a code a shell can branch on (tui/cli/output.py: 50 for an idle claim, 51-67 for the
 pipeline's refusals, 4 and 5 for its locks). A run claims its lane's next task (`lanes claim`),
-does one stage's work, and reports its artifact (`lanes report`); a reviewer run claims review
+does one stage's work, and reports its artifact (`lanes report`); a run the commission schedules
+claims with the occurrence `tick` admitted for it (`--occurrence`); a reviewer run claims review
 tasks and reports its review the same way; the owner answers escalations and approval requests.
 
 Each command's fields are declared once, as `Option`s; `--stdin` takes them as a JSON object,
@@ -48,7 +49,11 @@ LANE = Option("lane", help="promotion or maturation")
 TASK = Option("task", int, help="the task's number in its lane")
 RUNNER = Option("runner", help="your run's token")
 
-CLAIM = (LANE, Option("run", help="the run's identity (the lane's scheduler or reviewer run)"), RUNNER,
+CLAIM = (LANE, Option("run", required=False,
+                      help="the run's identity (the lane's scheduler or reviewer run); with --occurrence, its run"),
+         RUNNER,
+         Option("occurrence", required=False,
+                help="a scheduled run's admitted occurrence ($FACTORY_OCCURRENCE): one claim per occurrence"),
          Option("ttl", float, required=False, help=f"the locks' TTL in seconds (default {DEFAULT_TTL_SECONDS:g})"),
          Option("pid", int, required=False, help="the run's pid, recorded on its locks (default: the caller's)"))
 REPORT = (LANE, TASK, RUNNER, Option("report", required=False, help="the report JSON (default: read from stdin)"))
@@ -151,17 +156,23 @@ def _release_own(journal: Any, scopes: list[str], runner: str) -> dict[str, str]
 def _claim(args: argparse.Namespace) -> int:
     v = gather(args, CLAIM)
     lane, runner = _lane_of(v), v["runner"]
+    run, occurrence = v.get("run"), v.get("occurrence")
+    if run is None and occurrence is None:
+        raise BadInput("--run: required without --occurrence (a scheduled run names its occurrence)")
+    if run is None:  # a scheduled run is its occurrence's rhythm: discovery/portfolio/<run>/<date>
+        parts = str(occurrence).split("/")
+        run = parts[2] if len(parts) == 4 else str(occurrence)
     ttl = v.get("ttl", DEFAULT_TTL_SECONDS)
     lanes = _open_lanes(args)
     journal = lanes.journal
-    info = {"runner": runner, "run": v["run"], "lane": lane, "pid": v.get("pid", os.getppid()),
+    info = {"runner": runner, "run": run, "lane": lane, "pid": v.get("pid", os.getppid()),
             "host": socket.gethostname(), "command": "lanes claim"}
     held: list[str] = []
     try:
         for scope in [worker_scope(lane), *resource_scopes(lanes, lane)]:
             _take(journal, scope, runner, ttl, info)
             held.append(scope)
-        answer = lanes.claim(lane=lane, run=v["run"], runner=runner)
+        answer = lanes.claim(lane=lane, run=v.get("run"), runner=runner, occurrence=occurrence)
         if getattr(answer, "kind", "") == "idle":
             _release_own(journal, held, runner)
             emit(answer)
