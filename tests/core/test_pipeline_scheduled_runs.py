@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, PipelineLanes, PipelineResult
 from factory_schedule.core.pipeline.scheduled import occurrence_claim_command_id
+from factory_schedule.core.results import CallAdmission, CallRefusal
 from factory_schedule.store import open_journal
 
 SIGN_IN = "owner@example.com"
@@ -163,6 +164,7 @@ def test_a_runs_provider_call_is_refused_at_the_weekly_ceiling_discovery_used(tm
     assert discovery is not None
     call = world.schedule.admit_call(occurrence_id=discovery.id, runner="r-scan", task="scan", work="w",
                                      bound=150_000, sign_in=SIGN_IN)
+    assert isinstance(call, CallAdmission)
     world.schedule.end_call(occurrence_id=discovery.id, runner="r-scan", call=call.call,
                             report={"kind": "result", "tokens": 150_000, "output": "ok"})
     occurrence = admitted_promotion(world)
@@ -170,6 +172,7 @@ def test_a_runs_provider_call_is_refused_at_the_weekly_ceiling_discovery_used(tm
     assert isinstance(claimed, PipelineResult)
     refusal = world.schedule.admit_call(occurrence_id=occurrence, runner="r-promo", task="stage",
                                         work=f"task-{claimed.result['task']}", bound=300_000, sign_in=SIGN_IN)
+    assert isinstance(refusal, CallRefusal)
     assert (refusal.admitted, refusal.reason) == (False, "budget-exhausted")
     fits = world.schedule.admit_call(occurrence_id=occurrence, runner="r-promo", task="stage",
                                      work=f"task-{claimed.result['task']}", bound=250_000, sign_in=SIGN_IN)
@@ -182,11 +185,13 @@ def test_a_runs_provider_call_is_refused_while_the_account_is_stopped(world: Wor
     assert discovery is not None
     call = world.schedule.admit_call(occurrence_id=discovery.id, runner="r-scan", task="scan", work="w",
                                      bound=150_000, sign_in=SIGN_IN)
+    assert isinstance(call, CallAdmission)
     world.schedule.end_call(occurrence_id=discovery.id, runner="r-scan", call=call.call,
                             report={"kind": "sign-in-needed", "tokens": 0, "httpStatus": 401})
     occurrence = admitted_promotion(world)
     refusal = world.schedule.admit_call(occurrence_id=occurrence, runner="r-promo", task="stage", work="task-1",
                                         bound=300_000, sign_in=SIGN_IN)
+    assert isinstance(refusal, CallRefusal)
     assert (refusal.admitted, refusal.reason) == (False, "sign-in-needed")
     world.clock.set(f"{NIGHT}T02:25:00Z")
     world.schedule.record_account(account="claude", sequence=2, sign_in=SIGN_IN, overage=False, recorded_by="owner")

@@ -15,7 +15,7 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.core.pipeline import PipelineLanes
-from factory_schedule.store import leases, open_journal
+from factory_schedule.store import Journal, leases, open_journal
 from factory_schedule.tui.host.clock import SystemClock
 
 from .runner_support import CLI, FAKE_PROVIDER, REPO, cli_env, commission_due_now, json_lines, provider_contacts
@@ -53,6 +53,12 @@ def world(sqlite_url: str) -> tuple[LifecycleSchedule, PipelineLanes]:
     return schedule, lanes
 
 
+def _file_journal(lanes: PipelineLanes) -> Journal:
+    """The lanes' journal as the store's class (the leases live beside its events)."""
+    assert isinstance(lanes.journal, Journal)
+    return lanes.journal
+
+
 def _tick(url: str, tmp_path: Path, *command: str) -> tuple[int, list[dict[str, Any]], str]:
     environment = cli_env(url, PROVIDER=f"{sys.executable} {FAKE_PROVIDER}",
                           FAKE_PROVIDER_LOG=str(tmp_path / "provider.log"))
@@ -80,7 +86,7 @@ def test_the_tick_starts_a_promotion_run_and_the_lane_runner_works_one_task(
     view = lanes.lane_view("promotion")
     assert view is not None and [task["stage"] for task in view.done] == ["select"]
     assert [(task["stage"], task.get("claimedBy")) for task in view.tasks] == [("evidence", None)]
-    assert leases.list_leases(lanes.journal) == []
+    assert leases.list_leases(_file_journal(lanes)) == []
 
 
 def test_a_second_tick_the_same_night_finds_the_run_settled_and_starts_nothing(
