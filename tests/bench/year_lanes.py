@@ -19,6 +19,7 @@ admit_call, end_call, defer, settle) are the year's like any lane's.
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -57,9 +58,9 @@ def with_runs(commission: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class LaneFigures:
-    """The pipeline's own commands: how many and their seconds per 30 days, the largest state, outcomes."""
+    """The pipeline's own commands: each one's seconds per 30 days, the largest state, outcomes."""
 
-    periods: list[list[float]] = field(default_factory=list)  # [commands, seconds] per 30 days
+    each: list[list[float]] = field(default_factory=list)  # every written command's seconds, per 30 days
     largest_state: int = 0
     outcomes: Counter = field(default_factory=Counter)
 
@@ -87,8 +88,8 @@ class StagedLanes:
     def pipeline(self, call: Callable[..., Any], **kwargs: Any) -> Any:
         """A pipeline command, timed into this 30 days' figures and out of the year's."""
         period = self.day // PERIOD_DAYS
-        while len(self.figures.periods) <= period:
-            self.figures.periods.append([0, 0.0])
+        while len(self.figures.each) <= period:
+            self.figures.each.append([])
         head = self.lanes.journal.head(PIPELINE_AGGREGATE)
         started = time.perf_counter()
         try:
@@ -97,8 +98,7 @@ class StagedLanes:
             spent = time.perf_counter() - started
             self.year.sampling_seconds += spent  # kept out of the schedule's figures
             if self.lanes.journal.head(PIPELINE_AGGREGATE) != head:
-                self.figures.periods[period][0] += 1
-                self.figures.periods[period][1] += spent
+                self.figures.each[period].append(spent)
                 self.sample()
 
     def sample(self) -> None:
@@ -192,13 +192,14 @@ class StagedLanes:
         print(f"  outcomes: {kept}")
         print(f"  largest pipeline state: {figures.largest_state:,} bytes (limit {MAX_STATE_BYTES:,}); "
               f"the schedule's limit is {SCHEDULE_LIMITS.max_state_bytes:,} bytes")
-        periods = [(commands, seconds) for commands, seconds in figures.periods if commands]
+        periods = [(index, times) for index, times in enumerate(figures.each) if times]
         if not periods:
             return
-        base = 1000 * periods[0][1] / periods[0][0]
-        print(f"  pipeline command, ms each per {PERIOD_DAYS} days (baseline: the first {PERIOD_DAYS}, {base:.2f} ms):")
-        for index, (commands, seconds) in enumerate(periods):
-            mean = 1000 * seconds / commands
-            print(f"    days {index * PERIOD_DAYS + 1:>3}-{(index + 1) * PERIOD_DAYS:<3} {int(commands):>5} commands "
-                  f"{mean:>7.2f} ms  {mean / base:>5.2f}x")
+        base = 1000 * statistics.median(periods[0][1])
+        print(f"  a pipeline command that wrote, per {PERIOD_DAYS} days: mean and median ms (the median beside the "
+              f"first {PERIOD_DAYS} days' median, {base:.2f} ms; a mean moves with the machine's load spikes):")
+        for index, times in periods:
+            mean, median = 1000 * statistics.fmean(times), 1000 * statistics.median(times)
+            print(f"    days {index * PERIOD_DAYS + 1:>3}-{(index + 1) * PERIOD_DAYS:<3} {len(times):>5} commands "
+                  f"{mean:>7.2f} ms mean {median:>7.2f} ms median  {median / base:>5.2f}x")
 
