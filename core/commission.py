@@ -15,6 +15,7 @@ lanes and tasks, `closes` after `time`, a lane's call total) are the parser's al
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,11 +39,13 @@ from factory_schedule.store import canonical_json
 
 from .errors import ScheduleError, invalid
 from .identity import (
+    PIPELINE_RHYTHMS,
     PORTFOLIO,
     PORTFOLIO_RHYTHMS,
     PRODUCT_ID_PATTERN,
     PRODUCT_RHYTHMS,
     RHYTHMS,
+    is_pipeline_rhythm,
     is_valid_product_id,
     is_weekly,
     occurrence_id,
@@ -59,10 +62,14 @@ _MODEL_CONFIG = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, a
 WALL_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 TASK_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
-LANE_ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,31}/(basic|full|audit|synthesis|bundle)$"
+LANE_ID_PATTERN = (r"^[a-z0-9][a-z0-9-]{0,31}/(basic|full|audit|synthesis|bundle"
+                   r"|promotion|promotion-reviewer|maturation|maturation-reviewer)$")
 
 Account = Literal["claude", "chatgpt"]
-Rhythm = Literal["basic", "full", "audit", "synthesis", "bundle"]
+Rhythm = Literal[
+    "basic", "full", "audit", "synthesis", "bundle", "promotion", "promotion-reviewer", "maturation",
+    "maturation-reviewer",
+]
 assert get_args(Rhythm) == RHYTHMS
 
 
@@ -135,7 +142,11 @@ class Lane(BaseModel):
     product: Annotated[
         StrictStr, Field(pattern=PRODUCT_ID_PATTERN, description="a Product ID, or 'portfolio' for its rhythms")
     ]
-    rhythm: Annotated[Rhythm, Field(description="basic is daily; the others are weekly")]
+    rhythm: Annotated[
+        Rhythm,
+        Field(description="basic and the staged lanes' runs (portfolio's promotion, promotion-reviewer, "
+                          "maturation, maturation-reviewer) are daily; the others are weekly"),
+    ]
     weekday: Weekday | None = None
     time: Annotated[
         StrictStr, Field(pattern=WALL_TIME_PATTERN, description="local start 'HH:MM' in the commission's zone")
@@ -148,9 +159,11 @@ class Lane(BaseModel):
 
     @model_validator(mode="after")
     def _rules(self) -> Lane:
-        if self.product == PORTFOLIO and self.rhythm not in PORTFOLIO_RHYTHMS:
+        if self.product == PORTFOLIO and self.rhythm not in PORTFOLIO_RHYTHMS + PIPELINE_RHYTHMS:
             raise _field_error(
-                "rhythm", f"portfolio has only the audit, synthesis and bundle rhythms, not {self.rhythm}"
+                "rhythm",
+                f"portfolio has only the audit, synthesis, bundle rhythms and the staged lanes' runs "
+                f"({', '.join(PIPELINE_RHYTHMS)}), not {self.rhythm}",
             )
         if self.product != PORTFOLIO:
             if not is_valid_product_id(self.product):
@@ -159,8 +172,8 @@ class Lane(BaseModel):
                 raise _field_error("rhythm", f"a Product has only basic and full; {self.rhythm} belongs to portfolio")
         if self.lane != f"{self.product}/{self.rhythm}":
             raise _field_error("lane", f"{self.lane!r} must be '{self.product}/{self.rhythm}' (product/rhythm)")
-        if self.rhythm == "basic" and self.weekday is not None:
-            raise _field_error("weekday", "a basic lane runs every day and takes no weekday")
+        if not is_weekly(self.rhythm) and self.weekday is not None:
+            raise _field_error("weekday", f"a {self.rhythm} lane runs every day and takes no weekday")
         if is_weekly(self.rhythm) and self.weekday is None:
             raise _field_error("weekday", f"a {self.rhythm} lane is weekly and needs an ISO weekday (1-7)")
         if _wall_minutes(self.closes) <= _wall_minutes(self.time):
@@ -177,6 +190,11 @@ class Lane(BaseModel):
     @property
     def weekly(self) -> bool:
         return is_weekly(self.rhythm)
+
+    @property
+    def pipeline_run(self) -> str | None:
+        """The staged lanes' run this lane schedules (its rhythm), or None for a discovery lane."""
+        return self.rhythm if is_pipeline_rhythm(self.rhythm) else None
 
     def task_named(self, name: str) -> Task | None:
         return next((task for task in self.tasks if task.task == name), None)
@@ -217,6 +235,9 @@ class Commission(BaseModel):
         products = self.products
         if len(products) > L.max_products:
             raise _field_error("lanes", f"{len(products)} Products (other than portfolio), above {L.max_products}")
+        problem = pipeline_lane_problem(self.lanes, self.pipeline)
+        if problem is not None:
+            raise _field_error(*problem)
         return self
 
     @property
@@ -233,6 +254,49 @@ class Commission(BaseModel):
 
 
 assert COMMISSION_PROTOCOL == "sf-schedule-commission/1"
+
+
+def pipeline_lane_problem(lanes: Iterable[Lane], settings: PipelineSettings | None) -> tuple[str, str] | None:
+    """(field, why) when the staged lanes' runs break the seed's stagger order or disagree with the
+    pipeline settings; None when they are sound (or absent).
+
+    A run's lane (`portfolio/<run>`) needs the commission's `pipeline` settings, whose run identities
+    must be the lanes' rhythms (the run a lane schedules is the run that claims its tasks). Discovery
+    comes first each night: every run starts after every basic lane, and the runs start in the order
+    promotion, promotion reviewer, maturation, maturation reviewer (the lanes an owner leaves out are
+    skipped)."""
+    runs = [lane for lane in lanes if lane.pipeline_run is not None]
+    if not runs:
+        return None
+    if settings is None:
+        return "pipeline", f"the lane {runs[0].lane} schedules a staged lanes' run; add the pipeline settings"
+    for lane in runs:
+        field = _SETTINGS_FIELD[lane.rhythm]
+        named = getattr(settings, field)
+        if named != lane.rhythm:
+            return "pipeline", (f"{to_camel(field)} is {named!r}, but the lane {lane.lane} schedules the run "
+                                f"{lane.rhythm!r}: name the run after its lane's rhythm")
+    basics = [lane for lane in lanes if lane.rhythm == "basic"]
+    last_basic = max(basics, key=lambda lane: _wall_minutes(lane.time), default=None)
+    ordered = sorted(runs, key=lambda lane: PIPELINE_RHYTHMS.index(lane.rhythm))
+    for lane in ordered:
+        if last_basic is not None and _wall_minutes(lane.time) <= _wall_minutes(last_basic.time):
+            return "lanes", (f"{lane.lane} at {lane.time} must start after every basic lane "
+                             f"({last_basic.lane} starts at {last_basic.time}): discovery comes first")
+    for earlier, later in itertools.pairwise(ordered):
+        if _wall_minutes(later.time) <= _wall_minutes(earlier.time):
+            return "lanes", (f"{later.lane} at {later.time} must start after {earlier.lane} at {earlier.time} "
+                             f"(the order is {', '.join(PIPELINE_RHYTHMS)})")
+    return None
+
+
+_SETTINGS_FIELD = {
+    "promotion": "promotion_scheduler",
+    "promotion-reviewer": "promotion_reviewer",
+    "maturation": "maturation_scheduler",
+    "maturation-reviewer": "maturation_reviewer",
+}
+assert tuple(_SETTINGS_FIELD) == PIPELINE_RHYTHMS
 
 
 # --- parsing, the document form and its digest ------------------------------------------------
@@ -372,6 +436,11 @@ PROPOSED_TASKS: dict[str, tuple[dict[str, Any], ...]] = {
     "audit": ({"task": "audit", "account": "claude", "maxCalls": 4, "callBound": 200_000},),
     "synthesis": ({"task": "synthesis", "account": "claude", "maxCalls": 6, "callBound": 300_000},),
     "bundle": ({"task": "bundle", "account": "claude", "maxCalls": 2, "callBound": 100_000},),
+    # A staged lane's run works one stage's task: one call, its prompt carrying the task as context.
+    "promotion": ({"task": "stage", "account": "claude", "maxCalls": 1, "callBound": 300_000},),
+    "promotion-reviewer": ({"task": "review", "account": "claude", "maxCalls": 1, "callBound": 200_000},),
+    "maturation": ({"task": "stage", "account": "claude", "maxCalls": 1, "callBound": 300_000},),
+    "maturation-reviewer": ({"task": "review", "account": "claude", "maxCalls": 1, "callBound": 200_000},),
 }
 
 
@@ -391,11 +460,13 @@ def _full_night(index: int) -> tuple[int, int]:
     return FULL_NIGHTS[(index - capacity) % len(FULL_NIGHTS)], FULL_PER_NIGHT + (index - capacity) // len(FULL_NIGHTS)
 
 
-def _lane(product: str, rhythm: str, time: str, closes: str, weekday: int | None) -> dict[str, Any]:
+def _lane(product: str, rhythm: str, time: str, closes: str, weekday: int | None,
+          deadline: int | None = None) -> dict[str, Any]:
     lane: dict[str, Any] = {"lane": f"{product}/{rhythm}", "product": product, "rhythm": rhythm}
     if weekday is not None:
         lane["weekday"] = weekday
-    lane |= {"time": time, "closes": closes, "deadlineMinutes": PROPOSED_DEADLINES[rhythm]}
+    minutes = PROPOSED_DEADLINES[rhythm] if deadline is None else deadline
+    lane |= {"time": time, "closes": closes, "deadlineMinutes": minutes}
     lane["tasks"] = [dict(task) for task in PROPOSED_TASKS[rhythm]]
     return lane
 
@@ -407,8 +478,16 @@ def proposed_commission(
     revision: int = 1,
     zone: str = DEFAULT_ZONE,
     stagger_minutes: int = DEFAULT_STAGGER_MINUTES,
+    pipeline: bool = False,
 ) -> dict[str, Any]:
-    """A complete commission with the proposed defaults (see the README's table); it always parses."""
+    """A complete commission with the proposed defaults (see the README's table); it always parses.
+
+    With `pipeline`, it also carries the pipeline's default settings and schedules the staged lanes'
+    four runs daily after the last basic lane, one stagger apart in the seed's order, each with a
+    deadline of one stagger (so no run shares its write window with the next); a proposal whose runs
+    would not all end by the window's close is refused in one line (a smaller stagger fits more).
+    Without it, the proposal is discovery's alone, as an owner who has not configured the pipeline
+    expects: its lanes would only answer NOT_CONFIGURED."""
     if isinstance(products, str) or not isinstance(products, list | tuple) or not products:
         raise invalid("products: a non-empty list of Product IDs is needed")
     for product in products:
@@ -431,6 +510,15 @@ def proposed_commission(
             f"stagger_minutes: {len(products)} Products {stagger_minutes} minutes apart do not all start "
             f"before the {WINDOW_CLOSES} close"
         )
+    if not isinstance(pipeline, bool):
+        raise invalid("pipeline: true or false is needed")
+    runs_start = last_basic + stagger_minutes
+    runs_end = runs_start + len(PIPELINE_RHYTHMS) * stagger_minutes
+    if pipeline and runs_end > closes:
+        raise invalid(
+            f"stagger_minutes: {len(products)} Products and the staged lanes' {len(PIPELINE_RHYTHMS)} runs "
+            f"{stagger_minutes} minutes apart do not all end by the {WINDOW_CLOSES} close"
+        )
     effective = parse_local_date(effective_from).to_date_string()
     lanes: list[dict[str, Any]] = []
     for index, product in enumerate(products):
@@ -441,7 +529,11 @@ def proposed_commission(
     for rhythm in PORTFOLIO_RHYTHMS:
         time, close = PORTFOLIO_TIMES[rhythm]
         lanes.append(_lane(PORTFOLIO, rhythm, time, close, PORTFOLIO_WEEKDAY))
-    commission = {
+    if pipeline:
+        for index, rhythm in enumerate(PIPELINE_RHYTHMS):
+            time = _wall_text(runs_start + index * stagger_minutes)
+            lanes.append(_lane(PORTFOLIO, rhythm, time, WINDOW_CLOSES, None, deadline=stagger_minutes))
+    commission: dict[str, Any] = {
         "protocol": COMMISSION_PROTOCOL,
         "revision": revision,
         "zone": zone,
@@ -450,6 +542,8 @@ def proposed_commission(
         "recordMaxAgeDays": DEFAULT_RECORD_MAX_AGE_DAYS,
         "lanes": lanes,
     }
+    if pipeline:
+        commission["pipeline"] = {}  # every setting at its default, written out by the canonical form
     return commission_document(commission)
 
 

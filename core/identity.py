@@ -7,6 +7,12 @@ a runner asks:
     discovery/<product>/basic/<YYYY-MM-DD>
     discovery/<product>/full/<YYYY-Www>
     discovery/portfolio/<audit|synthesis|bundle>/<YYYY-Www>
+    discovery/portfolio/<promotion|promotion-reviewer|maturation|maturation-reviewer>/<YYYY-MM-DD>
+
+The last form is the staged lanes' runs (core/pipeline): daily portfolio rhythms named after the
+runs they schedule, so a run's identity is its lane's rhythm. They share the schedule's `discovery/`
+occurrence prefix because they are occurrences of the same schedule (the same admission, ceiling
+and account stops); the pipeline's own commands keep their `pipeline/` prefix.
 
 Product IDs are 1-32 characters of lowercase ASCII letters, digits and hyphens,
 starting and ending with a letter or digit (so an ID is safe in a path, a
@@ -26,12 +32,15 @@ from .errors import invalid
 from .text import checked_text
 from .zones import iso_week_of, monday_of_week, parse_local_date
 
-RHYTHMS: tuple[str, ...] = ("basic", "full", "audit", "synthesis", "bundle")
+# The staged lanes' runs, in the seed's stagger order (promotion, its reviewer, maturation, its reviewer).
+PIPELINE_RHYTHMS: tuple[str, ...] = ("promotion", "promotion-reviewer", "maturation", "maturation-reviewer")
+DISCOVERY_RHYTHMS: tuple[str, ...] = ("basic", "full", "audit", "synthesis", "bundle")
+RHYTHMS: tuple[str, ...] = (*DISCOVERY_RHYTHMS, *PIPELINE_RHYTHMS)
 PRODUCT_RHYTHMS: tuple[str, ...] = ("basic", "full")
 PORTFOLIO = "portfolio"
-PORTFOLIO_RHYTHMS: tuple[str, ...] = ("audit", "synthesis", "bundle")
+PORTFOLIO_RHYTHMS: tuple[str, ...] = ("audit", "synthesis", "bundle")  # discovery's weekly portfolio rhythms
 WEEKLY_RHYTHMS: tuple[str, ...] = ("full", "audit", "synthesis", "bundle")
-DAILY_RHYTHMS: tuple[str, ...] = ("basic",)
+DAILY_RHYTHMS: tuple[str, ...] = ("basic", *PIPELINE_RHYTHMS)
 OCCURRENCE_PREFIX = "discovery"
 
 PRODUCT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$"
@@ -48,7 +57,7 @@ def is_valid_product_id(value: object) -> bool:
 def is_valid_lane_owner(product: object, rhythm: object) -> bool:
     """Whether `product` may have a lane of `rhythm`: Products have basic and full, portfolio the rest."""
     if product == PORTFOLIO:
-        return rhythm in PORTFOLIO_RHYTHMS
+        return rhythm in PORTFOLIO_RHYTHMS or rhythm in PIPELINE_RHYTHMS
     return is_valid_product_id(product) and rhythm in PRODUCT_RHYTHMS
 
 
@@ -56,8 +65,9 @@ def _check_owner(product: object, rhythm: object) -> None:
     if rhythm not in RHYTHMS:
         raise invalid(f"unknown rhythm {rhythm!r} (one of {', '.join(RHYTHMS)})")
     if product == PORTFOLIO:
-        if rhythm not in PORTFOLIO_RHYTHMS:
-            raise invalid(f"portfolio has only the {', '.join(PORTFOLIO_RHYTHMS)} rhythms, not {rhythm!r}")
+        if rhythm not in PORTFOLIO_RHYTHMS and rhythm not in PIPELINE_RHYTHMS:
+            raise invalid(f"portfolio has only the {', '.join(PORTFOLIO_RHYTHMS + PIPELINE_RHYTHMS)} rhythms, "
+                          f"not {rhythm!r}")
         return
     if not is_valid_product_id(product):
         raise invalid(f"invalid Product ID {product!r} (1-32 of a-z, 0-9 and '-', not starting or ending with '-')")
@@ -67,6 +77,16 @@ def _check_owner(product: object, rhythm: object) -> None:
 
 def is_weekly(rhythm: str) -> bool:
     return rhythm in WEEKLY_RHYTHMS
+
+
+def is_pipeline_rhythm(rhythm: object) -> bool:
+    """Whether `rhythm` schedules a staged lane's run (its identity is the rhythm's name)."""
+    return rhythm in PIPELINE_RHYTHMS
+
+
+def pipeline_lane_of_run(run: str) -> str:
+    """The staged lane (promotion or maturation) a scheduled run works: the run's name up to its '-'."""
+    return run.split("-", 1)[0]
 
 
 def lane_id(product: str, rhythm: str) -> str:
@@ -94,7 +114,7 @@ def occurrence_key(rhythm: str, key: object) -> str:
         raise invalid(f"unknown rhythm {rhythm!r}")
     if not is_weekly(rhythm):
         if isinstance(key, str) and _DATE_KEY.match(key) is None:
-            raise invalid(f"a basic occurrence is keyed by its local date 'YYYY-MM-DD', got {key!r}")
+            raise invalid(f"a {rhythm} occurrence is keyed by its local date 'YYYY-MM-DD', got {key!r}")
         return parse_local_date(key).to_date_string()
     if isinstance(key, _dt.date):
         return iso_week_of(key)

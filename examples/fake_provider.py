@@ -9,11 +9,16 @@ test can count how often each unit of work was sent. $FAKE_PROVIDER_MODE picks
 the answer: `ok` (default), `limit` (a usage limit, nothing performed), `signin`
 (a 401), `hang` (never answers: a call in flight when its runner is killed), or
 `MODE:WORK` to behave so only for that work key and answer `ok` otherwise.
+
+With `--answer PATH` (a staged lane's run, examples/lane_runner.sh) an `ok` contact also writes its
+final answer to PATH: the stage's report JSON, $FAKE_PROVIDER_ANSWER when set, else an artifact with
+evidence (what the promotion lane's select and evidence stages must report).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -32,6 +37,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--work", required=True)
     parser.add_argument("--bound", type=int, required=True)
+    parser.add_argument("--answer", help="write the final answer (a stage's report JSON) to this file")
     args = parser.parse_args()
     log = os.environ.get("FAKE_PROVIDER_LOG")
     if log:
@@ -52,6 +58,12 @@ def main() -> int:
         report = {"kind": "result", "tokens": min(1234, args.bound), "output": "ok",
                   "observation": {"status": "allowed", "rateLimitType": "five_hour", "resetsAt": resets_at,
                                   "isUsingOverage": False}}
+    if args.answer and report["kind"] == "result":
+        answer = os.environ.get("FAKE_PROVIDER_ANSWER") or json.dumps({
+            "artifact": f"artifacts/{args.work}.md", "sha256": hashlib.sha256(args.work.encode()).hexdigest(),
+            "evidence": [f"evidence/{args.work}.md"]})
+        with open(args.answer, "w", encoding="utf-8") as handle:
+            handle.write(answer + "\n")
     sys.stdout.write(json.dumps(report) + "\n")
     return 0
 

@@ -22,6 +22,7 @@ PipelineErrorCode = Literal[
     "CAP_REACHED",  # a slice or revision beyond its cap
     "APPROVAL_REQUIRED",  # an external action without the owner's approval record
     "STALE",  # the request names something that has moved on
+    "NOT_ADMITTED",  # a scheduled run's claim without its occurrence running for its runner token
 ]
 
 PIPELINE_ERROR_CODES: tuple[str, ...] = PipelineErrorCode.__args__  # type: ignore[attr-defined]

@@ -26,6 +26,7 @@ from factory_schedule.store import (
     JournalCorruptError,
     NewEvent,
     VersionConflictError,
+    canonical_digest,
     canonical_json,
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
@@ -33,8 +34,9 @@ from factory_schedule.store import CommandJournal as Journal  # the protocol: no
 from ..clock import Clock, as_utc
 from ..commission import parse_commission
 from ..errors import ScheduleError
+from ..service import LifecycleSchedule
 from ..text import checked_document, checked_token
-from . import rules
+from . import rules, scheduled
 from .contracts import contract_fields
 from .errors import PipelineError
 from .model import (
@@ -205,6 +207,7 @@ class PipelineLanes:
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds
+        self._schedule = LifecycleSchedule(journal, clock)  # the schedule's view, for a run's admission
 
     def _now(self) -> DateTime:
         return as_utc(self.clock.now())
@@ -313,16 +316,49 @@ class PipelineLanes:
 
     # -- runs -------------------------------------------------------------------------------
 
-    def claim(self, *, lane: Any, run: Any, runner: Any) -> PipelineResult | ClaimIdle:
+    def claim(self, *, lane: Any, run: Any = None, runner: Any, occurrence: Any = None) -> PipelineResult | ClaimIdle:
         """The lane's next task for this run (a scheduler run gets work, a reviewer run reviews), or idle.
-        One claim per runner token and lane: a retry replays the task it claimed."""
+
+        A run the commission schedules names `occurrence`, the one the schedule admitted for its runner
+        token (`run` is then the occurrence's and may be left out): one claim per occurrence, whose retry
+        replays the task it claimed; a later segment's runner of the same occurrence is answered idle
+        (`occurrence-claimed`). Without an occurrence (a run the commission does not schedule), one claim
+        per runner token and lane. See `scheduled`."""
         lane = _lane(lane)
-        run = _matching("run", run, _WORD, "a run identity")
         runner = text("runner", runner)
+        if occurrence is not None:
+            named = None if run is None else _matching("run", run, _WORD, "a run identity")
+            occurrence_id, run = scheduled.scheduled_run(lane, named, occurrence)
+            return self._claim_occurrence(lane, run, runner, occurrence_id)
+        run = _matching("run", run, _WORD, "a run identity")
         payload = {"lane": lane, "run": run, "runner": runner}
-        ran = self._command(f"pipeline/{lane}/claim/{runner}", payload,
-                            lambda state, now: rules.claim(state, lane, run, runner, now))
-        return ran
+
+        def decide(state: PipelineState, now: DateTime) -> rules.Change | rules.Idle:
+            problem = scheduled.unscheduled_problem(self._schedule.read(), run)
+            if problem is not None:
+                raise problem
+            return rules.claim(state, lane, run, runner, now)
+
+        return self._command(f"pipeline/{lane}/claim/{runner}", payload, decide)
+
+    def _claim_occurrence(self, lane: str, run: str, runner: str, occurrence_id: str) -> PipelineResult | ClaimIdle:
+        command_id = scheduled.occurrence_claim_command_id(lane, occurrence_id)
+        payload = {"lane": lane, "run": run, "runner": runner, "occurrence": occurrence_id}
+
+        def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
+            recorded = self.journal.receipt(command_id)
+            if recorded is not None and recorded.digest == canonical_digest(payload):
+                return _Command(command_id, payload, None)  # this run's retry: replay its claim
+            problem = scheduled.admitted_problem(self._schedule.read(), occurrence_id, runner)
+            if problem is not None:
+                raise problem
+            if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence
+                return rules.Idle(lane, "occurrence-claimed",
+                                  f"{occurrence_id} claimed task {recorded.result.get('task')} in an earlier segment")
+            change = rules.claim(rules.configured(state), lane, run, runner, now)
+            return change if isinstance(change, rules.Idle) else _Command(command_id, payload, change)
+
+        return self._run(plan)
 
     def report(self, *, lane: Any, task: Any, runner: Any, report: Any) -> PipelineResult:
         """Complete a claimed work task with its stage's artifact; a reviewer's task with its review."""

@@ -35,6 +35,29 @@ def _week_label(index: int) -> str:
     return f"{year}-W{week:02d}"
 
 
+def stage_report(lanes: PipelineLanes, lane: str, task: dict[str, Any], roll: float) -> dict[str, Any]:
+    """The report a run sends for its claimed `task`, its outcome drawn from `roll` (0 to 1): rejected
+    briefs, failed builds and verifications, GO / PIVOT / PARK, revised, continued or completed slices."""
+    state = lanes.state()
+    assert state is not None  # the settings are recorded
+    work = state.lane(lane).work_of(task["candidate"])
+    assert work is not None  # a claimed task's work is in progress
+    if lane == "promotion":
+        return promotion_report(
+            task["stage"], task["task"], verdict="GO" if roll < 0.6 else "PIVOT" if roll < 0.8 else "PARK",
+            review="reject" if roll < 0.25 else "pass", build="failure" if roll < 0.2 else "success",
+            passed=roll > 0.15, verifier_sha=work.verified.sha256 if work.verified else None,
+            criteria=work.criteria or promotion_report("brief", 0)["criteriaSha256"])
+    decision = "revise" if roll < 0.25 else "continue" if roll < 0.5 and work.slices < 6 else "complete"
+    return maturation_report(task["stage"], task["task"], slice_n=max(work.slices, 1), decision=decision,
+                             go=work.decision or 1, passed=roll > 0.1, ready=roll > 0.1)
+
+
+def parked(lane: str, report: dict[str, Any]) -> dict[str, Any]:
+    """What the reviewer sends instead of a GO the engine refused (VERIFIER_REQUIRED): a PARK."""
+    return {**report, "verdict": "PARK"} if lane == "promotion" else {**report, "decision": "park"}
+
+
 class Year:
     def __init__(self, folder: Path, seed: int) -> None:
         self.clock = ManualClock("2026-12-07T01:00:00Z")
@@ -67,28 +90,13 @@ class Year:
                            decision=self.random.choice(("revise", "park")), reason="the owner's call")
             return
         task = claimed.result
-        state = self.lanes.state()
-        assert state is not None  # the settings are recorded
-        work = state.lane(lane).work_of(task["candidate"])
-        assert work is not None  # a claimed task's work is in progress
-        roll = self.random.random()
-        if lane == "promotion":
-            report = promotion_report(
-                task["stage"], task["task"], verdict="GO" if roll < 0.6 else "PIVOT" if roll < 0.8 else "PARK",
-                review="reject" if roll < 0.25 else "pass", build="failure" if roll < 0.2 else "success",
-                passed=roll > 0.15, verifier_sha=work.verified.sha256 if work.verified else None,
-                criteria=work.criteria or promotion_report("brief", 0)["criteriaSha256"])
-        else:
-            decision = "revise" if roll < 0.25 else "continue" if roll < 0.5 and work.slices < 6 else "complete"
-            report = maturation_report(task["stage"], task["task"], slice_n=max(work.slices, 1),
-                                       decision=decision, go=work.decision or 1, passed=roll > 0.1,
-                                       ready=roll > 0.1)
+        report = stage_report(self.lanes, lane, task, self.random.random())
         try:
             done = self.timed(self.lanes.report, lane=lane, task=task["task"], runner=runner, report=report)
         except PipelineError as error:  # GO on a failed verification: the reviewer parks it instead
             assert error.code == "VERIFIER_REQUIRED", error
-            fallback = {**report, "verdict": "PARK"} if lane == "promotion" else {**report, "decision": "park"}
-            done = self.timed(self.lanes.report, lane=lane, task=task["task"], runner=runner, report=fallback)
+            done = self.timed(self.lanes.report, lane=lane, task=task["task"], runner=runner,
+                              report=parked(lane, report))
         outcome = done.result["outcome"]
         if outcome:
             self.outcomes[f"{lane}:{outcome}"] = self.outcomes.get(f"{lane}:{outcome}", 0) + 1

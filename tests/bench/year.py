@@ -73,6 +73,7 @@ from factory_schedule.core import (
     zoned_instant,
 )
 from factory_schedule.store import canonical_json, open_journal
+from tests.bench import year_lanes  # the staged lanes' runs, scheduled like every other lane
 from tests.bench.journal import raw_loop  # the same raw sqlite3 loop as the journal's bench
 
 PRODUCTS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
@@ -279,7 +280,7 @@ class Year:
     """Ticks, runners and the owner, in clock order, on one ManualClock."""
 
     def __init__(self, url: str, seed: int, weekly_tokens: int, tick_minutes: int | None = None,
-                 first_day: Date = FIRST_DAY, rates: FaultRates = FaultRates()) -> None:
+                 first_day: Date = FIRST_DAY, rates: FaultRates = FaultRates(), lanes: bool = True) -> None:
         self.url = url
         self.journal = CountingJournal(open_journal(url))
         self.first_day = first_day
@@ -290,6 +291,8 @@ class Year:
         self.rng = random.Random(seed)
         self.weekly_tokens = weekly_tokens
         self.commission = _commission(first_day, weekly_tokens)
+        if lanes:
+            self.commission = year_lanes.with_runs(self.commission)
         self.lanes = {lane.lane: lane for lane in lanes_of(self.commission)}
         self.intervals = launch_intervals(self.commission, ZONE)
         self.tick_minutes = tick_minutes
@@ -303,6 +306,8 @@ class Year:
         self.raw_path: Path | None = None  # where to interleave raw sqlite3 commits, when set
         self.raw = Period()  # raw commits and their seconds, interleaved with the simulation
         self.statements: StatementTimes | None = None  # per-statement means each period, when asked for
+        # The staged lanes' runs (tests/bench/year_lanes.py); their own pipeline commands are kept out of the figures.
+        self.staged = year_lanes.StagedLanes(self, self.journal._journal, SIGN_IN) if lanes else None
 
     # -- timing ---------------------------------------------------------------------------------
 
@@ -338,6 +343,8 @@ class Year:
         self.timed(lambda: self.schedule.record_commission(self.commission))
         for account in ("claude", "chatgpt"):
             self.record(account)
+        if self.staged is not None:
+            self.staged.setup(self.commission)
 
     # -- one night ------------------------------------------------------------------------------
 
@@ -349,6 +356,8 @@ class Year:
         if offset > 0 and offset % RENEW_EVERY_DAYS == 0:
             for account in ("claude", "chatgpt"):
                 self.record(account)
+        if self.staged is not None:
+            self.staged.noon(date)
         for instant in self.tick_times(date.add(days=1)):
             if instant > self.clock.now():
                 self.clock.set(instant)
@@ -385,7 +394,10 @@ class Year:
                 continue
             self.figures.outcomes[f"start {tick.kind}"] += 1
             if tick.kind in ("admitted", "resumed") and not tick.replayed and tick.occurrence is not None:
-                self.run_segment(token, lane, tick.occurrence)
+                if self.staged is not None and self.staged.schedules(lane):
+                    self.staged.run_segment(token, tick.occurrence)
+                else:
+                    self.run_segment(token, lane, tick.occurrence)
 
     # -- a runner -------------------------------------------------------------------------------
 
@@ -592,7 +604,7 @@ def side_by_side(year: Year, young_url: str, warm_days: int, nights: int) -> Sid
     night of the young one beside it. Both states are past their first weeks' growth (about 64 KB
     from day 60), so what differs is the history behind them: the year's, or `warm_days`' worth.
     """
-    young = Year(young_url, year.seed, year.weekly_tokens, year.tick_minutes)
+    young = Year(young_url, year.seed, year.weekly_tokens, year.tick_minutes, lanes=year.staged is not None)
     young.setup()
     for offset in range(warm_days):
         young.day(young.first_day.add(days=offset))
@@ -716,6 +728,8 @@ def main() -> int:
     parser.add_argument("--raw-commits", type=int, default=3000, help="commits in the raw sqlite3 loop")
     parser.add_argument("--profile", default=None, help="write a cProfile of the simulation to this file")
     parser.add_argument("--no-dashboard", action="store_true", help="skip the dashboard timings")
+    parser.add_argument("--no-lanes", action="store_true",
+                        help="leave out the staged lanes' four runs (tests/bench/year_lanes.py)")
     parser.add_argument("--side-by-side", type=int, default=30, metavar="NIGHTS",
                         help="after the year, this many nights each on its journal and on a young one (60 days), "
                              "alternating (0: skip; default 30)")
@@ -731,7 +745,7 @@ def main() -> int:
         url = args.url or f"sqlite:///{Path(folder) / 'journal.db'}"
         backend = "PostgreSQL" if url.startswith("postgresql") else "SQLite file"
         print(f"year: {args.days} days of {len(PRODUCTS)} Products on {backend}, seed {args.seed}", flush=True)
-        year = Year(url, args.seed, args.weekly_tokens, args.tick_minutes)
+        year = Year(url, args.seed, args.weekly_tokens, args.tick_minutes, lanes=not args.no_lanes)
         # The raw loop writes beside the journal file (the same disk), else in the temporary folder.
         beside = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") else Path(folder)
         raw_folder = Path(tempfile.mkdtemp(prefix="bench-raw-", dir=beside))
@@ -792,6 +806,8 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print(f"  command / raw commit: {cost:.2f}x (target <= {COST_TARGET}x): {verdict(cost <= COST_TARGET)}")
     print(f"largest state: {figures.largest_state} bytes (target < {STATE_TARGET}): "
           f"{verdict(figures.largest_state < STATE_TARGET)}")
+    if year.staged is not None:
+        year.staged.print_report()
     print(f"journal size: {kib(size)}")
     print(f"faults injected: {dict(sorted(figures.faults.items()))}")
     print(f"outcomes: {dict(sorted(figures.outcomes.items()))}")
@@ -816,7 +832,7 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print()
     print(f"| figure ({backend}, `{command}`) | measured | target |")
     print("| --- | --- | --- |")
-    print(f"| commands executed ({args.days} days, 9 Products, 21 lanes) | {figures.commands} | |")
+    print(f"| commands executed ({args.days} days, 9 Products, {len(year.lanes)} lanes) | {figures.commands} | |")
     print(f"| wall time of the simulation | {figures.seconds:.0f} s | |")
     print(f"| commands per second, overall | {overall:.0f} | |")
     print(f"| commands per second, first / last {span} days | {first.rate:.0f} / {last.rate:.0f} "

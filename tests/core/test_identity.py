@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from factory_schedule.core.errors import ScheduleError
 from factory_schedule.core.identity import (
+    PIPELINE_RHYTHMS,
     PORTFOLIO,
     PORTFOLIO_RHYTHMS,
     RHYTHMS,
@@ -26,10 +27,23 @@ from factory_schedule.core.zones import iso_week_of, monday_of_week
 
 
 def test_rhythm_constants_are_the_seeds() -> None:
-    assert RHYTHMS == ("basic", "full", "audit", "synthesis", "bundle")
+    assert ("basic", "full", "audit", "synthesis", "bundle", *PIPELINE_RHYTHMS) == RHYTHMS
+    assert PIPELINE_RHYTHMS == ("promotion", "promotion-reviewer", "maturation", "maturation-reviewer")
     assert PORTFOLIO == "portfolio"
     assert PORTFOLIO_RHYTHMS == ("audit", "synthesis", "bundle")
     assert WEEKLY_RHYTHMS == ("full", "audit", "synthesis", "bundle")
+
+
+def test_a_staged_lanes_run_is_a_daily_portfolio_occurrence_named_after_the_run() -> None:
+    for rhythm in PIPELINE_RHYTHMS:
+        expected = f"discovery/portfolio/{rhythm}/2026-12-07"
+        assert occurrence_id(PORTFOLIO, rhythm, "2026-12-07") == expected
+        ref = parse_occurrence_id(expected)
+        assert (ref.lane, ref.date, ref.week, ref.id) == (f"portfolio/{rhythm}", pendulum.Date(2026, 12, 7), None,
+                                                          expected)
+    for refused in ("discovery/portfolio/promotion/2026-W50", "discovery/alpha/promotion/2026-12-07"):
+        with pytest.raises(ScheduleError):
+            parse_occurrence_id(refused)
 
 
 @pytest.mark.parametrize("product", ["a", "alpha", "alpha-2", "9lives", "a" * 32])

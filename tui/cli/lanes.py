@@ -1,9 +1,10 @@
 """`factory-schedule lanes ...`: the staged promotion and maturation lanes' runner interface.
 
 JSON in and out like the runner contract (`runner.py`): each command prints one JSON object and
-exits with a code a shell can branch on (tui/cli/output.py: 50 for an idle claim, 51-66 for the
+exits with a code a shell can branch on (tui/cli/output.py: 50 for an idle claim, 51-67 for the
 pipeline's refusals, 4 and 5 for its locks). A run claims its lane's next task (`lanes claim`),
-does one stage's work, and reports its artifact (`lanes report`); a reviewer run claims review
+does one stage's work, and reports its artifact (`lanes report`); a run the commission schedules
+claims with the occurrence `tick` admitted for it (`--occurrence`); a reviewer run claims review
 tasks and reports its review the same way; the owner answers escalations and approval requests.
 
 Each command's fields are declared once, as `Option`s; `--stdin` takes them as a JSON object,
@@ -48,7 +49,11 @@ LANE = Option("lane", help="promotion or maturation")
 TASK = Option("task", int, help="the task's number in its lane")
 RUNNER = Option("runner", help="your run's token")
 
-CLAIM = (LANE, Option("run", help="the run's identity (the lane's scheduler or reviewer run)"), RUNNER,
+CLAIM = (LANE, Option("run", required=False,
+                      help="the run's identity (the lane's scheduler or reviewer run); with --occurrence, its run"),
+         RUNNER,
+         Option("occurrence", required=False,
+                help="a scheduled run's admitted occurrence ($FACTORY_OCCURRENCE): one claim per occurrence"),
          Option("ttl", float, required=False, help=f"the locks' TTL in seconds (default {DEFAULT_TTL_SECONDS:g})"),
          Option("pid", int, required=False, help="the run's pid, recorded on its locks (default: the caller's)"))
 REPORT = (LANE, TASK, RUNNER, Option("report", required=False, help="the report JSON (default: read from stdin)"))
@@ -148,30 +153,61 @@ def _release_own(journal: Any, scopes: list[str], runner: str) -> dict[str, str]
 # -- the runs' commands ------------------------------------------------------------------------
 
 
-def _claim(args: argparse.Namespace) -> int:
-    v = gather(args, CLAIM)
-    lane, runner = _lane_of(v), v["runner"]
-    ttl = v.get("ttl", DEFAULT_TTL_SECONDS)
-    lanes = _open_lanes(args)
+def claim_with_locks(lanes: Any, lane: str, runner: str, *, run: str | None = None, occurrence: str | None = None,
+                     ttl: float = DEFAULT_TTL_SECONDS, pid: int | None = None,
+                     command: str = "lanes claim") -> tuple[Any, list[str]]:
+    """Take the lane's worker singleton and resources, claim, then the claimed task's lock: (the answer, the
+    locks held). An idle or refused claim gives back what it took (an idle answer holds none)."""
     journal = lanes.journal
-    info = {"runner": runner, "run": v["run"], "lane": lane, "pid": v.get("pid", os.getppid()),
-            "host": socket.gethostname(), "command": "lanes claim"}
+    named_run = run
+    if named_run is None and occurrence is not None:  # a scheduled run is its occurrence's rhythm
+        parts = str(occurrence).split("/")
+        named_run = parts[2] if len(parts) == 4 else str(occurrence)
+    info = {"runner": runner, "run": named_run, "lane": lane, "pid": os.getppid() if pid is None else pid,
+            "host": socket.gethostname(), "command": command}
     held: list[str] = []
     try:
         for scope in [worker_scope(lane), *resource_scopes(lanes, lane)]:
             _take(journal, scope, runner, ttl, info)
             held.append(scope)
-        answer = lanes.claim(lane=lane, run=v["run"], runner=runner)
+        answer = lanes.claim(lane=lane, run=run, runner=runner, occurrence=occurrence)
         if getattr(answer, "kind", "") == "idle":
             _release_own(journal, held, runner)
-            emit(answer)
-            return EXIT_IDLE
+            return answer, []
         task = task_scope(lane, answer.result["task"])
         _take(journal, task, runner, ttl, {**info, "task": answer.result["task"]})
         held.append(task)
     except BaseException:
         _release_own(journal, held, runner)  # an idle or refused claim gives back what it took
         raise
+    return answer, held
+
+
+def report_and_release(lanes: Any, lane: str, task: int, runner: str, report: Any) -> tuple[Any, dict[str, str]]:
+    """Report the task, then release the run's locks on the lane with an owner check: (answer, what happened
+    to each lock)."""
+    answer = lanes.report(lane=lane, task=task, runner=runner, report=report)
+    scopes = [task_scope(lane, task), *resource_scopes(lanes, lane), worker_scope(lane)]
+    return answer, _release_own(lanes.journal, scopes, runner)
+
+
+def release_locks(lanes: Any, lane: str, runner: str, task: int | None = None) -> dict[str, str]:
+    """Give back the run's locks on the lane (a run that stops without reporting: its task stays claimed)."""
+    scopes = [*([task_scope(lane, task)] if task is not None else []), *resource_scopes(lanes, lane),
+              worker_scope(lane)]
+    return _release_own(lanes.journal, scopes, runner)
+
+
+def _claim(args: argparse.Namespace) -> int:
+    v = gather(args, CLAIM)
+    lane, runner = _lane_of(v), v["runner"]
+    if v.get("run") is None and v.get("occurrence") is None:
+        raise BadInput("--run: required without --occurrence (a scheduled run names its occurrence)")
+    answer, held = claim_with_locks(_open_lanes(args), lane, runner, run=v.get("run"), occurrence=v.get("occurrence"),
+                                    ttl=v.get("ttl", DEFAULT_TTL_SECONDS), pid=v.get("pid"))
+    if getattr(answer, "kind", "") == "idle":
+        emit(answer)
+        return EXIT_IDLE
     emit({**to_jsonable(answer), "leases": held})
     return EXIT_OK
 
@@ -180,10 +216,7 @@ def _report(args: argparse.Namespace) -> int:
     v = gather(args, REPORT)
     lane = _lane_of(v)
     report = _document(v.get("report"), "the report", "--report")  # read before the journal opens
-    lanes = _open_lanes(args)
-    answer = lanes.report(lane=lane, task=v["task"], runner=v["runner"], report=report)
-    scopes = [task_scope(lane, v["task"]), *resource_scopes(lanes, lane), worker_scope(lane)]
-    released = _release_own(lanes.journal, scopes, v["runner"])
+    answer, released = report_and_release(_open_lanes(args), lane, v["task"], v["runner"], report)
     emit({**to_jsonable(answer), "leases": released})
     lost = [scope for scope, what in released.items() if what.startswith("held-by:")]
     return EXIT_NOT_LEASE_OWNER if lost else EXIT_OK

@@ -89,6 +89,7 @@ PIPELINE_EXIT_CODES: dict[str, int] = {
     "CAP_REACHED": 64,
     "APPROVAL_REQUIRED": 65,
     "STALE": 66,
+    "NOT_ADMITTED": 67,
 }
 
 

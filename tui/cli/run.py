@@ -30,6 +30,15 @@ lane.toml:
     [tasks.scan]                     # optional per task: bound, timeout_minutes, args
     bound = 100000
 
+A staged lane's run (`portfolio/promotion`, `portfolio/promotion-reviewer`, `portfolio/maturation`,
+`portfolio/maturation-reviewer`) works one task instead: it claims the lane's next task with its
+occurrence, sends that stage's prompt with the task as context, and reports the provider's final
+answer as the stage's report JSON. Its task folder (`stage` or `review`) holds one prompt per stage
+the run works, named after the stage:
+
+    PROMPTS/portfolio/promotion/stage/select.md      ... evidence.md, brief.md, prototype.md, verify.md
+    PROMPTS/portfolio/promotion-reviewer/review/review.md, decide.md
+
 `run --check` checks every lane of the current commission (or --lane) and prints one
 JSON line per lane: its tasks and work keys, or the one-line error. It sends nothing.
 
@@ -82,7 +91,7 @@ def _check(args: argparse.Namespace) -> int:
     failed = False
     for lane in lanes:
         try:
-            binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane))
+            binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane), stages=_stages(lane))
         except prompts.BindingError as error:
             failed = True
             emit({"lane": lane, "ok": False, "error": str(error)})
@@ -99,6 +108,14 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_BAD_INPUT if failed else EXIT_OK
 
 
+def _stages(lane: str) -> tuple[str, ...] | None:
+    """The stages a staged lane's run works (one prompt each), or None for a discovery lane."""
+    from factory_schedule.tui.host.providers import stage_run
+
+    run = stage_run.run_of(lane)
+    return None if run is None else stage_run.stages_of(run)
+
+
 def _segment_from(args: argparse.Namespace) -> tuple[str, str, str]:
     occurrence = args.occurrence or os.environ.get(ENV_OCCURRENCE)
     runner = args.runner or os.environ.get(ENV_RUNNER)
@@ -113,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
     # Imported here: `--help` and every other subcommand start without the providers' modules.
-    from factory_schedule.tui.host.providers import prompts, session
+    from factory_schedule.tui.host.providers import prompts, session, stage_run
     from factory_schedule.tui.host.providers.work import Segment, SegmentWork
 
     occurrence, runner, lane = _segment_from(args)
@@ -122,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
     commission = _commission(schedule)
     segment = Segment(occurrence=occurrence, runner=runner, sign_in="")
     try:
-        binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane))
+        binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane), stages=_stages(lane))
     except prompts.BindingError as error:
         emit({"run": "unusable-prompts", "lane": lane, "error": str(error)})
         worker = SegmentWork(schedule, None, segment, emit)
@@ -135,10 +152,16 @@ def _run(args: argparse.Namespace) -> int:
     emit({"run": "started", "lane": lane, "occurrence": occurrence, "runner": runner,
           "provider": binding.provider, "sign_in": segment.sign_in,
           "sign_in_from": "cli" if status.sign_in else "lane.toml"})
+    run = stage_run.run_of(lane)
     if status.logged_in is False:
         if not worker.defer("logged-out"):
             worker.settle(f"{binding.provider} is not signed in")
         code = EXIT_OK
+    elif run is not None:
+        from factory_schedule.core.pipeline import PipelineLanes
+        from factory_schedule.tui.host.clock import SystemClock
+
+        code = stage_run.work_one_stage(PipelineLanes(schedule.journal, SystemClock()), worker, binding, run, emit)
     else:
         code = worker.run()
     emit({**(segment.ended or {"run": "left-running"}), "occurrence": occurrence, "runner": runner,

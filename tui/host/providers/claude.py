@@ -167,5 +167,6 @@ class ClaudeStream(EventLines):
         if is_error or end.exit_code != 0:
             return lost(f"the provider reported an error ({result.get('subtype')!s}, status {status!s}) and "
                         f"{end.describe()}", window.for_lost, **common)
+        answer = result.get("result") if isinstance(result.get("result"), str) else None
         return CallOutcome({"kind": "result", "tokens": tokens, "output": "ok", **window.for_report},
-                           detail="completed", **common)
+                           detail="completed", answer=answer, **common)

@@ -118,6 +118,7 @@ class CodexStream(EventLines):
         self.failures: list[str] = []   # turn.failed and error events: fatal
         self.notices: list[str] = []    # error items: non-fatal, read only to explain a failure
         self.completed = False
+        self.answer: str | None = None  # the last agent message: the call's final answer
 
     @property
     def tokens(self) -> int:
@@ -158,6 +159,8 @@ class CodexStream(EventLines):
                 self._doubt(f"line {self.lines}: {kind} without an item")
             elif item.get("type") == "error" and isinstance(item.get("message"), str):
                 self.notices.append(item["message"])
+            elif kind == "item.completed" and item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                self.answer = item["text"]
         return self.tokens <= self.bound
 
     def _failure_outcome(self, end: ProcessEnd, now: float, common: dict[str, Any]) -> CallOutcome:
@@ -194,4 +197,5 @@ class CodexStream(EventLines):
             return lost(f"the stream ended without turn.completed; the provider {end.describe()}", **common)
         if end.exit_code != 0:
             return lost(f"the turn completed but the provider {end.describe()}", **common)
-        return CallOutcome({"kind": "result", "tokens": self.tokens, "output": "ok"}, detail="completed", **common)
+        return CallOutcome({"kind": "result", "tokens": self.tokens, "output": "ok"}, detail="completed",
+                           answer=self.answer, **common)

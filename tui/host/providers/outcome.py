@@ -28,6 +28,9 @@ class CallOutcome:
     session: str | None = None
     tokens_seen: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    # The provider's final answer (Claude Code's result text, Codex's last agent message) on a clean result:
+    # a staged lane's run reads its stage's report from it. Never printed by the runner.
+    answer: str | None = None
 
     @property
     def kind(self) -> str:

@@ -166,8 +166,13 @@ def lane_tasks(commission: dict[str, Any], lane: str) -> list[dict[str, Any]]:
     raise BindingError(f"{lane}: not a lane of the current commission")
 
 
-def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any = shutil.which) -> LaneBinding:
-    """The lane's binding checked against its commission tasks; BindingError (one line) on the first problem."""
+def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any = shutil.which,
+              stages: tuple[str, ...] | None = None) -> LaneBinding:
+    """The lane's binding checked against its commission tasks; BindingError (one line) on the first problem.
+
+    With `stages` (a staged lane's run), each task's folder holds one prompt per stage the run works,
+    named after the stage (`select.md`, ...): a run sends only its claimed task's stage, so the files
+    are not counted against maxCalls, and a missing or unknown stage is refused."""
     folder = prompts / lane
     if not folder.is_dir():
         raise BindingError(f"{folder}: no such folder (a lane's prompts live in PROMPTS/<product>/<rhythm>/)")
@@ -203,8 +208,10 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
             raise BindingError(f"{task_folder}: missing (one folder per task of the lane, holding its prompts)")
         minutes = override.timeout_minutes or settings.timeout_minutes
         units = _units(task_folder)
+        if stages is not None:
+            _check_stages(task_folder, units, stages)
         max_calls = int(task.get("maxCalls", len(units)))
-        if len(units) > max_calls:
+        if stages is None and len(units) > max_calls:
             raise BindingError(f"{task_folder}: {len(units)} prompt files, but task {name} may make {max_calls} "
                                "calls a night: the rest would never be sent")
         bindings.append(TaskBinding(
@@ -220,6 +227,18 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
         workdir=workdir, transcripts=_path(settings.transcripts, folder) if settings.transcripts else None,
         tasks=tuple(bindings),
     )
+
+
+def _check_stages(folder: Path, units: tuple[Unit, ...], stages: tuple[str, ...]) -> None:
+    named = {unit.work: unit for unit in units}
+    unknown = sorted(set(named) - set(stages))
+    if unknown:
+        raise BindingError(f"{named[unknown[0]].path}: {unknown[0]!r} is not a stage this run works "
+                           f"({', '.join(stages)})")
+    missing = [stage for stage in stages if stage not in named]
+    if missing:
+        raise BindingError(f"{folder}: no prompt for stage {missing[0]!r} (one file per stage: "
+                           f"{', '.join(f'{stage}.md' for stage in stages)})")
 
 
 def read_binding(source: str, lane: str) -> BindingRead:

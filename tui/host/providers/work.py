@@ -96,6 +96,7 @@ class SegmentWork:
         self.retry = retry or Retry()
         self.clock = clock
         self.deadline: float | None = None
+        self.made: list[Made] = []  # every contact this segment made, in order
 
     # -- the journal, retried ----------------------------------------------------------------
 
@@ -246,6 +247,7 @@ class SegmentWork:
                 self.emit({"run": "lost-in-flight", "call": admission.call, "task": task.task, "work": unit.work})
             return "next"
         made = self._contact(task, unit, admission.call)
+        self.made.append(made)
         ended = self._end(admission.call, made.outcome.report)
         self.emit({
             "run": "call", "call": admission.call, "task": task.task, "work": unit.work,
@@ -255,6 +257,24 @@ class SegmentWork:
             **made.outcome.extra,
         })
         return "next" if self._after_report(made) else None
+
+    def one_unit(self, task: TaskBinding, unit: Unit) -> Made | None:
+        """A staged lane's run: ask for and make this one unit's call, leaving the segment running when the
+        call was made and reported and the segment may go on (the run reports its stage, then settles).
+        None when there was no contact to read or the segment ended (deferred or settled). Unrecorded
+        propagates as from `run`."""
+        self._read_deadline()
+        before = len(self.made)
+        step = self._unit(task, unit)
+        if step is None or len(self.made) == before:
+            return None
+        return self.made[-1]
+
+    def settle_as(self, status: str, why: str) -> None:
+        """Settle with the status the run decided (a staged lane's run knows whether its stage was reported)."""
+        self.retry.run(lambda: self.schedule.settle(occurrence_id=self.segment.occurrence,
+                                                    settled_by=self.segment.runner, status=status, reason=why[:200]))
+        self.segment.ended = {"run": "settled", "status": status, "reason": why[:200]}
 
     def run(self) -> int:
         assert self.binding is not None

@@ -1,0 +1,77 @@
+"""The link between a staged lane's run and the schedule: a claim names the run's admitted occurrence.
+
+The four runs (promotion, promotion-reviewer, maturation, maturation-reviewer) are daily portfolio
+lanes of the commission (`portfolio/<run>`), admitted by the schedule's `start` like any lane, and
+their provider calls go through `admit_call` / `end_call` on that occurrence, so the weekly ceiling
+and the account stops hold for them as for discovery. A scheduled run's claim names its occurrence:
+it is refused NOT_ADMITTED unless that occurrence is the lane's open one and its running segment
+belongs to the claiming runner token. One claim per occurrence: the command ID is
+`pipeline/<lane>/claim/occurrence/<occurrence id>`, so a retry replays the task it claimed.
+
+A run the current commission schedules may claim only that way. An unscheduled claim (no occurrence)
+stays for a run the commission does not schedule: by hand, in tests, or for an owner who keeps the
+staged lanes off the nightly schedule; such a run makes no provider call through the schedule.
+
+Pure: it reads the schedule's view the service hands it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..commission import lanes_of
+from ..errors import ScheduleError
+from ..identity import PORTFOLIO, is_pipeline_rhythm, parse_occurrence_id, pipeline_lane_of_run
+from ..results import ScheduleView
+from .errors import PipelineError
+
+
+def occurrence_claim_command_id(lane: str, occurrence_id: str) -> str:
+    """One claim per admitted occurrence: its ID says the claim is that occurrence's."""
+    return f"pipeline/{lane}/claim/occurrence/{occurrence_id}"
+
+
+def scheduled_run(lane: str, run: str | None, occurrence: Any) -> tuple[str, str]:
+    """(occurrence ID, run) of a scheduled claim: the occurrence must be a staged lane's run of this lane;
+    the run, when given, must be the occurrence's. INVALID or WRONG_RUN in one line otherwise."""
+    try:
+        ref = parse_occurrence_id(occurrence)
+    except ScheduleError as error:
+        raise PipelineError("INVALID", f"occurrence: {error.message}") from None
+    if ref.product != PORTFOLIO or not is_pipeline_rhythm(ref.rhythm):
+        raise PipelineError("INVALID", f"occurrence: {ref.id} is not a staged lane's run "
+                                       f"(discovery/portfolio/<run>/<date>)")
+    if run is not None and run != ref.rhythm:
+        raise PipelineError("WRONG_RUN", f"run {run!r} claims with the occurrence of the run {ref.rhythm!r}")
+    if pipeline_lane_of_run(ref.rhythm) != lane:
+        raise PipelineError("WRONG_RUN", f"the run {ref.rhythm!r} works the {pipeline_lane_of_run(ref.rhythm)} "
+                                         f"lane, not {lane}")
+    return ref.id, ref.rhythm
+
+
+def admitted_problem(view: ScheduleView | None, occurrence_id: str, runner: str) -> PipelineError | None:
+    """NOT_ADMITTED unless `occurrence_id` is its lane's open occurrence, running for `runner`."""
+    if view is None:
+        return PipelineError("NOT_ADMITTED", "no commission is recorded: nothing is admitted")
+    ref = parse_occurrence_id(occurrence_id)
+    lane_state = next((lane for lane in view.lanes if lane.lane == ref.lane), None)
+    open_occurrence = lane_state.open if lane_state is not None else None
+    if open_occurrence is None or open_occurrence.id != occurrence_id:
+        return PipelineError("NOT_ADMITTED", f"{occurrence_id} is not an admitted, open occurrence of {ref.lane}")
+    segment = open_occurrence.segments[-1]
+    if open_occurrence.state != "running" or segment.ended is not None:
+        return PipelineError("NOT_ADMITTED", f"{occurrence_id} is {open_occurrence.state}, not running")
+    if segment.runner != runner:
+        return PipelineError("NOT_ADMITTED", f"{occurrence_id} runs segment {segment.n} for another runner token")
+    return None
+
+
+def unscheduled_problem(view: ScheduleView | None, run: str) -> PipelineError | None:
+    """NOT_ADMITTED when the current commission schedules `run`: such a run claims through its occurrence."""
+    if view is None or not is_pipeline_rhythm(run):
+        return None
+    lane = f"{PORTFOLIO}/{run}"
+    if any(scheduled.lane == lane for scheduled in lanes_of(view.commission)):
+        return PipelineError("NOT_ADMITTED", f"the commission schedules the run {run!r} ({lane}): claim with the "
+                                             f"occurrence the schedule admitted for your runner token")
+    return None

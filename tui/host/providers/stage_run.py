@@ -1,0 +1,111 @@
+"""A staged lane's run through `factory-schedule run`: one task of the lane, one call, one stage report.
+
+The tick admitted the run's occurrence (`portfolio/<run>`); the run claims its lane's next task with
+that occurrence (taking the lane's locks as `lanes claim` does), sends that stage's prompt with the task
+as context through the lane's provider (`admit_call` first, `end_call` after, like every call), reads
+the provider's final answer as the stage's report JSON, reports it (`lanes report`, which releases the
+locks) and settles the occurrence. Its prompt folder is `PROMPTS/portfolio/<run>/`: `lane.toml` and, in
+the folder of the commission's task (`stage` or `review`), one prompt per stage the run works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from factory_schedule.core.identity import is_pipeline_rhythm, pipeline_lane_of_run
+from factory_schedule.core.pipeline import STAGES, PipelineError
+from factory_schedule.core.pipeline.contracts import contract_fields
+from factory_schedule.core.pipeline.model import REVIEW_STAGES
+from factory_schedule.tui.host.providers.prompts import LaneBinding, Unit
+from factory_schedule.tui.host.providers.work import EXIT_DONE, EXIT_UNRECORDED, SegmentWork, Unrecorded
+
+Emit = Callable[[dict[str, Any]], None]
+_FENCED = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.S)
+
+
+def run_of(lane: str) -> str | None:
+    """The staged lanes' run a commission lane schedules (`portfolio/promotion` -> promotion), or None."""
+    product, _, rhythm = lane.partition("/")
+    return rhythm if product == "portfolio" and is_pipeline_rhythm(rhythm) else None
+
+
+def stages_of(run: str) -> tuple[str, ...]:
+    """The stages a run works, in the lane's order: its reviewer's review stages, or every other stage."""
+    lane = pipeline_lane_of_run(run)
+    reviewing = run.endswith("-reviewer")
+    return tuple(stage for stage in STAGES[lane] if (stage in REVIEW_STAGES[lane]) == reviewing)
+
+
+def stage_prompt(prompt: str, lane: str, task: dict[str, Any]) -> str:
+    """The stage's prompt, with the claimed task as context and the report it must answer with."""
+    fields = ", ".join(contract_fields(lane, str(task["stage"])))
+    return (f"{prompt.rstrip()}\n\n---\nYour task in the {lane} lane (JSON):\n"
+            f"{json.dumps(task, sort_keys=True)}\n\n"
+            f"Answer with the stage's report only: one JSON object with {fields} (the stage's artifact "
+            f"contract), and nothing else.\n")
+
+
+def parse_answer(answer: str | None) -> dict[str, Any]:
+    """The provider's final answer as a JSON object (a fenced ```json block is unwrapped); ValueError if not."""
+    if answer is None:
+        raise ValueError("the provider gave no final answer")
+    text = answer.strip()
+    fenced = _FENCED.match(text)
+    document = json.loads(fenced.group(1) if fenced else text)
+    if not isinstance(document, dict):
+        raise ValueError("the provider's final answer is not a JSON object")
+    return document
+
+
+def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
+    """Claim, call, report, settle; the segment is the worker's (admitted for this run's token)."""
+    from factory_schedule.tui.cli.lanes import claim_with_locks, release_locks, report_and_release
+
+    segment = worker.segment
+    lane = pipeline_lane_of_run(run)
+    try:
+        answer, held = claim_with_locks(lanes, lane, segment.runner, occurrence=segment.occurrence, pid=os.getpid(),
+                                        command="run")
+    except PipelineError as error:
+        emit({"run": "claim-refused", "lane": lane, "error": error.code, "message": error.message})
+        worker.settle_as("unavailable", f"claim refused: {error.code}: {error.message}")
+        return EXIT_DONE
+    if getattr(answer, "kind", "") == "idle":
+        emit({"run": "idle", "lane": lane, "reason": answer.reason, "detail": answer.detail})
+        worker.settle_as("completed", f"nothing to claim: {answer.reason}")
+        return EXIT_DONE
+    task = dict(answer.result)
+    emit({"run": "claimed", "lane": lane, "task": task["task"], "stage": task["stage"], "locks": held})
+    commissioned = binding.tasks[0]  # a run's lane has one task: `stage` or `review`
+    unit = next(u for u in commissioned.units if u.work == task["stage"])
+    one = Unit(work=f"task-{task['task']}", prompt=stage_prompt(unit.prompt, lane, task), path=unit.path)
+    worker.binding = replace(binding, tasks=(replace(commissioned, units=(one,)),))
+    try:
+        made = worker.one_unit(worker.binding.tasks[0], one)
+    except Unrecorded:
+        release_locks(lanes, lane, segment.runner, task["task"])
+        return EXIT_UNRECORDED
+    if made is None or made.outcome.kind != "result" or made.outcome.report.get("output") != "ok":
+        release_locks(lanes, lane, segment.runner, task["task"])  # the task stays claimed, for a supervisor
+        if segment.ended is None:
+            worker.settle_as("partial" if made is not None else "unavailable",
+                             f"task {task['task']} ({task['stage']}): no clean answer to report")
+        return EXIT_DONE
+    try:
+        report = parse_answer(made.outcome.answer)
+        done, released = report_and_release(lanes, lane, task["task"], segment.runner, report)
+    except (ValueError, PipelineError) as error:
+        why = f"{error.code}: {error.message}" if isinstance(error, PipelineError) else str(error)
+        emit({"run": "report-refused", "lane": lane, "task": task["task"], "error": why[:500]})
+        release_locks(lanes, lane, segment.runner, task["task"])
+        worker.settle_as("partial", f"task {task['task']} ({task['stage']}): the answer was not its report")
+        return EXIT_DONE
+    emit({"run": "reported", "lane": lane, "task": task["task"], "stage": task["stage"],
+          "next": done.result.get("next"), "outcome": done.result.get("outcome"), "locks": released})
+    worker.settle_as("completed", f"task {task['task']} ({task['stage']}) reported")
+    return EXIT_DONE
