@@ -8,9 +8,9 @@ Every hold is listed (`Bottleneck.holds`), most pressing first; the first is the
 The order puts what only the owner can free first (a dead runner: the next tick frees it when
 health's evidence is conclusive, else the owner's confirmation; a sign-in, an
 escalation, a security approval), then the weekly ceiling, then what frees itself at a time (a
-usage reset, the cooldown) or when a lane's run next runs (a reviewer's or a scheduler's run;
-the staged lanes have no schedule slot of their own yet, so the sentence says so), then a
-promotion lane waiting for enough Top-N candidates.
+usage reset, the cooldown) or when a lane's run next runs (a reviewer's or a scheduler's run: its commission lane's
+plan says when; a run the commission does not schedule starts only by hand, and the sentence
+says so), then a promotion lane waiting for enough Top-N candidates.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pendulum import DateTime
 
 from factory_schedule.core.health import Finding
+from factory_schedule.core.identity import PORTFOLIO
 from factory_schedule.core.model import at
 from factory_schedule.core.pipeline.model import LANES, PipelineState
 from factory_schedule.core.pipeline.rules import eligible
 from factory_schedule.core.results import LanePlan, ScheduleView
 
-NOT_SCHEDULED = "not scheduled (the staged lanes have no slot of their own yet: a run starts when `lanes claim` is run)"
+NOT_SCHEDULED = "not scheduled (the commission has no {lane} lane: the run starts when `lanes claim` is run by hand)"
 
 # Most pressing first: the owner's holds, then the ceiling, then holds that free themselves.
 KIND_ORDER = (
@@ -115,7 +116,20 @@ def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findin
     return holds
 
 
-def _pipeline_holds(state: PipelineState, now: DateTime, zone: str) -> list[Hold]:
+def next_run(run: str, plans: Sequence[LanePlan], zone: str) -> str:
+    """When a staged lane's run next runs: its commission lane's plan (`portfolio/<run>`), in words."""
+    lane = f"{PORTFOLIO}/{run}"
+    plan = next((plan for plan in plans if plan.lane == lane), None)
+    if plan is None:
+        return NOT_SCHEDULED.format(lane=lane)
+    if plan.action == "running":
+        return "running now"
+    if plan.at is not None:
+        return local(plan.at, zone)
+    return plan.reason or plan.action
+
+
+def _pipeline_holds(state: PipelineState, plans: Sequence[LanePlan], now: DateTime, zone: str) -> list[Hold]:
     holds: list[Hold] = []
     settings = state.settings
     for approval in state.approvals:
@@ -140,10 +154,11 @@ def _pipeline_holds(state: PipelineState, now: DateTime, zone: str) -> list[Hold
             elif task.kind == "review":
                 holds.append(Hold("review", f"{at_stage} waits for the reviewer",
                                   f"the {settings.reviewer(lane_name)} run frees it; next run "
-                                  f"{NOT_SCHEDULED}"))
+                                  f"{next_run(settings.reviewer(lane_name), plans, zone)}"))
             else:
                 holds.append(Hold("work", f"{at_stage} waits for its run",
-                                  f"the {settings.scheduler(lane_name)} run frees it; next run {NOT_SCHEDULED}"))
+                                  f"the {settings.scheduler(lane_name)} run frees it; next run "
+                                  f"{next_run(settings.scheduler(lane_name), plans, zone)}"))
         if len(lane.wip) < settings.wip(lane_name) and lane.cooldown_until is not None \
                 and now < at(lane.cooldown_until):
             holds.append(Hold("cooldown", f"{lane_name}'s next selection cools down",
@@ -157,14 +172,16 @@ def _pipeline_holds(state: PipelineState, now: DateTime, zone: str) -> list[Hold
                               f"a Top-N with at least {settings.threshold} eligible candidates frees it"))
         else:
             holds.append(Hold("start", f"promotion can select from {pool} eligible candidates",
-                              f"the {settings.scheduler('promotion')} run starts it; next run {NOT_SCHEDULED}"))
+                              f"the {settings.scheduler('promotion')} run starts it; next run "
+                              f"{next_run(settings.scheduler('promotion'), plans, zone)}"))
     if len(state.maturation.wip) < settings.wip("maturation") and "maturation" not in cooling:
         held = {work.candidate for work in state.maturation.wip}
         waiting = [d for d in state.decisions if d.verdict == "GO" and not d.consumed and d.candidate not in held]
         if waiting:
             first = min(waiting, key=lambda d: (d.n, d.candidate))
             holds.append(Hold("start", f"maturation's GO #{first.n} ({first.candidate}) waits to be taken in",
-                              f"the {settings.scheduler('maturation')} run takes it in; next run {NOT_SCHEDULED}"))
+                              f"the {settings.scheduler('maturation')} run takes it in; next run "
+                              f"{next_run(settings.scheduler('maturation'), plans, zone)}"))
     return holds
 
 
@@ -180,7 +197,7 @@ def find_bottleneck(*, pipeline: PipelineState | None, view: ScheduleView | None
             holds.append(Hold("no-settings", "the promotion and maturation lanes have no settings",
                               "a commission revision with a `pipeline` member starts them"))
     else:
-        holds.extend(_pipeline_holds(pipeline, now, zone))
+        holds.extend(_pipeline_holds(pipeline, plans, now, zone))
     order: dict[str, int] = {kind: index for index, kind in enumerate(KIND_ORDER)}
     return Bottleneck(tuple(sorted(holds, key=lambda hold: order[hold.kind])))  # sorted is stable
 

@@ -121,14 +121,21 @@ def test_a_release_ready_candidate_waits_at_security_approve_for_the_owners_appr
     assert "approval" not in [hold.kind for hold in verdict(h.lanes.state()).holds]
 
 
-def test_a_pending_review_waits_for_the_reviewer_run_which_has_no_slot_yet(tmp_path):
+def test_a_pending_review_waits_for_the_reviewer_runs_next_slot_or_a_run_by_hand(tmp_path):
     h = make_harness(tmp_path)
     h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
     drive_promotion(h, Runs(), until="review")
     found = verdict(h.lanes.state())
     assert found.current.kind == "review"
     assert "promotion's bravo at review waits for the reviewer" in found.sentence
-    assert "the promotion-reviewer run frees it; next run not scheduled" in found.sentence
+    assert ("the promotion-reviewer run frees it; next run not scheduled (the commission has no "
+            "portfolio/promotion-reviewer lane") in found.sentence
+    slot = LanePlan("portfolio/promotion-reviewer", "admit", pendulum.datetime(2026, 12, 21, 4, 0, tz="UTC"),
+                    "discovery/portfolio/promotion-reviewer/2026-12-21")
+    scheduled = verdict(h.lanes.state(), plans=[slot])
+    assert "the promotion-reviewer run frees it; next run Mon 21 Dec 04:00." in scheduled.sentence
+    running = LanePlan(slot.lane, "running", None, slot.occurrence_id, "runner r-9")
+    assert "next run running now" in verdict(h.lanes.state(), plans=[running]).sentence
 
 
 def test_pending_work_waits_for_the_scheduler_run_and_claimed_work_for_its_report(tmp_path):

@@ -16,14 +16,12 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from factory_schedule.core.bottleneck import local
+from factory_schedule.core.bottleneck import local, next_run
 from factory_schedule.core.model import at
 from factory_schedule.core.pipeline.model import LANES, REVIEW_STAGES, STAGES
 from factory_schedule.core.pipeline.rules import eligible
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
-
-NEXT_RUN = "not scheduled (no slot of its own yet; a run starts with `lanes claim`)"
 
 
 def _when(instant: str | None, reading: Reading) -> str:
@@ -94,9 +92,12 @@ def lane_block(reading: Reading, lane: str) -> Text:
     cooldown = record.cooldown_until
     cooled = "none" if cooldown is None else (
         f"until {_when(cooldown, reading)}" if reading.now < at(cooldown) else f"ended {_when(cooldown, reading)}")
+    zone = reading.zone or "UTC"
+    scheduler, reviewer = settings.scheduler(lane), settings.reviewer(lane)
     text.append(printable(
-        f"  WIP {len(record.wip)}/{settings.wip(lane)} · scheduler run {settings.scheduler(lane)} · reviewer run "
-        f"{settings.reviewer(lane)} · next run {NEXT_RUN} · cooldown {cooled}"))
+        f"  WIP {len(record.wip)}/{settings.wip(lane)} · scheduler run {scheduler} (next run "
+        f"{next_run(scheduler, reading.plans, zone)}) · reviewer run {reviewer} (next run "
+        f"{next_run(reviewer, reading.plans, zone)}) · cooldown {cooled}"))
     for work in record.wip:
         task = next((t for t in record.tasks if t.candidate == work.candidate), None)
         text.append("\n  ")
