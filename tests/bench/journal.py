@@ -28,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from factory_schedule.store import Decision, NewEvent, open_journal
-from factory_schedule.store import journal as store_journal
+from factory_schedule.store import statements as store_statements
 
 AGGREGATE = "bench/counter"
 
@@ -63,7 +63,7 @@ def floor_loop(path: Path, commands: int) -> float:
     head's row and a receipt with its key and its (aggregate, last version) index, against the raw loop's one row.
     """
     open_journal(f"sqlite:///{path}").close()  # the journal's schema, as open_journal creates it
-    sql = store_journal._STATEMENTS
+    sql = store_statements.STATEMENTS
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=30000")
