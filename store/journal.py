@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json
+from .checked_heads import CheckedHeads
 from .errors import (
     CommandConflictError,
     JournalCorruptError,
@@ -133,6 +134,7 @@ class Journal:
         self._driver_error: type[Exception] = driver.Error
         self._integrity_error: type[Exception] = driver.IntegrityError
         self._local = threading.local()  # the write transaction `writing()` holds, per thread
+        self._checked_heads: CheckedHeads[_Head] = CheckedHeads()
 
     # -- statements ---------------------------------------------------------------------
 
@@ -431,7 +433,7 @@ class Journal:
             with self._transaction(write=False) as conn:
                 return self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
 
-        head = self._checked_head(aggregate, self._retrying(read_head))
+        head = self._check_head(aggregate, self._retrying(read_head))  # in full: verify trusts no memo
         prev = since.hash if since is not None else GENESIS_HASH
         checked = since.version if since is not None else 0
         unsealed_through = since.unsealed_through if since is not None else 0
@@ -644,6 +646,14 @@ class Journal:
         moved = self._statement(conn, "update_head" if version else "insert_head", head_values).fetchall()
         if not moved:  # a miss rolls all three writes back
             raise VersionConflictError(aggregate, expected_version, -1)
+        # The head row as the `head` statement will read it back, sealed by the hashes just computed.
+        last_event = rows[-1]
+        self._checked_heads.remember(
+            aggregate,
+            (last, prev, state_json, command_id, last_event["type"], last_event["data"], last_event["prev_hash"], prev,
+             seal[0], seal[1], None),
+            _Head(last, prev, CanonicalText(state_json)),
+        )
         return Outcome(
             command_id=command_id,
             aggregate=aggregate,
@@ -656,6 +666,14 @@ class Journal:
     # -- seals --------------------------------------------------------------------------
 
     def _checked_head(self, aggregate: str, row: Any) -> _Head:
+        """`_check_head`, answered from the memo of rows already checked when this row is one of them."""
+        head = self._checked_heads.get(aggregate, row)
+        if head is None:
+            head = self._check_head(aggregate, row)
+            self._checked_heads.remember(aggregate, row, head)
+        return head
+
+    def _check_head(self, aggregate: str, row: Any) -> _Head:
         """The head a `head` statement read, once it is known to be what the chain's last command sealed.
 
         Refused (JournalCorruptError, saying which) when an event lies beyond the head (a head set back

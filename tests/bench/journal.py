@@ -118,7 +118,7 @@ def eventsourcing_loop(path: Path, commits: int) -> float | None:
         from eventsourcing.application import Application
     except ImportError:
         return None
-    app = Application(env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)})
+    app: Any = Application(env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)})
     counter = _eventsourcing_counter()()
     app.save(counter)
     started = time.perf_counter()
@@ -200,13 +200,13 @@ def main() -> int:
             floor_rates.append(floor_loop(Path(folder) / f"floor-{round_}.db", args.commands))
             journal_rates.append(journal_loop(journal_url, args.commands, f"r{round_}"))
             es_rate = eventsourcing_loop(Path(folder) / f"eventsourcing-{round_}.db", args.commands)
-            peer = "" if es_rate is None else (f"   eventsourcing {es_rate:6.0f}/s ({es_rate / raw_rates[-1]:.2f})")
+            shown = "" if es_rate is None else (f"   eventsourcing {es_rate:6.0f}/s ({es_rate / raw_rates[-1]:.2f})")
             if es_rate is not None:
                 es_rates.append(es_rate)
             print(
                 f"round {round_ + 1}: raw sqlite3 {raw_rates[-1]:6.0f} commits/s   "
                 f"journal's statements {floor_rates[-1]:6.0f}/s ({floor_rates[-1] / raw_rates[-1]:.2f})   "
-                f"execute {journal_rates[-1]:6.0f}/s ({journal_rates[-1] / raw_rates[-1]:.2f}){peer}"
+                f"execute {journal_rates[-1]:6.0f}/s ({journal_rates[-1] / raw_rates[-1]:.2f}){shown}"
             )
         open_journal(journal_url).verify(AGGREGATE)
 
