@@ -68,17 +68,25 @@ def canonical_json(obj: Any) -> str:
     a float shows up as the decoder's `parse_float`, a non-string key as a document
     that no longer equals the input. Only then does the slow walk name the culprit.
     """
+    return canonical_json_parsed(obj)[0]
+
+
+def canonical_json_parsed(obj: Any) -> tuple[str, Any]:
+    """`canonical_json`, and the text read back: a copy of `obj` that shares nothing with it (the check's own
+    echo, so a caller that hands a document on as a fresh copy gets one without decoding it again)."""
     try:
         text = _ENCODER.encode(obj)
         text.encode("utf-8")
-        echoed = _ECHO.decode(text)
+        # The encoder wrote one value with no whitespace around it: raw_decode reads all of it, without
+        # `decode`'s two whitespace scans.
+        echoed = _ECHO.raw_decode(text)[0]
     except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
         echoed = _NOT_ECHOED
     if echoed is _NOT_ECHOED or echoed != obj:
         _check(obj, "$")  # raises with the path of the first value that has no canonical form
         if echoed is _NOT_ECHOED:  # pragma: no cover - _check refuses everything dumps refuses
             raise CanonicalJsonError("$: value has no canonical JSON form")
-    return text
+    return text, echoed
 
 
 _NOT_ECHOED = object()

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext, supp
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json
+from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_json_parsed
 from .checked_heads import CheckedHeads
 from .errors import (
     CommandConflictError,
@@ -145,7 +145,12 @@ class Journal:
         its number of IDs, and sends it with `_send`), so a test or a benchmark can watch them all.
         A driver error is raised as the driver raised it; `_retrying` names it.
         """
-        return self._send(conn, self._sql[key], values)
+        cursor = conn.cursor()
+        if isinstance(values, list):
+            cursor.executemany(self._sql[key], values)
+        else:
+            cursor.execute(self._sql[key], values)
+        return cursor
 
     def _send(self, conn: Any, statement: str, values: dict[str, Any] | list[dict[str, Any]]) -> Any:
         cursor = conn.cursor()
@@ -606,7 +611,7 @@ class Journal:
             raise JournalError(f"command {command_id!r}: a decision must record at least one event")
         last = version + len(decision.events)
         state_json = _state_text(decision.state, command_id)
-        result_json = canonical_json(decision.result)
+        result_json, result = canonical_json_parsed(decision.result)  # `result`: the caller's copy, as a replay's
         receipt = {
             "command_id": command_id,
             "aggregate": aggregate,
@@ -659,7 +664,7 @@ class Journal:
             aggregate=aggregate,
             first_version=version + 1,
             version=last,
-            result=json.loads(result_json),
+            result=result,
             replayed=False,
         )
 
