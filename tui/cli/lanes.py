@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -152,6 +151,8 @@ def _claim(args: argparse.Namespace) -> int:
     v = gather(args, CLAIM)
     lane, runner = _lane_of(v), v["runner"]
     ttl = v.get("ttl", DEFAULT_TTL_SECONDS)
+    import socket  # here, not at the top: every command builds this module's parser
+
     lanes = _open_lanes(args)
     journal = lanes.journal
     info = {"runner": runner, "run": v["run"], "lane": lane, "pid": v.get("pid", os.getppid()),
