@@ -145,12 +145,11 @@ class Journal:
         its number of IDs, and sends it with `_send`), so a test or a benchmark can watch them all.
         A driver error is raised as the driver raised it; `_retrying` names it.
         """
-        cursor = conn.cursor()
         if isinstance(values, list):
+            cursor = conn.cursor()
             cursor.executemany(self._sql[key], values)
-        else:
-            cursor.execute(self._sql[key], values)
-        return cursor
+            return cursor
+        return conn.execute(self._sql[key], values)
 
     def _send(self, conn: Any, statement: str, values: dict[str, Any] | list[dict[str, Any]]) -> Any:
         cursor = conn.cursor()
