@@ -5,7 +5,10 @@ Knows nothing about schedules; `core` records its decisions here.
 Importing this package loads no database library. What the engine needs (canonical JSON,
 the records a journal exchanges, the `CommandJournal` protocol and the errors) is plain
 Python in `canonical`, `records` and `errors`; the SQL parts (`open_journal`, `Journal`,
-`leases`, `shown_url`) are imported the first time one of them is asked for.
+`leases`, `shown_url`) are imported the first time one of them is asked for. Those run their
+statements (`statements`) on the driver's own connection (`sqlite`, `postgres`, `pool`);
+SQLAlchemy and SQLModel are loaded only to create or upgrade a journal's schema (`schema`,
+from the declaration in `tables`).
 
 Errors, all `JournalError` with a one-line message for a person (`errors.py`):
 
@@ -54,7 +57,7 @@ if TYPE_CHECKING:
     from .opening import open_journal as open_journal
     from .urls import shown_url as shown_url
 
-# Loaded on first use, so that `import factory_schedule.core` does not load SQLAlchemy and SQLModel.
+# Loaded on first use, so that `import factory_schedule.core` loads no database driver.
 _DATABASE_PARTS = {
     "open_journal": ("opening", "open_journal"),
     "Journal": ("journal", "Journal"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
@@ -52,13 +52,43 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 _ECHO = json.JSONDecoder(parse_float=_refuse_float)
 
 
+def _made_once_encoder() -> Callable[[Any], str]:
+    """The canonical encoder's C function, made once.
+
+    `JSONEncoder.encode` makes its C encoder anew on every call, with a fresh dict for its
+    circular-reference check, and that cost about as much as encoding a small document; a
+    journal command encodes four. Made once, it has no such check: a cycle ends in
+    RecursionError, which `canonical_json` refuses like any other value with no JSON form.
+    Where this Python has no C encoder, or builds it otherwise, `_ENCODER.encode` is used.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython has it
+        return _ENCODER.encode
+    try:
+        write = make(None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+    except TypeError:  # pragma: no cover - another signature
+        return _ENCODER.encode
+
+    def encode(obj: Any) -> str:
+        return "".join(write(obj, 0))
+
+    sample = {"b": [1, "\u00e9\n\"", None, True, {}], "a": {"z": -2}, "": []}
+    return encode if encode(sample) == _ENCODER.encode(sample) else _ENCODER.encode
+
+
+_encode = _made_once_encoder()
+# The echo is read with the scanner itself: the encoder wrote exactly one value with no whitespace around
+# it, so `decode`'s whitespace scans and `raw_decode`'s wrapping have nothing to do.
+_scan: Callable[[str, int], tuple[Any, int]] = _ECHO.scan_once  # type: ignore[attr-defined]
+
+
 def encoded_as_canonical(obj: Any) -> str:
     """What the canonical encoder writes for `obj`, without the echo check `canonical_json` makes. Its text is
     canonical when nothing in `obj` can lack a canonical form (the hash chain's seal: strings and an integer);
     otherwise it is for asking whether a parsed document is byte for byte one whose canonical text is known:
     a float, `true` for 1 or a lone surrogate encodes differently from any canonical text, and NaN raises
     ValueError."""
-    return _ENCODER.encode(obj)
+    return _encode(obj)
 
 
 def canonical_json(obj: Any) -> str:
@@ -68,17 +98,23 @@ def canonical_json(obj: Any) -> str:
     a float shows up as the decoder's `parse_float`, a non-string key as a document
     that no longer equals the input. Only then does the slow walk name the culprit.
     """
+    return canonical_json_parsed(obj)[0]
+
+
+def canonical_json_parsed(obj: Any) -> tuple[str, Any]:
+    """`canonical_json`, and the text read back: a copy of `obj` that shares nothing with it (the check's own
+    echo, so a caller that hands a document on as a fresh copy gets one without decoding it again)."""
     try:
-        text = _ENCODER.encode(obj)
+        text = _encode(obj)
         text.encode("utf-8")
-        echoed = _ECHO.decode(text)
-    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        echoed = _scan(text, 0)[0]
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError, StopIteration):
         echoed = _NOT_ECHOED
     if echoed is _NOT_ECHOED or echoed != obj:
         _check(obj, "$")  # raises with the path of the first value that has no canonical form
         if echoed is _NOT_ECHOED:  # pragma: no cover - _check refuses everything dumps refuses
             raise CanonicalJsonError("$: value has no canonical JSON form")
-    return text
+    return text, echoed
 
 
 _NOT_ECHOED = object()

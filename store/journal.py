@@ -10,18 +10,15 @@ a runner that lost its answer simply ask again.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-
-from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json
+from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_json_parsed
+from .checked_heads import CheckedHeads
 from .errors import (
     CommandConflictError,
     JournalCorruptError,
@@ -45,7 +42,11 @@ from .records import (
     receipt_text,
     sha256_text,
 )
+from .statements import EVENT_COLUMNS, statements_for
 from .urls import shown_url
+
+if TYPE_CHECKING:
+    from .pool import Pool
 
 _LOCK_RETRY_SECONDS = 120.0
 T = TypeVar("T")
@@ -78,63 +79,7 @@ def _state_text(state: Any, command_id: str) -> str:
     return canonical_json(state)
 
 
-# The journal's SQL, written against the tables of `tables.py` (which `opening` creates).
-_EVENT_COLUMNS = "aggregate, version, command_id, type, data, prev_hash, hash, state_sha256, receipt_sha256"
-# A receipt is read with the event that sealed it (its command's last), and an ID with no receipt with whether
-# any event carries it: a receipt deleted by hand must not let its command run a second time.
-_RECEIPT_READ = (
-    "SELECT r.command_id, r.aggregate, r.digest, r.first_version, r.last_version, r.result, "
-    "e.command_id, e.type, e.data, e.prev_hash, e.hash, e.state_sha256, e.receipt_sha256, "
-    "(SELECT x.version FROM events x WHERE x.command_id = q.id LIMIT 1) "
-    "FROM (SELECT CAST(:command_id AS TEXT) AS id) q "
-    "LEFT JOIN receipts r ON r.command_id = q.id "
-    "LEFT JOIN events e ON e.aggregate = r.aggregate AND e.version = r.last_version"
-)
-# The head is read with the event it names and whether any event lies beyond it, so that every read of the
-# state checks the seal of the command that left it (`_checked_head`).
-_HEAD_READ = (
-    "SELECT a.version, a.hash, a.state, e.command_id, e.type, e.data, e.prev_hash, e.hash, e.state_sha256, "
-    "e.receipt_sha256, (SELECT n.version FROM events n WHERE n.aggregate = q.name "
-    "AND n.version > COALESCE(a.version, 0) ORDER BY n.version LIMIT 1) "
-    "FROM (SELECT CAST(:aggregate AS TEXT) AS name) q "
-    "LEFT JOIN aggregates a ON a.aggregate = q.name "
-    "LEFT JOIN events e ON e.aggregate = a.aggregate AND e.version = a.version"
-)
-_STATEMENTS = {
-    "receipt": _RECEIPT_READ,
-    "head": _HEAD_READ,
-    "version": "SELECT version FROM aggregates WHERE aggregate = :aggregate",
-    "history": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate AND version > :after "
-    "ORDER BY version LIMIT :limit",
-    "history_desc": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate "
-    "ORDER BY version DESC LIMIT :limit",
-    "history_desc_before": f"SELECT {_EVENT_COLUMNS} FROM events WHERE aggregate = :aggregate AND version < :before "
-    "ORDER BY version DESC LIMIT :limit",
-    "receipts_between": "SELECT command_id, aggregate, digest, first_version, last_version, result FROM receipts "
-    "WHERE aggregate = :aggregate AND last_version > :after AND last_version <= :until",
-    "insert_event": f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (:aggregate, :version, :command_id, :type, :data, "
-    ":prev_hash, :hash, :state_sha256, :receipt_sha256)",
-    # RETURNING, so that whether the head moved is read from a row: a pipelined cursor has no row count yet.
-    "update_head": "UPDATE aggregates SET version = :last, state = :state, hash = :hash "
-    "WHERE aggregate = :aggregate AND version = :version RETURNING version",
-    "insert_head": "INSERT INTO aggregates (aggregate, version, state, hash) "
-    "VALUES (:aggregate, :last, :state, :hash) RETURNING version",
-    "insert_receipt": "INSERT INTO receipts (command_id, aggregate, digest, first_version, last_version, result) "
-    "VALUES (:command_id, :aggregate, :digest, :first_version, :last_version, :result)",
-}
-
-
-def _driver_statements(paramstyle: str) -> dict[str, str]:
-    """The command path's SQL in the driver's own parameter style.
-
-    `execute` runs these through `exec_driver_sql`: building and compiling SQLAlchemy
-    expressions for every command cost more CPU than the commit itself.
-    """
-    if paramstyle in ("named", "qmark", "numeric"):  # sqlite3 accepts :name in every style
-        return dict(_STATEMENTS)
-    if paramstyle == "pyformat":
-        return {key: re.sub(r":(\w+)", r"%(\1)s", sql) for key, sql in _STATEMENTS.items()}
-    raise JournalError(f"unsupported driver parameter style {paramstyle!r}")
+_EVENT_COLUMNS = ", ".join(EVENT_COLUMNS)
 
 
 _LOCK_ERRORS = (
@@ -158,6 +103,9 @@ _LOST_ERRORS = (
     "connection is lost",
     "consuming input failed",
     "ssl syscall error",
+    "could not receive data",
+    "could not send data",
+    "connection not open",
     "unable to open database file",
 )
 
@@ -168,44 +116,47 @@ def _is_lock_error(error: BaseException) -> bool:
 
 
 class Journal:
-    """A journal over one SQLAlchemy engine. Build it with `store.open_journal`."""
+    """A journal over a pool of the driver's connections. Build it with `store.open_journal`.
 
-    def __init__(
-        self, engine: Engine, url: str, *, write_options: dict[str, Any], read_only: str | None = None
-    ) -> None:
-        self.engine = engine
+    `dialect` subclasses (`sqlite.SqliteJournal`, `postgres.PostgresJournal`) say how a transaction
+    starts and takes the write lock, and how the schema is looked at.
+    """
+
+    dialect = ""
+
+    def __init__(self, pool: Pool, url: str, *, paramstyle: str, driver: Any, read_only: str | None = None) -> None:
+        self.pool = pool
         self.read_only = read_only  # why this journal can only be read, or None
         self.url = url
         self.where = shown_url(url)  # what a person may be shown: the URL, any password masked
-        self._write_options = write_options
-        dbapi = engine.dialect.dbapi
-        self._sql = _driver_statements(dbapi.paramstyle if dbapi else "named")
-        self._pyformat = dbapi is not None and dbapi.paramstyle == "pyformat"
-        self._driver_error: type[Exception] = dbapi.Error if dbapi else Exception
+        self._sql = statements_for(paramstyle)
+        self._pyformat = paramstyle == "pyformat"
+        self._driver_error: type[Exception] = driver.Error
+        self._integrity_error: type[Exception] = driver.IntegrityError
         self._local = threading.local()  # the write transaction `writing()` holds, per thread
+        self._checked_heads: CheckedHeads[_Head] = CheckedHeads()
 
     # -- statements ---------------------------------------------------------------------
 
     def _statement(self, conn: Any, key: str, values: dict[str, Any] | list[dict[str, Any]]) -> Any:
-        """Run one of the journal's statements on the driver's own cursor and return the cursor.
+        """Run one of the journal's statements (`statements.py`) on the driver's own cursor and return the cursor.
 
         Every prebuilt statement the journal sends goes through here (`events_of` builds its own, for
-        its number of IDs, and sends it with `_send`). SQLAlchemy keeps the pool and the
-        transaction (begin, commit, rollback and their events), but each statement run through it
-        cost about 0.15 ms of Python, as much as the commit it belonged to. A driver error is
-        raised as SQLAlchemy's wrapper for it, as `exec_driver_sql` would.
+        its number of IDs, and sends it with `_send`), so a test or a benchmark can watch them all.
+        A driver error is raised as the driver raised it; `_retrying` names it.
         """
-        return self._send(conn, self._sql[key], values)
+        if isinstance(values, list):
+            cursor = conn.cursor()
+            cursor.executemany(self._sql[key], values)
+            return cursor
+        return conn.execute(self._sql[key], values)
 
     def _send(self, conn: Any, statement: str, values: dict[str, Any] | list[dict[str, Any]]) -> Any:
         cursor = conn.cursor()
-        try:
-            if isinstance(values, list):
-                cursor.executemany(statement, values)
-            else:
-                cursor.execute(statement, values)
-        except self._driver_error as error:
-            raise DBAPIError.instance(statement, values, error, self._driver_error) from error
+        if isinstance(values, list):
+            cursor.executemany(statement, values)
+        else:
+            cursor.execute(statement, values)
         return cursor
 
     # -- transactions -----------------------------------------------------------------
@@ -214,13 +165,11 @@ class Journal:
     def _transaction(self, write: bool) -> Iterator[Any]:
         """A transaction on a pooled connection, run on the driver itself; yields the driver's connection.
 
-        Every command and read of the journal runs in one of these. SQLAlchemy's `Connection`
-        (its begin and commit events, its transaction objects) cost about 0.12 ms of Python per
-        transaction, a third of a durable commit on a quiet disk; the pool it keeps is all the
-        journal needs from it. A write transaction holds the write lock from its first statement
-        (`_begin`). Anything raised inside rolls the transaction back; the connection goes back to
-        the pool, which rolls back whatever is still open. Inside `writing()` every read and command
-        of this thread runs in the transaction it holds instead.
+        Every command and read of the journal, and every lease, runs in one of these. A write
+        transaction holds the write lock from its first statement (`_begin`). Anything raised inside
+        rolls the transaction back; the connection goes back to the pool, which rolls back whatever is
+        still open. Inside `writing()` every read and command of this thread runs in the transaction it
+        holds instead.
         """
         held: _Held | None = getattr(self._local, "held", None)
         if held is not None:
@@ -234,9 +183,8 @@ class Journal:
             return
         if write:
             self._refuse_if_read_only()
-        pooled = None
+        pooled = self.pool.checkout()
         try:
-            pooled = self.engine.raw_connection()
             driver: Any = pooled.driver_connection
             with self._batched(driver, write):
                 self._begin(driver, write)
@@ -247,11 +195,8 @@ class Journal:
                     with suppress(Exception):
                         driver.rollback()
                     raise
-        except self._driver_error as error:  # connecting, at BEGIN, at COMMIT, or where a batch's results arrive
-            raise DBAPIError.instance("(a journal transaction)", None, error, self._driver_error) from error
         finally:
-            if pooled is not None:
-                pooled.close()
+            pooled.close()
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -269,13 +214,10 @@ class Journal:
         self._refuse_if_read_only()
 
         def take() -> tuple[Any, Any]:
-            pooled = self.engine.raw_connection()
+            pooled = self.pool.checkout()
             try:
                 driver = pooled.driver_connection
-                try:
-                    self._begin(driver, True)
-                except self._driver_error as error:
-                    raise DBAPIError.instance("(taking the write lock)", None, error, self._driver_error) from error
+                self._begin(driver, True)
             except BaseException:
                 pooled.close()
                 raise
@@ -310,41 +252,27 @@ class Journal:
         return nullcontext()
 
     def _begin(self, driver: Any, write: bool) -> None:
-        """Open the transaction. SQLite's connections run in autocommit mode (`opening`), so the journal
-        says when a transaction starts: `BEGIN IMMEDIATE` takes the write lock before anything is read."""
-        driver.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        """Open the transaction; a write transaction takes the write lock before anything is read."""
+        raise NotImplementedError
 
     def _commit(self, driver: Any) -> None:
         driver.commit()
-
-    @contextmanager
-    def write_transaction(self) -> Iterator[Connection]:
-        """A SQLAlchemy write transaction that holds the write lock from its first statement.
-
-        For the store's siblings that share the database and build their statements with
-        SQLAlchemy (leases, the schema check at open); they get the same lock discipline as commands.
-        """
-        self._refuse_if_read_only()
-        with self.engine.connect() as conn:
-            conn = conn.execution_options(**self._write_options)
-            with conn.begin():
-                yield conn
 
     def _retrying(self, work: Callable[[], T]) -> T:
         """Run `work`, waiting out lock contention the busy timeout did not absorb.
 
         Any other database failure, and contention that outlasts the retries, is raised as the
-        `JournalError` that names it (`_failure`): callers never see SQLAlchemy's or the driver's
-        own errors. An IntegrityError passes through for the caller that expects one.
+        `JournalError` that names it (`_failure`): callers never see the driver's own errors. The
+        driver's IntegrityError passes through for the caller that expects one.
         """
         deadline = time.monotonic() + _LOCK_RETRY_SECONDS
         delay = 0.005
         while True:
             try:
                 return work()
-            except IntegrityError:
+            except self._integrity_error:
                 raise
-            except (OperationalError, DBAPIError, self._driver_error) as error:  # the driver's own, from raw work
+            except self._driver_error as error:
                 if not _is_lock_error(error) or time.monotonic() > deadline:
                     raise self._failure(error) from error
                 time.sleep(delay)
@@ -352,7 +280,7 @@ class Journal:
 
     def _failure(self, error: BaseException) -> JournalError:
         """The named JournalError for a database failure, with a one-line message a person can act on."""
-        reason = " ".join(str(getattr(error, "orig", None) or error).split())
+        reason = " ".join(str(error).split())
         text = reason.lower()
         if any(words in text for words in _READ_ONLY_ERRORS):
             return JournalReadOnlyError(f"the journal {self.where} is read-only: it can be read but not written")
@@ -364,7 +292,7 @@ class Journal:
             return JournalLockedError(
                 f"the journal {self.where} stayed locked by another writer; nothing was written (try again)"
             )
-        if getattr(error, "connection_invalidated", False) or any(words in text for words in _LOST_ERRORS):
+        if any(words in text for words in _LOST_ERRORS):
             return JournalUnavailableError(f"the journal {self.where} cannot be reached: {reason}")
         return JournalError(f"the journal {self.where} failed: {reason}")
 
@@ -509,7 +437,7 @@ class Journal:
             with self._transaction(write=False) as conn:
                 return self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
 
-        head = self._checked_head(aggregate, self._retrying(read_head))
+        head = self._check_head(aggregate, self._retrying(read_head))  # in full: verify trusts no memo
         prev = since.hash if since is not None else GENESIS_HASH
         checked = since.version if since is not None else 0
         unsealed_through = since.unsealed_through if since is not None else 0
@@ -632,12 +560,12 @@ class Journal:
 
         try:
             return self._retrying(attempt)
-        except IntegrityError:
+        except self._integrity_error:
             # Another writer recorded the same command ID on another aggregate between our
             # receipt lookup and insert (possible only where locks are per aggregate).
             try:
                 return self._retrying(attempt)
-            except IntegrityError as error:
+            except self._integrity_error as error:
                 raise self._failure(error) from error
 
     def _execute_in(
@@ -682,7 +610,7 @@ class Journal:
             raise JournalError(f"command {command_id!r}: a decision must record at least one event")
         last = version + len(decision.events)
         state_json = _state_text(decision.state, command_id)
-        result_json = canonical_json(decision.result)
+        result_json, result = canonical_json_parsed(decision.result)  # `result`: the caller's copy, as a replay's
         receipt = {
             "command_id": command_id,
             "aggregate": aggregate,
@@ -722,18 +650,34 @@ class Journal:
         moved = self._statement(conn, "update_head" if version else "insert_head", head_values).fetchall()
         if not moved:  # a miss rolls all three writes back
             raise VersionConflictError(aggregate, expected_version, -1)
+        # The head row as the `head` statement will read it back, sealed by the hashes just computed.
+        last_event = rows[-1]
+        self._checked_heads.remember(
+            aggregate,
+            (last, prev, state_json, command_id, last_event["type"], last_event["data"], last_event["prev_hash"], prev,
+             seal[0], seal[1], None),
+            _Head(last, prev, CanonicalText(state_json)),
+        )
         return Outcome(
             command_id=command_id,
             aggregate=aggregate,
             first_version=version + 1,
             version=last,
-            result=json.loads(result_json),
+            result=result,
             replayed=False,
         )
 
     # -- seals --------------------------------------------------------------------------
 
     def _checked_head(self, aggregate: str, row: Any) -> _Head:
+        """`_check_head`, answered from the memo of rows already checked when this row is one of them."""
+        head = self._checked_heads.get(aggregate, row)
+        if head is None:
+            head = self._check_head(aggregate, row)
+            self._checked_heads.remember(aggregate, row, head)
+        return head
+
+    def _check_head(self, aggregate: str, row: Any) -> _Head:
         """The head a `head` statement read, once it is known to be what the chain's last command sealed.
 
         Refused (JournalCorruptError, saying which) when an event lies beyond the head (a head set back
@@ -824,7 +768,18 @@ class Journal:
         )
 
     def close(self) -> None:
-        self.engine.dispose()
+        """Close the pool's idle connections (a journal used again opens new ones)."""
+        self.pool.dispose()
+
+    # -- the schema, as each dialect shows it ----------------------------------------------
+
+    def table_names(self, driver: Any) -> set[str]:
+        """The tables the database holds (for the schema check at open)."""
+        raise NotImplementedError
+
+    def column_names(self, driver: Any, table: str) -> set[str]:
+        """The columns `table` has (for upgrading a journal's format)."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"Journal({self.where!r})"

@@ -18,33 +18,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 from typing import Any
-
-from sqlalchemy import BigInteger, Column, Text, select
-from sqlalchemy.exc import IntegrityError
-from sqlmodel import Field, SQLModel
 
 from .errors import JournalError
 from .journal import Journal
 
 WORKER_SCOPE = "worker"
 STALE_AFTER_TTLS = 2
-
-
-class LeaseRow(SQLModel, table=True):
-    """One held lease. Instants are milliseconds since the epoch (UTC), so both backends compare them alike."""
-
-    __tablename__ = "leases"
-    scope: str = Field(primary_key=True)
-    owner: str
-    ttl_ms: int = Field(sa_column=Column(BigInteger, nullable=False))
-    acquired_ms: int = Field(sa_column=Column(BigInteger, nullable=False))
-    heartbeat_ms: int = Field(sa_column=Column(BigInteger, nullable=False))
-    info: str = Field(sa_column=Column(Text, nullable=False))
-
-
-_leases = SQLModel.metadata.tables["leases"]
 
 
 @dataclass(frozen=True)
@@ -109,18 +89,30 @@ def _instant(ms: int) -> datetime:
 
 
 def _lease(row: Any) -> Lease:
+    """A lease from its row: (scope, owner, ttl_ms, acquired_ms, heartbeat_ms, info), as `statements` reads it."""
+    scope, owner, ttl_ms, acquired_ms, heartbeat_ms, text = row
     try:
-        info = json.loads(row.info)
+        info = json.loads(text)
     except ValueError:
-        info = {"unreadable": row.info}
+        info = {"unreadable": text}
     return Lease(
-        scope=row.scope,
-        owner=row.owner,
-        ttl_seconds=int(row.ttl_ms) / 1000,
-        acquired_at=_instant(int(row.acquired_ms)),
-        heartbeat_at=_instant(int(row.heartbeat_ms)),
+        scope=scope,
+        owner=owner,
+        ttl_seconds=int(ttl_ms) / 1000,
+        acquired_at=_instant(int(acquired_ms)),
+        heartbeat_at=_instant(int(heartbeat_ms)),
         info=info if isinstance(info, dict) else {"info": info},
     )
+
+
+def _written(journal: Journal, key: str, values: dict[str, Any]) -> int:
+    """Run one lease write in its own write transaction (under the journal's write lock); the rows it changed."""
+
+    def write() -> int:
+        with journal._transaction(write=True) as conn:
+            return len(journal._statement(conn, key, values).fetchall())
+
+    return journal._retrying(write)
 
 
 def stale(lease: Lease, now: datetime) -> bool:
@@ -130,8 +122,8 @@ def stale(lease: Lease, now: datetime) -> bool:
 
 def get_lease(journal: Journal, scope: str) -> Lease | None:
     def read() -> Lease | None:
-        with journal.engine.connect() as conn:
-            row = conn.execute(select(_leases).where(_leases.c.scope == scope)).first()
+        with journal._transaction(write=False) as conn:
+            row = journal._statement(conn, "lease", {"scope": scope}).fetchone()
         return _lease(row) if row is not None else None
 
     return journal._retrying(read)
@@ -139,8 +131,8 @@ def get_lease(journal: Journal, scope: str) -> Lease | None:
 
 def list_leases(journal: Journal) -> list[Lease]:
     def read() -> list[Lease]:
-        with journal.engine.connect() as conn:
-            rows = conn.execute(select(_leases).order_by(_leases.c.scope)).all()
+        with journal._transaction(write=False) as conn:
+            rows = journal._statement(conn, "leases", {}).fetchall()
         return [_lease(row) for row in rows]
 
     return journal._retrying(read)
@@ -169,17 +161,11 @@ def acquire(
         "info": json.dumps(info or {}, sort_keys=True),
     }
     for _ in range(3):
-
-        def insert() -> bool:
-            try:
-                with journal.write_transaction() as conn:
-                    conn.execute(_leases.insert().values(**row))
-                return True
-            except IntegrityError:
-                return False
-
-        if journal._retrying(insert):
-            return _lease(SimpleNamespace(**row))
+        try:
+            _written(journal, "insert_lease", row)
+            return _lease(tuple(row.values()))
+        except journal._integrity_error:
+            pass
         holder = get_lease(journal, scope)
         if holder is not None:
             raise LeaseHeldError(holder, now)
@@ -192,18 +178,10 @@ def heartbeat(
     journal: Journal, scope: str, owner: str, now: datetime, info: dict[str, Any] | None = None
 ) -> Lease:
     """Extend `owner`'s lease to `now` (and replace its info when given); LeaseOwnerError for anyone else."""
-    values: dict[str, Any] = {"heartbeat_ms": _ms(now)}
+    values: dict[str, Any] = {"scope": scope, "owner": owner, "heartbeat_ms": _ms(now)}
     if info is not None:
         values["info"] = json.dumps(info, sort_keys=True)
-
-    def update() -> int:
-        with journal.write_transaction() as conn:
-            result = conn.execute(
-                _leases.update().where(_leases.c.scope == scope, _leases.c.owner == owner).values(**values)
-            )
-            return result.rowcount
-
-    if journal._retrying(update) != 1:
+    if _written(journal, "heartbeat_lease" if info is None else "heartbeat_lease_info", values) != 1:
         raise LeaseOwnerError(scope, owner, get_lease(journal, scope))
     lease = get_lease(journal, scope)
     if lease is None or lease.owner != owner:
@@ -213,13 +191,7 @@ def heartbeat(
 
 def release(journal: Journal, scope: str, owner: str) -> None:
     """Remove `owner`'s lease. Raises LeaseOwnerError when nothing of theirs was removed."""
-
-    def delete() -> int:
-        with journal.write_transaction() as conn:
-            result = conn.execute(_leases.delete().where(_leases.c.scope == scope, _leases.c.owner == owner))
-            return result.rowcount
-
-    if journal._retrying(delete) != 1:
+    if _written(journal, "release_lease", {"scope": scope, "owner": owner}) != 1:
         raise LeaseOwnerError(scope, owner, get_lease(journal, scope))
 
 
@@ -235,21 +207,18 @@ def remove_stale(journal: Journal, scope: str, now: datetime, expected: Lease | 
     now_ms = _ms(now)
 
     def delete() -> Lease | None:
-        with journal.write_transaction() as conn:
-            row = conn.execute(select(_leases).where(_leases.c.scope == scope)).first()
+        with journal._transaction(write=True) as conn:
+            row = journal._statement(conn, "lease", {"scope": scope}).fetchone()
             if row is None:
                 return None
-            if expected is not None and (row.owner != expected.owner
-                                         or row.heartbeat_ms != _ms(expected.heartbeat_at)):
+            lease = _lease(row)
+            if expected is not None and (lease.owner != expected.owner
+                                         or int(row[4]) != _ms(expected.heartbeat_at)):
                 return None
-            result = conn.execute(
-                _leases.delete().where(
-                    _leases.c.scope == scope,
-                    _leases.c.owner == row.owner,
-                    _leases.c.heartbeat_ms == row.heartbeat_ms,
-                    _leases.c.heartbeat_ms + STALE_AFTER_TTLS * _leases.c.ttl_ms < now_ms,
-                )
-            )
-            return _lease(row) if result.rowcount == 1 else None
+            removed = journal._statement(conn, "remove_stale_lease", {
+                "scope": scope, "owner": lease.owner, "heartbeat_ms": int(row[4]), "ttls": STALE_AFTER_TTLS,
+                "now_ms": now_ms,
+            }).fetchall()
+            return lease if len(removed) == 1 else None
 
     return journal._retrying(delete)

@@ -5,60 +5,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import urllib.parse
-from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, select
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-from sqlmodel import SQLModel
-
-from . import tables
 from .errors import JournalError, JournalOpenError
 from .journal import Journal
-from .urls import shown_url
+from .statements import JOURNAL_FORMAT, LEGACY_FORMATS, TABLES
+from .urls import UrlError, parse_url, shown_url
 
-BUSY_TIMEOUT_MS = 30_000
 # A command reads whether the head moved from `UPDATE ... RETURNING`, which SQLite has had since 3.35 (2021).
 MIN_SQLITE = (3, 35, 0)
-
-
-def _sqlite_engine(path: str, read_only: str | None = None, immutable: bool = False) -> Engine:
-    target = f"sqlite:///{path}"
-    if read_only is not None:
-        # SQLite opens the file for reading only; an immutable file (a read-only folder or mount, where its
-        # -shm cannot be made) is read without locks, since nothing can write it either.
-        target = f"sqlite:///file:{urllib.parse.quote(path)}?mode=ro{'&immutable=1' if immutable else ''}&uri=true"
-    engine = create_engine(
-        target,
-        connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
-        # Hand out the connection returned last. SQLite drops a connection's page cache whenever another
-        # connection has written since; handed out in turn, the writer's and a nested reader's connections
-        # each found the other's commit, and every command read the state's pages from the OS again.
-        pool_use_lifo=True,
-    )
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # Let SQLAlchemy's begin event, not pysqlite, decide how a transaction starts.
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        if read_only is not None:
-            cursor.execute("PRAGMA query_only=ON")
-        cursor.execute("PRAGMA synchronous=FULL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        # A statement inside a transaction keeps a journal of the pages it changes, and SQLite moves that
-        # journal to a temporary file past 64 KiB: with a state that large, every command's head update
-        # made, wrote and deleted a file in /var/tmp. Kept in memory, it costs the state's size once.
-        cursor.execute("PRAGMA temp_store=MEMORY")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        immediate = conn.get_execution_options().get("factory_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
-
-    return engine
 
 
 PRIVATE_MODE = 0o600
@@ -162,86 +116,58 @@ def _enable_wal(journal: Journal, where: str) -> None:
     """
 
     def work() -> None:
-        raw = journal.engine.raw_connection()
+        pooled = journal.pool.checkout()
         try:
-            mode = raw.cursor().execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = pooled.driver_connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         finally:
-            raw.close()
+            pooled.close()
         if str(mode).lower() != "wal":
             raise JournalOpenError(f"{where} cannot use write-ahead logging (journal mode {mode!r})")
 
     journal._retrying(work)
 
 
-def _upgrade(conn: Connection) -> None:
-    """Format 1 to 2, in the schema check's transaction: the seal columns and the receipts' index.
+def _ensure_schema(journal: Journal, where: str) -> None:
+    """Check that the database is a journal of this build's format; create or upgrade it where that is needed.
 
-    Nothing already written changes: format 1 events hash as they did, and `verify` reports the
-    commands they record as unsealed (`Checkpoint.unsealed_through`). The next command seals the state.
+    The everyday case, a journal of this format with every table, is one read of the table names and
+    the format row, with no lock taken and no SQLAlchemy or SQLModel loaded. Anything else (a new
+    database, a missing table, a format 1 journal) goes to `schema.create_or_upgrade`, under the
+    write lock. A journal that can only be read must already be of this format: nothing can be made
+    or upgraded.
     """
-    columns = {column["name"] for column in inspect(conn).get_columns(tables.EventRow.__tablename__)}
-    for column in ("state_sha256", "receipt_sha256"):
-        if column not in columns:
-            conn.exec_driver_sql(f"ALTER TABLE events ADD COLUMN {column} TEXT")
-    conn.exec_driver_sql(
-        f"CREATE INDEX IF NOT EXISTS {tables.RECEIPTS_BY_AGGREGATE} ON receipts (aggregate, last_version)"
-    )
 
+    def look() -> tuple[set[str], str | None]:
+        with journal._transaction(write=False) as driver:
+            names = journal.table_names(driver)
+            row = journal._statement(driver, "format", {}).fetchone() if "journal_meta" in names else None
+        return names, None if row is None else str(row[0])
 
-def _check_schema_read_only(journal: Journal, where: str) -> None:
-    """A journal that can only be read must already be a journal of this format: nothing can be made or upgraded."""
-
-    def work() -> None:
-        with journal.engine.connect() as conn:
-            names = set(inspect(conn).get_table_names())
-            if tables.JournalMeta.__tablename__ not in names:
-                raise JournalOpenError(
-                    f"{where} is a database but not a factory-schedule journal (it has no journal_meta table)"
-                )
-            meta = SQLModel.metadata.tables["journal_meta"]
-            row = conn.execute(select(meta.c.value).where(meta.c.key == "format")).first()
-        if row is not None and row[0] in tables.LEGACY_FORMATS:
+    names, found = journal._retrying(look)
+    if names and "journal_meta" not in names:
+        raise JournalOpenError(
+            f"{where} is a database but not a factory-schedule journal (it has no journal_meta table)"
+        )
+    if found == JOURNAL_FORMAT and names >= set(TABLES):
+        return
+    if found is not None and found != JOURNAL_FORMAT and found not in LEGACY_FORMATS:
+        raise JournalOpenError(f"{where} is a journal of format {found!r}; this build reads {JOURNAL_FORMAT!r}")
+    if journal.read_only is not None:
+        if "journal_meta" not in names:
             raise JournalOpenError(
-                f"{where} is a journal of format {row[0]!r} and read-only: open it once where it can be written "
+                f"{where} is a database but not a factory-schedule journal (it has no journal_meta table)"
+            )
+        if found in LEGACY_FORMATS:
+            raise JournalOpenError(
+                f"{where} is a journal of format {found!r} and read-only: open it once where it can be written "
                 "to upgrade it"
             )
-        if row is None or row[0] != tables.JOURNAL_FORMAT:
-            raise JournalOpenError(f"{where} is a journal of format {row and row[0]!r}; this build reads "
-                                   f"{tables.JOURNAL_FORMAT!r}")
+        if found != JOURNAL_FORMAT:
+            raise JournalOpenError(f"{where} is a journal of format {found!r}; this build reads {JOURNAL_FORMAT!r}")
+        return  # of this format, but a table short: what reads it does not need that table
+    from .schema import create_or_upgrade
 
-    journal._retrying(work)
-
-
-def _ensure_schema(journal: Journal, where: str) -> None:
-    """Create the tables in a new database; refuse a database that holds something else."""
-
-    if journal.read_only is not None:
-        _check_schema_read_only(journal, where)
-        return
-
-    from . import leases  # noqa: F401  (its table is part of every journal, whichever command opens it first)
-
-    def work() -> None:
-        with journal.write_transaction() as conn:
-            names = set(inspect(conn).get_table_names())
-            if names and tables.JournalMeta.__tablename__ not in names:
-                raise JournalOpenError(
-                    f"{where} is a database but not a factory-schedule journal (it has no journal_meta table)"
-                )
-            SQLModel.metadata.create_all(conn, checkfirst=True)
-            meta = SQLModel.metadata.tables["journal_meta"]
-            row = conn.execute(select(meta.c.value).where(meta.c.key == "format")).first()
-            if row is None:
-                conn.execute(meta.insert().values(key="format", value=tables.JOURNAL_FORMAT))
-            elif row[0] in tables.LEGACY_FORMATS:
-                _upgrade(conn)
-                conn.execute(meta.update().where(meta.c.key == "format").values(value=tables.JOURNAL_FORMAT))
-            elif row[0] != tables.JOURNAL_FORMAT:
-                raise JournalOpenError(
-                    f"{where} is a journal of format {row[0]!r}; this build reads {tables.JOURNAL_FORMAT!r}"
-                )
-
-    journal._retrying(work)
+    create_or_upgrade(journal, where)
 
 
 def open_journal(url: str) -> Journal:
@@ -251,13 +177,13 @@ def open_journal(url: str) -> Journal:
     `postgresql+psycopg://user@host/db` a PostgreSQL database. Anything else is refused.
     """
     try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        parsed = parse_url(url)
+    except UrlError:
         raise JournalOpenError(
             f"{shown_url(url)!r} is not a journal URL; use sqlite:///path/to/journal.db or "
             "postgresql+psycopg://user@host/db"
         ) from None
-    backend = parsed.get_backend_name()
+    backend = parsed.backend
     try:
         if backend == "sqlite":
             path = parsed.database or None
@@ -277,14 +203,15 @@ def open_journal(url: str) -> Journal:
             read_only = None if new else _read_only_reason(path)
             # A reader of a WAL file needs its -shm; where the folder cannot hold one, read it as immutable.
             immutable = read_only is not None and _folder_read_only(path)
-            engine = _sqlite_engine(path, read_only, immutable)
-            journal = Journal(engine, url, write_options={"factory_write": True}, read_only=read_only)
+            from .sqlite import SqliteJournal
+
+            journal = SqliteJournal(path, url, read_only, immutable)
             try:
                 _ensure_schema(journal, path)
                 if read_only is None:
                     _enable_wal(journal, path)
             except BaseException:
-                engine.dispose()
+                journal.close()
                 raise
             return journal
         if backend == "postgresql":
@@ -295,12 +222,11 @@ def open_journal(url: str) -> Journal:
         raise
     except JournalError as error:  # a database failure while opening (unreachable, locked, full): still an open error
         cause = error.__cause__ or error
-        reason = " ".join(str(getattr(cause, "orig", None) or cause).split())
+        reason = " ".join(str(cause).split())
         raise JournalOpenError(f"cannot open the journal {shown_url(url)}: {reason}") from None
-    except (SQLAlchemyError, sqlite3.Error) as error:
-        reason = " ".join(str(getattr(error, "orig", None) or error).split())
-        where = shown_url(url)
-        raise JournalOpenError(f"cannot open the journal {where}: {reason}") from None
+    except sqlite3.Error as error:
+        reason = " ".join(str(error).split())
+        raise JournalOpenError(f"cannot open the journal {shown_url(url)}: {reason}") from None
     raise JournalOpenError(
         f"unknown journal URL scheme {parsed.drivername!r}; "
         "use sqlite:///path/to/journal.db or postgresql+psycopg://user@host/db"

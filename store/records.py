@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import Any, Protocol
 
 from .canonical import CanonicalText, encoded_as_canonical
@@ -110,19 +111,32 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# The texts the seals are taken over are canonical JSON of a few strings and integers, written here
+# key by key (in sorted order) instead of through the encoder: each command seals two of them and
+# checks more, and the encoder's call cost as much as the hashing. `encode_basestring` is what the
+# canonical encoder (ensure_ascii=False) writes for a string; tests/store/test_seal_texts.py holds
+# these texts to `encoded_as_canonical` of the same documents.
+_q = encode_basestring
+
+
+def _integer(value: int) -> str:
+    if type(value) is not int:  # a bool or an int subclass: let the encoder write (or refuse) it
+        return encoded_as_canonical(value)
+    return str(value)
+
+
 def receipt_text(command_id: str, aggregate: str, digest: str, first_version: int, last_version: int,
                  result_json: str) -> str:
     """The one text a receipt's seal is taken over: every column of its row, the result as stored."""
-    return encoded_as_canonical(
-        {
-            "aggregate": aggregate,
-            "commandId": command_id,
-            "digest": digest,
-            "firstVersion": first_version,
-            "lastVersion": last_version,
-            "result": result_json,
-        }
-    )
+    return (f'{{"aggregate":{_q(aggregate)},"commandId":{_q(command_id)},"digest":{_q(digest)},'
+            f'"firstVersion":{_integer(first_version)},"lastVersion":{_integer(last_version)},'
+            f'"result":{_q(result_json)}}}')
+
+
+def _event_head_text(aggregate: str, command_id: str, type_: str, version: int, seal: tuple[str, str] | None) -> str:
+    sealed = "" if seal is None else f'"receiptSha256":{_q(seal[1])},"stateSha256":{_q(seal[0])},'
+    return (f'{{"aggregate":{_q(aggregate)},"commandId":{_q(command_id)},{sealed}"type":{_q(type_)},'
+            f'"version":{_integer(version)}}}')
 
 
 def chain_hash(
@@ -140,10 +154,7 @@ def chain_hash(
     left and of its receipt, so the chain binds them too. An event without one (not its command's
     last, or written before seals existed) hashes exactly as journals of format 1 did.
     """
-    head: dict[str, Any] = {"aggregate": aggregate, "commandId": command_id, "type": type_, "version": version}
-    if seal is not None:
-        head["stateSha256"], head["receiptSha256"] = seal
-    body = encoded_as_canonical(head)
+    body = _event_head_text(aggregate, command_id, type_, version, seal)
     digest = hashlib.sha256()
     digest.update(prev_hash.encode("ascii"))
     digest.update(b"\n")

@@ -1,18 +1,29 @@
-"""The journal's tables. Every lookup the journal makes is by a key or an index
-prefix, so its cost does not grow with the number of events (verify's walk reads
-receipts a page of versions at a time by `receipts_aggregate_last_version`)."""
+"""The journal's tables, declared with SQLModel: what creates a journal's schema and upgrades an old one.
+
+Imported only when a journal is created or needs upgrading (`schema.py`); the statements that read
+and write these tables every day are SQL text in `statements.py`, run on the driver's connection, and
+a test holds the two to the same columns. Every lookup the journal makes is by a key or an index
+prefix, so its cost does not grow with the number of events (verify's walk reads receipts a page of
+versions at a time by `receipts_aggregate_last_version`)."""
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Index, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, Index, Table, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-# Format 2 seals each command's state and receipt into its last event (`state_sha256`, `receipt_sha256`).
-# A format 1 journal is upgraded in place when opened where it can be written (`opening`): its
-# events keep their hashes, and `verify` reports the commands written before as unsealed.
-JOURNAL_FORMAT = "factory-schedule-journal/2"
-LEGACY_FORMATS = ("factory-schedule-journal/1",)
-RECEIPTS_BY_AGGREGATE = "receipts_aggregate_last_version"
+from .statements import JOURNAL_FORMAT, LEGACY_FORMATS, RECEIPTS_BY_AGGREGATE
+
+__all__ = [
+    "JOURNAL_FORMAT",
+    "LEGACY_FORMATS",
+    "RECEIPTS_BY_AGGREGATE",
+    "AggregateRow",
+    "EventRow",
+    "JournalMeta",
+    "LeaseRow",
+    "ReceiptRow",
+    "journal_tables",
+]
 
 
 class JournalMeta(SQLModel, table=True):
@@ -65,3 +76,21 @@ class AggregateRow(SQLModel, table=True):
     version: int
     state: str = Field(sa_column=Column(Text, nullable=False))
     hash: str
+
+
+class LeaseRow(SQLModel, table=True):
+    """One held lease (`leases.py`). Instants are milliseconds since the epoch (UTC), so both backends compare them
+    alike."""
+
+    __tablename__ = "leases"
+    scope: str = Field(primary_key=True)
+    owner: str
+    ttl_ms: int = Field(sa_column=Column(BigInteger, nullable=False))
+    acquired_ms: int = Field(sa_column=Column(BigInteger, nullable=False))
+    heartbeat_ms: int = Field(sa_column=Column(BigInteger, nullable=False))
+    info: str = Field(sa_column=Column(Text, nullable=False))
+
+
+def journal_tables() -> list[Table]:
+    """Every table a journal has, in the order they are created."""
+    return [SQLModel.metadata.tables[name] for name in ("journal_meta", "events", "receipts", "aggregates", "leases")]

@@ -702,11 +702,9 @@ def journal_size(url: str) -> int | None:
         with sqlite3.connect(path) as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return path.stat().st_size
-    from sqlalchemy import text
-
     journal = open_journal(url)
-    with journal.engine.connect() as conn:
-        return int(conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one())
+    with journal._transaction(write=False) as conn:
+        return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
 
 
 def kib(size: int | None) -> str:

@@ -122,7 +122,7 @@ def test_sqlite_pages_per_statement_are_sqlite_s_own_count_for_the_journal_file(
     line = times.line()
     assert "pages per statement:" in line, line
     assert times.pages_per_command and times.pages_per_command[0] > 3, "a command touches pages in every table"
-    pooled = simulation.journal._journal.engine.raw_connection()
+    pooled = simulation.journal._journal.pool.checkout()
     try:
         other = year.SqlitePages.of(f"sqlite:///{tmp_path / 'other.db'}")
         assert other.touched(pooled.driver_connection) is None, "another file's count is not the journal's"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +100,30 @@ def race_distinct_commands(url: str, worker: int, commands: int, barrier: Any, q
         _report(queue, {"ok": True, "versions": versions, "conflicts": conflicts})
     except BaseException:
         _report(queue, {"ok": False, "error": traceback.format_exc()})
+
+
+@contextmanager
+def database(url: str) -> Iterator[Any]:
+    """A SQLAlchemy connection to a journal's database, in one transaction committed at the end: how a test
+    reads or edits rows behind the journal's back (the tests use SQLAlchemy; the journal itself does not)."""
+    from sqlalchemy import create_engine
+
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            yield conn
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def pooled_driver(journal: Journal) -> Iterator[Any]:
+    """One of the journal's own pooled driver connections (for a PRAGMA or a query plan), returned at the end."""
+    pooled = journal.pool.checkout()
+    try:
+        yield pooled.driver_connection
+    finally:
+        pooled.close()
 
 
 def block_inside_transaction(url: str, marker: str, pause_before: str) -> None:

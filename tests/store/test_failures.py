@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
 
 from factory_schedule.store import (
     Decision,
@@ -33,7 +32,7 @@ from factory_schedule.store.errors import (
     JournalUnavailableError,
 )
 
-from .support import AGGREGATE, bump
+from .support import AGGREGATE, bump, pooled_driver
 
 
 def _mode(path: Path) -> int:
@@ -97,19 +96,23 @@ def test_a_read_only_journal_opens_for_reading_and_refuses_writing_saying_it_is_
 
 def _pragma_on_connect(journal: Any, pragma: str) -> None:
     """Every connection the journal opens from now on runs `pragma` first (the pool is emptied)."""
-    journal.engine.dispose()
+    journal.pool.dispose()
+    connect = journal.pool.connect
 
-    @event.listens_for(journal.engine, "connect")
-    def _apply(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.execute(pragma)
+    def connect_with_pragma() -> Any:
+        connection = connect()
+        connection.execute(pragma)
+        return connection
+
+    journal.pool.connect = connect_with_pragma
 
 
 def test_a_full_disk_is_a_journal_full_error_and_the_command_writes_nothing(tmp_path):
     path = tmp_path / "journal.db"
     url = _written(path, 1)
     journal = open_journal(url)
-    with journal.engine.connect() as conn:
-        pages = conn.execute(text("PRAGMA page_count")).scalar()
+    with pooled_driver(journal) as conn:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
     _pragma_on_connect(journal, f"PRAGMA max_page_count={pages + 1}")
 
     def large(state: Any, version: int) -> Decision:
@@ -155,10 +158,10 @@ def test_a_lost_postgres_connection_is_a_journal_unavailable_error(postgres_url)
     admin = open_journal(postgres_url)
     with pytest.raises(JournalUnavailableError, match="cannot be reached") as caught, journal.writing():
         journal.head(AGGREGATE)
-        with admin.engine.connect() as conn:
-            conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                              "WHERE pid <> pg_backend_pid() AND datname = current_database() "
-                              "AND application_name = 'factory-schedule'"))
+        with pooled_driver(admin) as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                         "WHERE pid <> pg_backend_pid() AND datname = current_database() "
+                         "AND application_name = 'factory-schedule'")
             conn.commit()
         journal.execute(AGGREGATE, "c1", {}, 1, bump("c1"))
     _one_line(caught.value)

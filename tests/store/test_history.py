@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from factory_schedule.store import HISTORY_PAGE, JournalCorruptError, open_journal
-from tests.store.support import AGGREGATE, bump, burst
+from tests.store.support import AGGREGATE, bump, burst, database, pooled_driver
 
 EVENTS = 2_500
 PER_COMMAND = 250
@@ -90,7 +90,7 @@ def test_a_tampered_event_row_makes_verify_fail(journal_url, tamper):
         journal.execute(AGGREGATE, command_id, {}, version, bump(command_id))
     journal.verify(AGGREGATE)
 
-    with journal.engine.begin() as conn:
+    with database(journal.url) as conn:
         forged = {"forged": '{"by":"c2","count":99}'} if ":forged" in TAMPERS[tamper] else {}
         conn.execute(text(TAMPERS[tamper]), forged)
 
@@ -102,7 +102,7 @@ def test_verify_of_one_aggregate_ignores_tampering_in_another(journal_url):
     journal = open_journal(journal_url)
     journal.execute("test/a", "a1", {}, 0, bump("a1"))
     journal.execute("test/b", "b1", {}, 0, bump("b1"))
-    with journal.engine.begin() as conn:
+    with database(journal.url) as conn:
         conn.execute(text("UPDATE events SET type = 'forged' WHERE aggregate = 'test/b'"))
 
     journal.verify("test/a")
@@ -140,9 +140,9 @@ def test_every_journal_query_is_an_index_search_so_its_cost_does_not_grow_with_h
     del journal._statement
 
     assert len(statements) >= 8
-    with journal.engine.connect() as conn:
+    with pooled_driver(journal) as conn:
         for statement, parameters in statements:
-            plan = [row[-1].upper() for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)]
+            plan = [row[-1].upper() for row in conn.execute("EXPLAIN QUERY PLAN " + statement, parameters)]
             # The one-row `q` a read starts from (the key asked for) is the only thing scanned; every table is searched.
             tables = [step for step in plan if step.startswith(("SEARCH", "SCAN")) and step not in CONSTANT_ROW]
             assert tables and all(step.startswith("SEARCH") for step in tables), f"{statement!r} scans: {plan}"
@@ -178,7 +178,7 @@ def test_events_of_is_an_index_search(sqlite_url: str) -> None:
     del journal._send
 
     [(statement, values)] = [(s, v) for s, v in sent if "command_id IN" in s]
-    with journal.engine.connect() as conn:
-        plan = [row[-1].upper() for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, values)]
+    with pooled_driver(journal) as conn:
+        plan = [row[-1].upper() for row in conn.execute("EXPLAIN QUERY PLAN " + statement, values)]
     searches = [step for step in plan if step.startswith("SEARCH")]
     assert searches and all("(COMMAND_ID=?)" in step for step in searches), plan

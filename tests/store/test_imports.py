@@ -37,9 +37,9 @@ def test_importing_the_engine_loads_no_database_library(statement: str) -> None:
     assert _loaded_after(statement) == []
 
 
-def test_the_database_parts_load_when_first_asked_for() -> None:
+def test_the_database_parts_load_when_first_asked_for_and_need_no_sqlalchemy() -> None:
     loaded = _loaded_after("from factory_schedule.store import open_journal, leases, Journal, shown_url")
-    assert "sqlalchemy" in loaded and "sqlmodel" in loaded
+    assert loaded == ["sqlite3"]
 
 
 def test_an_unknown_name_is_still_an_attribute_error() -> None:
@@ -47,3 +47,29 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no_such_name"):
         store.no_such_name  # noqa: B018
+
+
+_EXISTING_JOURNAL_WORK = """
+import sys
+from datetime import UTC, datetime
+from factory_schedule.store import Decision, NewEvent, leases, open_journal
+journal = open_journal(sys.argv[1])
+head = journal.head("test/a")
+journal.execute("test/a", f"c{head}", {}, head, lambda state, version: Decision([NewEvent("e", {})], {"n": version}))
+leases.acquire(journal, "worker", "me", 60, datetime.now(UTC))
+leases.release(journal, "worker", "me")
+journal.verify("test/a")
+"""
+
+
+def _loaded_running(script: str, *argv: str) -> list[str]:
+    probe = (f"{script}\nimport json\n"
+             f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({DATABASE_LIBRARIES!r}))))")
+    done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_commands_leases_and_verify_on_an_existing_journal_load_neither_sqlalchemy_nor_sqlmodel(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    assert "sqlmodel" in _loaded_running(_EXISTING_JOURNAL_WORK, url)  # new: its tables made from the declaration
+    assert _loaded_running(_EXISTING_JOURNAL_WORK, url) == ["sqlite3"]

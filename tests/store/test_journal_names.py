@@ -11,6 +11,7 @@ import pytest
 from factory_schedule.store import JournalOpenError, open_journal
 from factory_schedule.store.journal import Journal
 from factory_schedule.store.postgres import PostgresJournal
+from factory_schedule.store.urls import parse_url
 
 SECRET = "s3cret-word"
 UNREACHABLE = f"postgresql+psycopg://owner:{SECRET}@127.0.0.1:1/journal"
@@ -24,14 +25,8 @@ def test_a_refused_open_names_the_journal_with_its_password_masked():
 
 
 def test_a_password_given_as_a_url_query_parameter_is_masked_in_the_journals_name():
-    from sqlalchemy import create_engine
-
-    engine = create_engine(UNREACHABLE_QUERY)  # never connected: the name is made from the URL alone
-    journal = PostgresJournal(engine, UNREACHABLE_QUERY, write_options={})
-    try:
-        assert SECRET not in journal.where and SECRET not in repr(journal)
-    finally:
-        engine.dispose()
+    journal = PostgresJournal(UNREACHABLE_QUERY, parse_url(UNREACHABLE_QUERY))  # never connected: named from the URL
+    assert SECRET not in journal.where and SECRET not in repr(journal)
 
 
 def test_a_refused_open_never_shows_a_password_given_as_a_query_parameter():

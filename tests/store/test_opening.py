@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from factory_schedule.store import JournalOpenError, open_journal
-from tests.store.support import AGGREGATE, bump
+from tests.store.support import AGGREGATE, bump, pooled_driver
 
 
 def _mode(path: Path) -> int:
@@ -42,10 +42,10 @@ def test_a_new_journal_file_is_created_with_mode_0600_even_under_a_permissive_um
 
 def test_a_new_journal_file_uses_wal_and_full_synchronous_writes(tmp_path):
     journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
-    with journal.engine.connect() as conn:
-        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
-        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+    with pooled_driver(journal) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
 
 
 def test_an_existing_journal_keeps_its_own_mode(tmp_path):

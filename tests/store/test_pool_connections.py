@@ -11,27 +11,25 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.pool import QueuePool
-
 from factory_schedule.store import Decision, NewEvent, open_journal
 
 
-def _temp_store(raw: Any) -> int:
-    return raw.driver_connection.execute("PRAGMA temp_store").fetchone()[0]
+def _temp_store(pooled: Any) -> int:
+    return pooled.driver_connection.execute("PRAGMA temp_store").fetchone()[0]
 
 
 def test_every_sqlite_connection_keeps_temporary_storage_in_memory_after_invalidate_dispose_and_overflow(tmp_path):
     journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
     try:
-        first = journal.engine.raw_connection()
+        first = journal.pool.checkout()
         assert _temp_store(first) == 2
-        first.invalidate()  # what the pool does with a connection whose driver failed
+        first.invalidate()  # what the journal does with a connection whose driver failed
         first.close()
-        again = journal.engine.raw_connection()
+        again = journal.pool.checkout()
         assert _temp_store(again) == 2
         again.close()
-        journal.engine.dispose()  # every pooled connection closed; the next are new
-        held = [journal.engine.raw_connection() for _ in range(12)]  # past pool_size 5: overflow connections too
+        journal.pool.dispose()  # every pooled connection closed; the next are new
+        held = [journal.pool.checkout() for _ in range(12)]  # past the 5 kept idle: connections beyond them too
         try:
             assert [_temp_store(raw) for raw in held] == [2] * 12
         finally:
@@ -88,8 +86,6 @@ def test_threads_sharing_one_journal_with_reads_inside_decisions_record_every_co
         for n in range(6):
             assert journal.head(f"test/thread-{n}") == 15
             journal.verify(f"test/thread-{n}")
-        pool = journal.engine.pool
-        assert isinstance(pool, QueuePool), pool  # the pool a file journal is opened with
-        assert pool.checkedout() == 0  # every connection went back, none leaked by the nested reads
+        assert journal.pool.checked_out() == 0  # every connection went back, none leaked by the nested reads
     finally:
         journal.close()

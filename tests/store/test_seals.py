@@ -17,7 +17,7 @@ from factory_schedule.store import JournalCorruptError, open_journal
 from factory_schedule.store.journal import Journal
 from factory_schedule.store.records import GENESIS_HASH, chain_hash
 
-from .support import AGGREGATE, bump, burst
+from .support import AGGREGATE, bump, burst, database
 
 
 def _journal_with_commands(url: str) -> Journal:
@@ -30,7 +30,7 @@ def _journal_with_commands(url: str) -> Journal:
 
 
 def _edit(journal: Journal, statement: str, **values: Any) -> None:
-    with journal.engine.begin() as conn:
+    with database(journal.url) as conn:
         changed = conn.execute(text(statement), values).rowcount
     assert changed == 1, statement
 
@@ -67,7 +67,7 @@ def test_an_edited_head_hash_is_named_as_such(journal_url):
 
 def test_a_head_set_back_to_an_earlier_command_is_refused(journal_url):
     journal = _journal_with_commands(journal_url)
-    with journal.engine.connect() as conn:
+    with database(journal.url) as conn:
         event = conn.execute(text("SELECT hash FROM events WHERE aggregate = :a AND version = 4"),
                              {"a": AGGREGATE}).one()
     _edit(journal, "UPDATE aggregates SET version = 4, hash = :h, state = :s WHERE aggregate = :a",

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from factory_schedule.store import open_journal
+from tests.store.support import pooled_driver
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,8 +37,8 @@ for version in range(5):
 
 def test_a_journal_connection_keeps_temporary_storage_in_memory(tmp_path):
     journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
-    with journal.engine.connect() as conn:
-        assert conn.exec_driver_sql("PRAGMA temp_store").scalar() == 2  # MEMORY
+    with pooled_driver(journal) as conn:
+        assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2  # MEMORY
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace to watch the files SQLite opens")

@@ -214,7 +214,7 @@ def test_a_journal_that_cannot_reach_its_database_raises_journal_unavailable_not
         url = f"sqlite:///{volume / 'journal.db'}"
         journal = open_journal(url)
         journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
-        journal.engine.dispose()  # the next use connects afresh, as a new pool or an overflow connection does
+        journal.pool.dispose()  # the next use connects afresh, as a new pool or an overflow connection does
         volume.rename(tmp_path / "volume-unmounted")  # the volume went away
 
     with pytest.raises(JournalUnavailableError, match="cannot be reached"):

@@ -9,9 +9,7 @@ new one (the demo starts a journal; it is one of the commands that may create on
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +20,15 @@ DEFAULT_SPEED = 60.0
 
 
 def demo_journal_url() -> str:
+    import tempfile  # here and below, not at the top: every command builds this module's parser
+
     folder = Path(tempfile.mkdtemp(prefix="factory-schedule-demo-"))
     return f"sqlite:///{folder / 'journal.db'}"
 
 
 def _demo(args: argparse.Namespace) -> int:
+    import socket
+
     from factory_schedule.store import JournalError, shown_url
     from factory_schedule.tui.dashboard.app import ScheduleApp
     from factory_schedule.tui.host.demo import LiveSimulation, build_demo

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -158,6 +157,8 @@ def claim_with_locks(lanes: Any, lane: str, runner: str, *, run: str | None = No
                      command: str = "lanes claim") -> tuple[Any, list[str]]:
     """Take the lane's worker singleton and resources, claim, then the claimed task's lock: (the answer, the
     locks held). An idle or refused claim gives back what it took (an idle answer holds none)."""
+    import socket  # here, not at the top: every command builds this module's parser
+
     journal = lanes.journal
     named_run = run
     if named_run is None and occurrence is not None:  # a scheduled run is its occurrence's rhythm

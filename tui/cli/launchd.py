@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from typing import Any
 
@@ -43,6 +42,8 @@ class Refused(Exception):
 
 
 def _executable() -> str:
+    import shutil  # here, not at the top: every command builds this module's parser
+
     found = shutil.which("factory-schedule")
     return os.path.abspath(found) if found else os.path.abspath(sys.argv[0])
 

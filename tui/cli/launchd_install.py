@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import sys
 from typing import Any
 
@@ -32,6 +31,8 @@ LAUNCHD_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 
 def factory_schedule_executable() -> str:
     """The absolute path of this program, as launchd must be given it."""
+    import shutil  # here, not at the top: every command builds this module's parser
+
     found = shutil.which("factory-schedule")
     if found:
         return os.path.abspath(found)

@@ -15,6 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from factory_schedule.tui.cli.options import ArgumentsRefused, CommandParser
 from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, emit_error, failure_of
@@ -34,15 +35,67 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line's parser; with `only`, one in which just that subcommand's parser is built.
+
+    Building all some forty subcommand parsers took about a tenth of a `plan`'s start-up, so a run that
+    names its subcommand builds that one alone (`_command_named`). Every module still registers all of
+    its commands: the others go to a stand-in that builds nothing (`_Unbuilt`). A name no module
+    registers gets the whole parser, so argparse's refusal lists the commands there are.
+    """
     parser = CommandParser(
         prog="factory-schedule",
         description="Run paid, unattended AI discovery work on a nightly schedule, exactly once.",
     )
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    registrar: Any = subcommands if only is None else _OneCommand(subcommands, only)
     for name in COMMAND_MODULES:
-        importlib.import_module(f"factory_schedule.tui.cli.{name}").register(subcommands)
+        importlib.import_module(f"factory_schedule.tui.cli.{name}").register(registrar)
+    if only is not None and not registrar.found:
+        return build_parser()
     return parser
+
+
+class _Unbuilt:
+    """A subcommand's parser that is not built: every call on it is accepted, builds nothing and returns it."""
+
+    def __getattr__(self, _name: str) -> Callable[..., _Unbuilt]:
+        return self._accept
+
+    def _accept(self, *_args: Any, **_kwargs: Any) -> _Unbuilt:
+        return self
+
+
+class _OneCommand:
+    """The top-level subcommands, building the parser of `wanted` alone."""
+
+    def __init__(self, subcommands: Any, wanted: str) -> None:
+        self._subcommands = subcommands
+        self._wanted = wanted
+        self.found = False
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name != self._wanted:
+            return _Unbuilt()
+        self.found = True
+        return self._subcommands.add_parser(name, **kwargs)
+
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand `argv` names, past a leading `--journal URL`; None for anything else before it (`--help`,
+    an abbreviated flag, no subcommand), which gets the whole parser."""
+    position = 0
+    while position < len(argv):
+        argument = argv[position]
+        if argument == "--journal":
+            position += 2
+        elif argument.startswith("--journal="):
+            position += 1
+        elif argument.startswith("-"):
+            return None
+        else:
+            return argument
+    return None
 
 
 def _open_default(args: argparse.Namespace) -> int:
@@ -67,7 +120,7 @@ def _run(argv: list[str]) -> int:
     if problem is not None:
         emit_error("INVALID", problem)
         return EXIT_BAD_INPUT
-    parser = build_parser()
+    parser = build_parser(_command_named(argv))
     try:
         args = parser.parse_args(argv)
     except ArgumentsRefused as refused:

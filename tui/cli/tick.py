@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +40,8 @@ from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNN
 from factory_schedule.tui.host.paths import ENV_JOURNAL
 
 if TYPE_CHECKING:
+    import subprocess
+
     from factory_schedule.core import LifecycleSchedule
     from factory_schedule.store import Journal, leases
     from factory_schedule.tui.host import segments as process_runner
@@ -251,6 +252,8 @@ def _start_keeper(
     its process group; a keeper in its own session escapes both, so the next lane's tick can fire while
     this lane's runner works.
     """
+    import subprocess  # here, not at the top: every command builds this module's parser
+
     keeper = subprocess.Popen(
         [sys.executable, "-m", "factory_schedule.tui.cli", "tick-segment", "--lane", job.lane,
          "--occurrence", job.occurrence_id, "--segment", str(job.segment), "--runner", job.runner,

@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
-from platformdirs import user_data_dir
-
 ENV_JOURNAL = "FACTORY_JOURNAL"
 _SQLITE_FILE = re.compile(r"^sqlite(\+\w+)?:///(?P<path>[^?]*)")
 
 
 def default_journal_path() -> Path:
+    from platformdirs import user_data_dir  # only when no journal is named: it costs every command's start-up
+
     return Path(user_data_dir("factory-schedule", appauthor=False)) / "journal.db"
 
 
