@@ -121,12 +121,17 @@ class LifecycleSchedule:
         if schedule is not None and schedule is not self._kept_checked:
             # A settled record kept without its calls must be exactly its settlement event's record, less
             # the calls: checked whenever the state is new to this engine, reading in one go the events of
-            # the records it does not know yet.
-            kept = [o for lane_state in schedule.state.lanes for o in lane_state.recent if o.elided is not None]
+            # the records it does not know yet. A lane that is the very (frozen) object of the last state
+            # checked holds the very records compared then: only the other lanes' are compared.
+            checked = self._kept_checked.state.lanes if self._kept_checked is not None else []
+            seen = {id(lane_state) for lane_state in checked}
+            kept = [o for lane_state in schedule.state.lanes if id(lane_state) not in seen
+                    for o in lane_state.recent if o.elided is not None]
             unknown = [o.id for o in kept if not self._knows_whole(o)]
-            for occurrence_id, record in self._settled_records(unknown, version).items():
-                if record is not None:
-                    self._remember_whole(occurrence_id, record)
+            if unknown:
+                for occurrence_id, record in self._settled_records(unknown, version).items():
+                    if record is not None:
+                        self._remember_whole(occurrence_id, record)
             for occurrence in kept:
                 self._whole(occurrence, version)
             self._kept_checked = schedule
@@ -157,9 +162,8 @@ class LifecycleSchedule:
         """A settled occurrence that left the state: its record is its settlement event."""
         return self._settled_records([occurrence_id], up_to)[occurrence_id]
 
-    def _find(self, schedule: Schedule | None, occurrence_id: Any) -> tuple[Occurrence | None, bool]:
+    def _find(self, schedule: Schedule | None, ref: OccurrenceRef) -> tuple[Occurrence | None, bool]:
         """(the occurrence, whether it left the state) or (None, False) when nothing knows it."""
-        ref = parse_occurrence_id(occurrence_id)
         if schedule is None:
             raise ScheduleError("NOT_COMMISSIONED", "no commission has been recorded")
         lane_state = schedule.state.lane(ref.lane)
@@ -200,11 +204,11 @@ class LifecycleSchedule:
             self._knows_whole(kept)
         return self._whole_records[kept.id][1]
 
-    def _known(self, schedule: Schedule | None, occurrence_id: str) -> tuple[Occurrence, bool]:
+    def _known(self, schedule: Schedule | None, ref: OccurrenceRef) -> tuple[Occurrence, bool]:
         """An occurrence a transition may name: in the state, or settled and pruned; else UNKNOWN_OCCURRENCE."""
-        occurrence, pruned = self._find(schedule, occurrence_id)
+        occurrence, pruned = self._find(schedule, ref)
         if occurrence is None:
-            raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            raise ScheduleError("UNKNOWN_OCCURRENCE", f"{ref.id} was never admitted")
         return occurrence, pruned
 
     # -- the command loop ----------------------------------------------------------------
@@ -392,12 +396,12 @@ class LifecycleSchedule:
         bound = _positive("bound", bound, SCHEDULE_LIMITS.max_call_bound_tokens)
         sign_in = _token("signIn", sign_in)
         attempt = _positive("attempt", attempt, 1000)
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "runner": runner, "task": task, "work": work, "bound": bound,
                    "signIn": sign_in, "attempt": attempt}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[CallRefusal] | _Command:
-            occurrence, pruned = self._known(schedule, occurrence_id)
+            occurrence, pruned = self._known(schedule, ref)
             for call in occurrence.calls:
                 if (occurrence.runner_of(call), call.task, call.work, call.bound, call.attempt) == (
                         runner, task, work, bound, attempt):
@@ -442,12 +446,12 @@ class LifecycleSchedule:
             canonical_json(report)
         except CanonicalJsonError as error:
             raise invalid(f"report: {error}") from None
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "runner": runner, "call": k, "report": report}
         command_id = f"{occurrence_id}/call/{k}/end"
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
-            occurrence, pruned = self._known(schedule, occurrence_id)
+            occurrence, pruned = self._known(schedule, ref)
             if f"call/{k}/end" in occurrence.transitions:
                 return _Command(command_id, payload, None, {})
             if pruned or occurrence.state == "settled":
@@ -479,12 +483,12 @@ class LifecycleSchedule:
             _positive("bound", bound, SCHEDULE_LIMITS.max_weekly_tokens)
         if segment is not None:
             _positive("segment", segment, SCHEDULE_LIMITS.max_segments)
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "runner": runner, "reason": reason, "bound": bound,
                    "segment": segment}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
-            occurrence, pruned = self._known(schedule, occurrence_id)
+            occurrence, pruned = self._known(schedule, ref)
             n = segment
             if n is None:
                 earlier = [d for d in occurrence.deferrals
@@ -516,11 +520,11 @@ class LifecycleSchedule:
         runner = _token("confirmation.runner", confirmation["runner"])
         confirmed_by = _token("confirmation.confirmedBy", confirmation["confirmedBy"])
         evidence = _token("confirmation.evidence", confirmation["evidence"], 500)
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "confirmation": dict(confirmation)}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
-            occurrence, pruned = self._known(schedule, occurrence_id)
+            occurrence, pruned = self._known(schedule, ref)
             # A confirmation names a runner: it maps to the segment that runner's reconciliation ended (the
             # journal then replays an identical one and calls any other CONFLICT), unless the token runs
             # again now, in a later segment.
@@ -544,12 +548,12 @@ class LifecycleSchedule:
         if status not in SETTLEMENT_STATUSES:
             raise invalid(f"status: one of {', '.join(SETTLEMENT_STATUSES)}, got {shown(status)}")
         reason = _token("reason", reason, 200)
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "settledBy": settled_by, "status": status, "reason": reason}
         command_id = f"{occurrence_id}/settle"
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
-            occurrence, _pruned = self._known(schedule, occurrence_id)
+            occurrence, _pruned = self._known(schedule, ref)
             if "settle" in occurrence.transitions:
                 return _Command(command_id, payload, None, {})
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
@@ -577,7 +581,7 @@ class LifecycleSchedule:
         _version, schedule = self._load()
         if schedule is None:
             return None
-        return self._find(schedule, ref.id)[0]
+        return self._find(schedule, ref)[0]
 
     def settled_records(self) -> dict[str, Occurrence]:
         """The whole records of the settled occurrences the state keeps without their calls, by ID."""
