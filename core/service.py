@@ -273,11 +273,11 @@ class LifecycleSchedule:
 
         return decide
 
-    def _occurrence_in(self, schedule: Schedule | None, occurrence_id: str) -> Occurrence | None:
-        """The whole record of an occurrence the state keeps, else None."""
+    def _occurrence_in(self, schedule: Schedule | None, occurrence_id: str, lane_id: str) -> Occurrence | None:
+        """The whole record of an occurrence the state keeps, else None (`lane_id`: the ID's own lane)."""
         if schedule is None:
             return None
-        lane_state = schedule.state.lane(parse_occurrence_id(occurrence_id).lane)
+        lane_state = schedule.state.lane(lane_id)
         if lane_state is None:
             return None
         for occurrence in (lane_state.open, *lane_state.recent):
@@ -285,10 +285,10 @@ class LifecycleSchedule:
                 return self._whole(occurrence, schedule.version)
         return None
 
-    def _result(self, ran: _Ran | _Answer[Never], occurrence_id: str | None = None) -> CommandResult:
+    def _result(self, ran: _Ran | _Answer[Never], ref: OccurrenceRef | None = None) -> CommandResult:
         assert not isinstance(ran, _Answer)  # these commands always run
         planned, outcome, after = ran
-        occurrence = self._occurrence_in(after, occurrence_id) if occurrence_id else None
+        occurrence = self._occurrence_in(after, ref.id, ref.lane) if ref is not None else None
         return CommandResult(command_id=planned.command_id, version=outcome.version, replayed=outcome.replayed,
                              occurrence=occurrence, still_running=planned.meta.get("still_running"))
 
@@ -380,7 +380,7 @@ class LifecycleSchedule:
         if isinstance(ran, _Answer):
             return ran.value
         planned, outcome, after = ran
-        occurrence = self._occurrence_in(after, planned.meta["occurrence"])
+        occurrence = self._occurrence_in(after, planned.meta["occurrence"], lane_id)
         until = None
         if occurrence is not None and occurrence.state == "running":
             until = at(occurrence.segments[-1].deadline)
@@ -429,7 +429,7 @@ class LifecycleSchedule:
         if isinstance(ran, _Answer):
             return ran.value
         planned, outcome, after = ran
-        occurrence = self._occurrence_in(after, occurrence_id)
+        occurrence = self._occurrence_in(after, ref.id, ref.lane)
         k = planned.meta["call"]
         in_flight = occurrence is not None and len(occurrence.calls) >= k and occurrence.calls[k - 1].in_flight
         return CallAdmission(call=k, week=planned.meta["week"], replayed=outcome.replayed,
@@ -470,7 +470,7 @@ class LifecycleSchedule:
         assert not isinstance(ran, _Answer)
         _planned, outcome, after = ran
         return CallEnd(command_id=command_id, replayed=outcome.replayed, outcome=outcome.result["outcome"],
-                       debit=outcome.result["debit"], occurrence=self._occurrence_in(after, occurrence_id))
+                       debit=outcome.result["debit"], occurrence=self._occurrence_in(after, ref.id, ref.lane))
 
     # -- deferral, reconciliation, settlement ---------------------------------------------
 
@@ -512,7 +512,7 @@ class LifecycleSchedule:
             change = lifecycle.defer(schedule, occurrence, runner, reason, bound, now)
             return _Command(f"{occurrence.id}/defer/{n}", payload, change, {})
 
-        return self._result(self._run(plan), occurrence_id)
+        return self._result(self._run(plan), ref)
 
     def reconcile(self, *, occurrence_id: Any, confirmation: Any) -> CommandResult:
         if not isinstance(confirmation, dict) or set(confirmation) != {"runner", "confirmedBy", "evidence"}:
@@ -541,7 +541,7 @@ class LifecycleSchedule:
             change = lifecycle.reconcile(schedule, occurrence, runner, confirmed_by, evidence, now)
             return _Command(f"{occurrence.id}/reconcile/{running.n}", payload, change, {})
 
-        return self._result(self._run(plan), occurrence_id)
+        return self._result(self._run(plan), ref)
 
     def settle(self, *, occurrence_id: Any, settled_by: Any, status: Any, reason: Any) -> CommandResult:
         settled_by = _token("settledBy", settled_by)
@@ -560,7 +560,7 @@ class LifecycleSchedule:
             change = lifecycle.settle(schedule, occurrence, settled_by, status, reason, now)
             return _Command(command_id, payload, change, {})
 
-        return self._result(self._run(plan), occurrence_id)
+        return self._result(self._run(plan), ref)
 
     # -- views ---------------------------------------------------------------------------
 
@@ -634,7 +634,7 @@ class LifecycleSchedule:
                 return None
             if night.id == ref.id or self.journal.receipt(f"{night.id}/admit") is None:
                 continue
-            record = self._occurrence_in(schedule, night.id) or self._pruned(night.id, schedule.version)
+            record = self._occurrence_in(schedule, night.id, night.lane) or self._pruned(night.id, schedule.version)
             span = record.coalesced if record is not None else None
             if span is not None and span.first.rsplit("/", 1)[1] <= ref.key <= span.last.rsplit("/", 1)[1]:
                 return night.id

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ValidationError
 
 from factory_schedule.store import CanonicalText, canonical_text
-from factory_schedule.store.canonical import encoded_as_canonical, join_array, join_object
+from factory_schedule.store.canonical import encoded_as_canonical, join_array
 
 from .commission import Commission
 from .errors import ScheduleError, corrupt
@@ -187,7 +187,7 @@ class StateCodec:
         # The next decision builds on `after`: its members, not the ones just checked, are what it keeps.
         self._member_texts = {key: (getattr(after.state, name), members[key]) for name, key in _HEAD_MEMBERS.items()}
         members["lanes"] = join_array(lane.canonical() for lane in lanes)
-        return after, join_object(members)
+        return after, _joined(members)
 
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
         self._last = (version, text, schedule)
@@ -238,13 +238,24 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     kept = frozenset(id(occurrence) for occurrence in (lane.open, *lane.recent)
                      if occurrence is not None and checked.get(id(occurrence)) is occurrence)
     facts = check_lane(model, commission, version, already_checked=kept)
-    after = _CheckedLane(model, facts, digest, version, join_object(members))
+    after = _CheckedLane(model, facts, digest, version, _joined(members))
     after.part_texts = texts.of_validated(model, lane)
     return after
 
 
 _OCCURRENCE_LISTS = {"segments": "segments", "calls": "calls", "deferrals": "deferrals",
                      "reconciliations": "reconciliations"}  # field: key, each a list of frozen models
+
+
+# The members' keys of the documents joined here, encoded once (`join_object` encodes each key on every call).
+_KEY_TEXTS = {key: encoded_as_canonical(key) for model in (ScheduleState, LaneState, Occurrence)
+              for key in (field.alias or name for name, field in model.model_fields.items())}
+
+
+def _joined(members: dict[str, CanonicalText]) -> CanonicalText:
+    """`join_object(members)` for the members of a state, a lane or an occurrence (keys of those models)."""
+    body = ",".join(f"{_KEY_TEXTS[key]}:{members[key]}" for key in sorted(members))
+    return CanonicalText("{" + body + "}")
 
 
 def _member_texts(document: dict[str, object]) -> dict[str, CanonicalText]:
@@ -302,7 +313,7 @@ class _PartTexts:
                     self.made[id(item)] = (item, item_texts[-1])
             document[key] = values
             members[key] = join_array(item_texts)
-        text = join_object(members)
+        text = _joined(members)
         self.made[id(occurrence)] = (occurrence, text)
         return document, text
 
