@@ -2,7 +2,8 @@
 
 Every "when" the engine answers (is this occurrence due, when may it resume, what
 is the next slot) is a question about these windows in the commission's zone; a
-night is the commission's own `LaneOccurrence` of the lane on a date.
+night is the commission's own `LaneOccurrence` of the lane on a date, memoised (`memo`): the same
+nights are asked about on every tick.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Iterator
 
 from pendulum import Date, DateTime
 
-from .commission import Commission, Lane, LaneOccurrence, lane_occurrence_on
+from .commission import Commission, Lane, LaneOccurrence
+from .memo import lane_night
 from .zones import local_date_of
 
 Night = LaneOccurrence
@@ -23,20 +25,24 @@ SEARCH_DAYS = 40
 
 def night_on(commission: Commission, lane: Lane, date: Date) -> Night | None:
     """The lane's window on a local date, or None when the lane has no occurrence that day."""
-    return lane_occurrence_on(commission, lane, date)
+    return lane_night(commission, lane, date.toordinal())
 
 
 def nights_from(commission: Commission, lane: Lane, date: Date, days: int = SEARCH_DAYS) -> Iterator[Night]:
     """The lane's nights on `date` and the `days - 1` dates after it."""
-    for offset in range(days):
-        night = lane_occurrence_on(commission, lane, date.add(days=offset))
+    return _nights_from_ordinal(commission, lane, date.toordinal(), days)
+
+
+def _nights_from_ordinal(commission: Commission, lane: Lane, first: int, days: int) -> Iterator[Night]:
+    for ordinal in range(first, first + days):
+        night = lane_night(commission, lane, ordinal)
         if night is not None:
             yield night
 
 
 def night_containing(commission: Commission, lane: Lane, instant: DateTime) -> Night | None:
     """The night whose window [slot, closes) holds the instant."""
-    night = lane_occurrence_on(commission, lane, local_date_of(commission.zone, instant))
+    night = lane_night(commission, lane, local_date_of(commission.zone, instant).toordinal())
     if night is not None and night.slot <= instant < night.closes:
         return night
     return None
@@ -44,8 +50,8 @@ def night_containing(commission: Commission, lane: Lane, instant: DateTime) -> N
 
 def first_slot_at_or_after(commission: Commission, lane: Lane, instant: DateTime, strictly: bool = False) -> Night:
     """The lane's first night whose slot is at (or strictly after) the instant."""
-    start = local_date_of(commission.zone, instant).subtract(days=1)
-    for night in nights_from(commission, lane, start, SEARCH_DAYS + 8):
+    start = local_date_of(commission.zone, instant).toordinal() - 1
+    for night in _nights_from_ordinal(commission, lane, start, SEARCH_DAYS + 8):
         if night.slot > instant or (not strictly and night.slot == instant):
             return night
     raise AssertionError("a lane has a slot at least once a week")  # pragma: no cover

@@ -60,7 +60,9 @@ def last_instant(occurrence: Occurrence) -> DateTime:
         stamps.append(call.admitted_at)
         if call.ended_at is not None:
             stamps.append(call.ended_at)
-    return max(at(stamp) for stamp in stamps)
+    # Every stamp is in the one stored form (`model.Instant`: fixed width, UTC), so the latest text is the
+    # latest instant: only that one is parsed.
+    return at(max(stamps))
 
 
 def refuse_backwards(occurrence: Occurrence, now: DateTime) -> None:

@@ -15,6 +15,8 @@ class Clock(Protocol):
 def as_utc(instant: DateTime) -> DateTime:
     if instant.tzinfo is None:
         raise ValueError("an instant needs a zone")
+    if type(instant) is DateTime and type(instant.tzinfo) is pendulum.Timezone and instant.tzinfo.name == "UTC":
+        return instant  # already what the conversion would give (an equal DateTime in UTC): read every command
     return pendulum.instance(instant).in_timezone("UTC")
 
 

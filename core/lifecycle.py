@@ -8,6 +8,7 @@ running never skips a reset, an owner record or the night's deadline.
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,15 +60,18 @@ def joined_after(lane_state: LaneState, night: Night) -> bool:
 
 def is_due(schedule: Schedule, lane_state: LaneState, night: Night) -> bool:
     """Due: on or after effectiveFrom, closing after the lane joined, after the watermark and,
-    when week-keyed, of a week after the last one the lane admitted or coalesced."""
-    if night.date < _effective_from(schedule):
+    when week-keyed, of a week after the last one the lane admitted or coalesced.
+
+    Dates are compared as their "YYYY-MM-DD" texts (fixed width: their order is the dates' order), which
+    is how the commission and the state hold them: a tick asks this of many nights."""
+    date = _dt.date.isoformat(night.date)
+    if date < schedule.commission.effective_from:
         return False
     if joined_after(lane_state, night):
         return False
-    if lane_state.watermark is not None and night.date.isoformat() <= lane_state.watermark.date:
+    if lane_state.watermark is not None and date <= lane_state.watermark.date:
         return False
-    return not (night.key != night.date.isoformat() and lane_state.last_week is not None
-                and night.key <= lane_state.last_week)
+    return not (night.key != date and lane_state.last_week is not None and night.key <= lane_state.last_week)
 
 
 def due_night(schedule: Schedule, lane: Lane, lane_state: LaneState, now: DateTime) -> Night | None:

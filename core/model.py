@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 
 from .limits import SCHEDULE_LIMITS, SCHEDULE_PROTOCOL
 
+_ZERO = _dt.timedelta(0)
 _INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _WEEK = re.compile(r"^\d{4}-W\d{2}$")
@@ -70,15 +71,26 @@ SETTLEMENT_STATUSES: tuple[str, ...] = get_args(SettlementStatus)
 CallOutcome = Literal["ok", "malformed", "usage-limit", "sign-in-needed", "lost"]
 
 
-def instant_text(instant: DateTime) -> str:
-    """The stored form of an instant (UTC, milliseconds, `Z`)."""
-    utc = pendulum.instance(instant).in_timezone("UTC")
-    return f"{utc.format('YYYY-MM-DDTHH:mm:ss')}.{utc.microsecond // 1000:03d}Z"
+def instant_text(instant: _dt.datetime) -> str:
+    """The stored form of an instant (UTC, milliseconds, `Z`); a naive one is read as UTC.
+
+    Formatted field by field: pendulum's `format` took most of a decision's formatting time. An instant
+    in UTC (every one the engine holds) is read as it is; any other goes through pendulum as before, whose
+    reading of a wall time a zone skips differs from the standard library's."""
+    utc = instant
+    if instant.utcoffset() != _ZERO:
+        utc = pendulum.instance(instant).in_timezone("UTC")
+    return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}"
+            f".{utc.microsecond // 1000:03d}Z")
 
 
 def at(text: str) -> DateTime:
     """Parse a stored instant back into a UTC DateTime (the stored form is always UTC)."""
-    return pendulum.instance(_dt.datetime.fromisoformat(text), tz=pendulum.UTC)
+    parsed = _dt.datetime.fromisoformat(text)
+    if parsed.tzinfo is _dt.UTC:  # the stored form: built directly, not through pendulum's general `instance`
+        return DateTime(parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
+                        parsed.microsecond, tzinfo=pendulum.UTC)
+    return pendulum.instance(parsed, tz=pendulum.UTC)
 
 
 class Doc(BaseModel):

@@ -121,12 +121,17 @@ class LifecycleSchedule:
         if schedule is not None and schedule is not self._kept_checked:
             # A settled record kept without its calls must be exactly its settlement event's record, less
             # the calls: checked whenever the state is new to this engine, reading in one go the events of
-            # the records it does not know yet.
-            kept = [o for lane_state in schedule.state.lanes for o in lane_state.recent if o.elided is not None]
+            # the records it does not know yet. A lane that is the very (frozen) object of the last state
+            # checked holds the very records compared then: only the other lanes' are compared.
+            checked = self._kept_checked.state.lanes if self._kept_checked is not None else []
+            seen = {id(lane_state) for lane_state in checked}
+            kept = [o for lane_state in schedule.state.lanes if id(lane_state) not in seen
+                    for o in lane_state.recent if o.elided is not None]
             unknown = [o.id for o in kept if not self._knows_whole(o)]
-            for occurrence_id, record in self._settled_records(unknown, version).items():
-                if record is not None:
-                    self._remember_whole(occurrence_id, record)
+            if unknown:
+                for occurrence_id, record in self._settled_records(unknown, version).items():
+                    if record is not None:
+                        self._remember_whole(occurrence_id, record)
             for occurrence in kept:
                 self._whole(occurrence, version)
             self._kept_checked = schedule
@@ -157,9 +162,8 @@ class LifecycleSchedule:
         """A settled occurrence that left the state: its record is its settlement event."""
         return self._settled_records([occurrence_id], up_to)[occurrence_id]
 
-    def _find(self, schedule: Schedule | None, occurrence_id: Any) -> tuple[Occurrence | None, bool]:
+    def _find(self, schedule: Schedule | None, ref: OccurrenceRef) -> tuple[Occurrence | None, bool]:
         """(the occurrence, whether it left the state) or (None, False) when nothing knows it."""
-        ref = parse_occurrence_id(occurrence_id)
         if schedule is None:
             raise ScheduleError("NOT_COMMISSIONED", "no commission has been recorded")
         lane_state = schedule.state.lane(ref.lane)
@@ -200,11 +204,11 @@ class LifecycleSchedule:
             self._knows_whole(kept)
         return self._whole_records[kept.id][1]
 
-    def _known(self, schedule: Schedule | None, occurrence_id: str) -> tuple[Occurrence, bool]:
+    def _known(self, schedule: Schedule | None, ref: OccurrenceRef) -> tuple[Occurrence, bool]:
         """An occurrence a transition may name: in the state, or settled and pruned; else UNKNOWN_OCCURRENCE."""
-        occurrence, pruned = self._find(schedule, occurrence_id)
+        occurrence, pruned = self._find(schedule, ref)
         if occurrence is None:
-            raise ScheduleError("UNKNOWN_OCCURRENCE", f"{occurrence_id} was never admitted")
+            raise ScheduleError("UNKNOWN_OCCURRENCE", f"{ref.id} was never admitted")
         return occurrence, pruned
 
     # -- the command loop ----------------------------------------------------------------
@@ -269,11 +273,11 @@ class LifecycleSchedule:
 
         return decide
 
-    def _occurrence_in(self, schedule: Schedule | None, occurrence_id: str) -> Occurrence | None:
-        """The whole record of an occurrence the state keeps, else None."""
+    def _occurrence_in(self, schedule: Schedule | None, occurrence_id: str, lane_id: str) -> Occurrence | None:
+        """The whole record of an occurrence the state keeps, else None (`lane_id`: the ID's own lane)."""
         if schedule is None:
             return None
-        lane_state = schedule.state.lane(parse_occurrence_id(occurrence_id).lane)
+        lane_state = schedule.state.lane(lane_id)
         if lane_state is None:
             return None
         for occurrence in (lane_state.open, *lane_state.recent):
@@ -281,10 +285,10 @@ class LifecycleSchedule:
                 return self._whole(occurrence, schedule.version)
         return None
 
-    def _result(self, ran: _Ran | _Answer[Never], occurrence_id: str | None = None) -> CommandResult:
+    def _result(self, ran: _Ran | _Answer[Never], ref: OccurrenceRef | None = None) -> CommandResult:
         assert not isinstance(ran, _Answer)  # these commands always run
         planned, outcome, after = ran
-        occurrence = self._occurrence_in(after, occurrence_id) if occurrence_id else None
+        occurrence = self._occurrence_in(after, ref.id, ref.lane) if ref is not None else None
         return CommandResult(command_id=planned.command_id, version=outcome.version, replayed=outcome.replayed,
                              occurrence=occurrence, still_running=planned.meta.get("still_running"))
 
@@ -376,7 +380,7 @@ class LifecycleSchedule:
         if isinstance(ran, _Answer):
             return ran.value
         planned, outcome, after = ran
-        occurrence = self._occurrence_in(after, planned.meta["occurrence"])
+        occurrence = self._occurrence_in(after, planned.meta["occurrence"], lane_id)
         until = None
         if occurrence is not None and occurrence.state == "running":
             until = at(occurrence.segments[-1].deadline)
@@ -392,12 +396,12 @@ class LifecycleSchedule:
         bound = _positive("bound", bound, SCHEDULE_LIMITS.max_call_bound_tokens)
         sign_in = _token("signIn", sign_in)
         attempt = _positive("attempt", attempt, 1000)
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "runner": runner, "task": task, "work": work, "bound": bound,
                    "signIn": sign_in, "attempt": attempt}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[CallRefusal] | _Command:
-            occurrence, pruned = self._known(schedule, occurrence_id)
+            occurrence, pruned = self._known(schedule, ref)
             for call in occurrence.calls:
                 if (occurrence.runner_of(call), call.task, call.work, call.bound, call.attempt) == (
                         runner, task, work, bound, attempt):
@@ -425,7 +429,7 @@ class LifecycleSchedule:
         if isinstance(ran, _Answer):
             return ran.value
         planned, outcome, after = ran
-        occurrence = self._occurrence_in(after, occurrence_id)
+        occurrence = self._occurrence_in(after, ref.id, ref.lane)
         k = planned.meta["call"]
         in_flight = occurrence is not None and len(occurrence.calls) >= k and occurrence.calls[k - 1].in_flight
         return CallAdmission(call=k, week=planned.meta["week"], replayed=outcome.replayed,
@@ -442,12 +446,12 @@ class LifecycleSchedule:
             canonical_json(report)
         except CanonicalJsonError as error:
             raise invalid(f"report: {error}") from None
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "runner": runner, "call": k, "report": report}
         command_id = f"{occurrence_id}/call/{k}/end"
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
-            occurrence, pruned = self._known(schedule, occurrence_id)
+            occurrence, pruned = self._known(schedule, ref)
             if f"call/{k}/end" in occurrence.transitions:
                 return _Command(command_id, payload, None, {})
             if pruned or occurrence.state == "settled":
@@ -466,7 +470,7 @@ class LifecycleSchedule:
         assert not isinstance(ran, _Answer)
         _planned, outcome, after = ran
         return CallEnd(command_id=command_id, replayed=outcome.replayed, outcome=outcome.result["outcome"],
-                       debit=outcome.result["debit"], occurrence=self._occurrence_in(after, occurrence_id))
+                       debit=outcome.result["debit"], occurrence=self._occurrence_in(after, ref.id, ref.lane))
 
     # -- deferral, reconciliation, settlement ---------------------------------------------
 
@@ -479,12 +483,12 @@ class LifecycleSchedule:
             _positive("bound", bound, SCHEDULE_LIMITS.max_weekly_tokens)
         if segment is not None:
             _positive("segment", segment, SCHEDULE_LIMITS.max_segments)
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "runner": runner, "reason": reason, "bound": bound,
                    "segment": segment}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
-            occurrence, pruned = self._known(schedule, occurrence_id)
+            occurrence, pruned = self._known(schedule, ref)
             n = segment
             if n is None:
                 earlier = [d for d in occurrence.deferrals
@@ -508,7 +512,7 @@ class LifecycleSchedule:
             change = lifecycle.defer(schedule, occurrence, runner, reason, bound, now)
             return _Command(f"{occurrence.id}/defer/{n}", payload, change, {})
 
-        return self._result(self._run(plan), occurrence_id)
+        return self._result(self._run(plan), ref)
 
     def reconcile(self, *, occurrence_id: Any, confirmation: Any) -> CommandResult:
         if not isinstance(confirmation, dict) or set(confirmation) != {"runner", "confirmedBy", "evidence"}:
@@ -516,11 +520,11 @@ class LifecycleSchedule:
         runner = _token("confirmation.runner", confirmation["runner"])
         confirmed_by = _token("confirmation.confirmedBy", confirmation["confirmedBy"])
         evidence = _token("confirmation.evidence", confirmation["evidence"], 500)
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "confirmation": dict(confirmation)}
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
-            occurrence, pruned = self._known(schedule, occurrence_id)
+            occurrence, pruned = self._known(schedule, ref)
             # A confirmation names a runner: it maps to the segment that runner's reconciliation ended (the
             # journal then replays an identical one and calls any other CONFLICT), unless the token runs
             # again now, in a later segment.
@@ -537,26 +541,26 @@ class LifecycleSchedule:
             change = lifecycle.reconcile(schedule, occurrence, runner, confirmed_by, evidence, now)
             return _Command(f"{occurrence.id}/reconcile/{running.n}", payload, change, {})
 
-        return self._result(self._run(plan), occurrence_id)
+        return self._result(self._run(plan), ref)
 
     def settle(self, *, occurrence_id: Any, settled_by: Any, status: Any, reason: Any) -> CommandResult:
         settled_by = _token("settledBy", settled_by)
         if status not in SETTLEMENT_STATUSES:
             raise invalid(f"status: one of {', '.join(SETTLEMENT_STATUSES)}, got {shown(status)}")
         reason = _token("reason", reason, 200)
-        parse_occurrence_id(occurrence_id)
+        ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "settledBy": settled_by, "status": status, "reason": reason}
         command_id = f"{occurrence_id}/settle"
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
-            occurrence, _pruned = self._known(schedule, occurrence_id)
+            occurrence, _pruned = self._known(schedule, ref)
             if "settle" in occurrence.transitions:
                 return _Command(command_id, payload, None, {})
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
             change = lifecycle.settle(schedule, occurrence, settled_by, status, reason, now)
             return _Command(command_id, payload, change, {})
 
-        return self._result(self._run(plan), occurrence_id)
+        return self._result(self._run(plan), ref)
 
     # -- views ---------------------------------------------------------------------------
 
@@ -577,7 +581,7 @@ class LifecycleSchedule:
         _version, schedule = self._load()
         if schedule is None:
             return None
-        return self._find(schedule, ref.id)[0]
+        return self._find(schedule, ref)[0]
 
     def settled_records(self) -> dict[str, Occurrence]:
         """The whole records of the settled occurrences the state keeps without their calls, by ID."""
@@ -630,7 +634,7 @@ class LifecycleSchedule:
                 return None
             if night.id == ref.id or self.journal.receipt(f"{night.id}/admit") is None:
                 continue
-            record = self._occurrence_in(schedule, night.id) or self._pruned(night.id, schedule.version)
+            record = self._occurrence_in(schedule, night.id, night.lane) or self._pruned(night.id, schedule.version)
             span = record.coalesced if record is not None else None
             if span is not None and span.first.rsplit("/", 1)[1] <= ref.key <= span.last.rsplit("/", 1)[1]:
                 return night.id

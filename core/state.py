@@ -102,15 +102,19 @@ class LaneFacts:
     in_flight_weeks: frozenset[str]  # weeks of its calls in flight
 
 
-def check_lane(lane_state: LaneState, commission: Commission, version: int) -> LaneFacts:
+def check_lane(lane_state: LaneState, commission: Commission, version: int,
+               already_checked: frozenset[int] = frozenset()) -> LaneFacts:
     """The rules one lane's record must hold against the commission and the version; CORRUPT if not.
 
     `core.stored` keeps a lane's check while its bytes, the commission and the version allow (a later
     version admits only more): a rule here must depend on nothing else, or that reuse goes wrong. A rule
-    that needs another lane or another member of the state belongs in `check_across_lanes`."""
+    that needs another lane or another member of the state belongs in `check_across_lanes`.
+    `already_checked` names (by `id`) occurrences of this lane that passed their own rules
+    (`_check_occurrence`: they depend on the occurrence, its lane and a version they hold at and after)
+    at this or an earlier version; those rules are not run again for them."""
     lane_ids = {lane.lane for lane in commission.lanes}
     _check_lane(lane_state, lane_id_in_commission=lane_state.lane in lane_ids, version=version,
-                zone=commission.zone)
+                zone=commission.zone, already_checked=already_checked)
     debits: dict[str, int] = {}
     for occurrence in _admitted(lane_state):
         for call in occurrence.calls:
@@ -150,11 +154,13 @@ def _admitted(lane_state: LaneState) -> list[Occurrence]:
     return [o for o in (lane_state.open, *lane_state.recent) if o is not None]
 
 
-def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int, zone: str) -> None:
+def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int, zone: str,
+                already_checked: frozenset[int]) -> None:
     product, _, rhythm = lane_state.lane.partition("/")
     weekly = is_weekly(rhythm) if rhythm else False
     for occurrence in _admitted(lane_state):
-        _check_occurrence(occurrence, product, rhythm, weekly, version)
+        if id(occurrence) not in already_checked:
+            _check_occurrence(occurrence, product, rhythm, weekly, version)
     if lane_state.watermark is not None:
         try:
             expected = _expected_id(product, rhythm, weekly, lane_state.watermark.date)

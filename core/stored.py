@@ -18,16 +18,16 @@ Without this, every command parsed, checked and encoded the whole document (abou
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from factory_schedule.store import CanonicalText, canonical_text
-from factory_schedule.store.canonical import encoded_as_canonical, join_array, join_object
+from factory_schedule.store.canonical import encoded_as_canonical, join_array
 
 from .commission import Commission
 from .errors import ScheduleError, corrupt
-from .model import LaneState, ScheduleState
+from .model import Doc, LaneState, Occurrence, ScheduleState
 from .state import LaneFacts, Schedule, check_across_lanes, check_lane, checked_commission, parse_state_and_facts
 
 # The state's members besides its lanes: field name -> key in the stored document.
@@ -45,11 +45,21 @@ class _CheckedLane:
     commission_digest: str
     version: int
     text: CanonicalText | None = None
+    # The canonical texts of its parts that are known (occurrences, their list items), by the object.
+    part_texts: dict[int, tuple[object, CanonicalText]] = field(default_factory=dict)
 
     def canonical(self) -> CanonicalText:
         if self.text is None:
             self.text = canonical_text(self.model.doc())
         return self.text
+
+    def occurrences(self) -> dict[int, Occurrence]:
+        """Its checked occurrences, by identity."""
+        model = self.model
+        found = {id(occurrence): occurrence for occurrence in model.recent}
+        if model.open is not None:
+            found[id(model.open)] = model.open
+        return found
 
     def still_checked(self, digest: str, version: int) -> bool:
         """Whether this lane's check holds under a commission at a version: the same commission, at this or a
@@ -79,6 +89,7 @@ class StateCodec:
     def __init__(self) -> None:
         self._last: tuple[int, str, Schedule] | None = None
         self._lanes: dict[int, _CheckedLane] = {}
+        self._lanes_by_id: dict[str, _CheckedLane] = {}
         # The text of each member besides the lanes, by the object the state held: the commission, the
         # accounts and most often the ledger are the same (frozen, never changed in place) from one state to
         # the next.
@@ -102,10 +113,8 @@ class StateCodec:
         if schedule is None:
             schedule, facts = parse_state_and_facts(document, version)
             digest = schedule.state.commission_digest
-            self._lanes = {
-                id(lane): _CheckedLane(lane, lane_facts, digest, version)
-                for lane, lane_facts in zip(schedule.state.lanes, facts, strict=True)
-            }
+            self._keep([_CheckedLane(lane, lane_facts, digest, version)
+                        for lane, lane_facts in zip(schedule.state.lanes, facts, strict=True)])
         self._last = (version, text, schedule)
         return schedule
 
@@ -137,33 +146,48 @@ class StateCodec:
         """The state of checked members and lanes, once the rules across lanes hold; its lanes are the ones
         this codec knows from now on."""
         check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
-        self._lanes = {id(lane.model): lane for lane in lanes}
+        self._keep(lanes)
         state = head.model_copy(update={"lanes": [lane.model for lane in lanes]})
         return Schedule(state=state, commission=commission, version=version)
+
+    def _keep(self, lanes: list[_CheckedLane]) -> None:
+        """These checked lanes are the ones this codec knows from now on."""
+        self._lanes = {id(lane.model): lane for lane in lanes}
+        self._lanes_by_id = {lane.model.lane: lane for lane in lanes}
 
     def write(self, state: ScheduleState, version: int) -> tuple[Schedule, CanonicalText]:
         """Check a decision's new state as a reader of the stored text would, and give its text.
 
-        The state becomes the last one known only through `remember`, once it is committed.
+        A member besides the lanes that is the very object the last state written held (checked then, and
+        frozen) is neither dumped nor validated again: it goes into the head's validation as the model it
+        already is, which the model's own rules across members then see. Every other member is dumped and
+        validated from its dump. The state becomes the last one known only through `remember`, once it is
+        committed.
         """
-        head_document = state.model_dump(by_alias=True, mode="json", exclude_defaults=True, exclude={"lanes"})
+        document: dict[str, object] = {"lanes": []}
+        members: dict[str, CanonicalText] = {}
+        kept: dict[str, object] = {}
+        for name, key in _HEAD_MEMBERS.items():
+            value = getattr(state, name)
+            known = self._member_texts.get(key)
+            if known is not None and known[0] is value:
+                document[key], members[key], kept[name] = value, known[1], value
+            else:
+                dumped = state.model_dump(by_alias=True, mode="json", exclude_defaults=True, include={name})[key]
+                document[key], members[key] = dumped, canonical_text(dumped)
         try:
-            head = ScheduleState.model_validate({**head_document, "lanes": []})
+            head = ScheduleState.model_validate(document)
         except ValidationError as error:
             raise corrupt(_message(error, "")) from None
+        if kept:  # the checked objects themselves, not the validator's copies: the next command recognises them
+            head = head.model_copy(update=kept)
         commission = checked_commission(head.commission, head.commission_digest)
         lanes = [self._checked(lane, commission, head.commission_digest, version) for lane in state.lanes]
         after = self._assembled(head, lanes, commission, version)
-        members = {key: self._text_of(key, getattr(state, field), head_document[key])
-                   for field, key in _HEAD_MEMBERS.items()}
         # The next decision builds on `after`: its members, not the ones just checked, are what it keeps.
-        self._member_texts = {key: (getattr(after.state, field), members[key]) for field, key in _HEAD_MEMBERS.items()}
+        self._member_texts = {key: (getattr(after.state, name), members[key]) for name, key in _HEAD_MEMBERS.items()}
         members["lanes"] = join_array(lane.canonical() for lane in lanes)
-        return after, join_object(members)
-
-    def _text_of(self, key: str, kept: object, dumped: object) -> CanonicalText:
-        known = self._member_texts.get(key)
-        return known[1] if known is not None and known[0] is kept else canonical_text(dumped)
+        return after, _joined(members)
 
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
         self._last = (version, text, schedule)
@@ -172,8 +196,11 @@ class StateCodec:
         known = self._lanes.get(id(lane))
         if known is not None and known.model is lane and known.still_checked(digest, version):
             return known
-        document = lane.doc()
         try:
+            before = self._lanes_by_id.get(lane.lane)
+            if before is not None and before.still_checked(digest, version):
+                return _lane_checked_keeping(lane, before, commission, digest, version)
+            document = lane.doc()
             return _lane_checked(document, commission, digest, version, canonical_text(document))
         except ValidationError as error:
             raise corrupt(_message(error, f"lanes[{lane.lane}]")) from None
@@ -184,3 +211,127 @@ def _lane_checked(document: object, commission: Commission, digest: str, version
     """A lane document parsed as a reader would, and checked (ValidationError, or CORRUPT, if it fails)."""
     model = LaneState.model_validate(document)
     return _CheckedLane(model, check_lane(model, commission, version), digest, version, text)
+
+
+def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Commission, digest: str,
+                          version: int) -> _CheckedLane:
+    """A decision's changed lane, checked as `_lane_checked` checks its dump, except that a part of it that is
+    the very object the lane held when it was last checked (same lane, same commission, that or an earlier
+    version) is neither dumped nor validated again: it is frozen and passed then, and goes into the lane's
+    validation as the model it is, with the text it had. The parts are the lane's occurrences and, within the
+    occurrence a decision changed, its segments, calls, deferrals and reconciliations: a decision adds or
+    changes one or two of those. An occurrence kept whole is not put through its own rules in `check_lane`
+    again either (they hold at a later version too). Everything else, the changed parts' dumps, the lane's and
+    each changed occurrence's own members and every rule of the lane as a whole, is checked as before."""
+    texts = _PartTexts(before.part_texts)
+    checked = before.occurrences()
+    document: dict[str, object] = lane.model_dump(by_alias=True, mode="json", exclude_defaults=True,
+                                                  exclude={"open", "recent"})
+    members = _member_texts(document)
+    if lane.open is not None:  # `open` and `recent` default to None and []: a dump leaves them out then
+        document["open"], members["open"] = texts.occurrence(lane.open, checked, before.model.open)
+    if lane.recent:
+        parts = [texts.occurrence(occurrence, checked, None) for occurrence in lane.recent]
+        document["recent"] = [value for value, _text in parts]
+        members["recent"] = join_array(text for _value, text in parts)
+    model = LaneState.model_validate(document)
+    kept = frozenset(id(occurrence) for occurrence in (lane.open, *lane.recent)
+                     if occurrence is not None and checked.get(id(occurrence)) is occurrence)
+    facts = check_lane(model, commission, version, already_checked=kept)
+    after = _CheckedLane(model, facts, digest, version, _joined(members))
+    after.part_texts = texts.of_validated(model, lane)
+    return after
+
+
+_OCCURRENCE_LISTS = {"segments": "segments", "calls": "calls", "deferrals": "deferrals",
+                     "reconciliations": "reconciliations"}  # field: key, each a list of frozen models
+
+
+# The members' keys of the documents joined here, encoded once (`join_object` encodes each key on every call).
+_KEY_TEXTS = {key: encoded_as_canonical(key) for model in (ScheduleState, LaneState, Occurrence)
+              for key in (field.alias or name for name, field in model.model_fields.items())}
+
+
+def _joined(members: dict[str, CanonicalText]) -> CanonicalText:
+    """`join_object(members)` for the members of a state, a lane or an occurrence (keys of those models)."""
+    body = ",".join(f"{_KEY_TEXTS[key]}:{members[key]}" for key in sorted(members))
+    return CanonicalText("{" + body + "}")
+
+
+def _member_texts(document: dict[str, object]) -> dict[str, CanonicalText]:
+    """The canonical text of each member of a dumped document of scalars and small objects: one encoding
+    checked whole (`canonical_text` refuses what has no canonical form), then each member's own encoding,
+    which is its part of the whole (canonical JSON composes: sorted keys, no whitespace)."""
+    canonical_text(document)
+    return {key: CanonicalText(encoded_as_canonical(value)) for key, value in document.items()}
+
+
+class _PartTexts:
+    """The canonical texts of a lane's parts (occurrences and their list items), by the object, while one
+    changed lane is checked: taken from the last check's where the object is the same, else from its dump."""
+
+    def __init__(self, known: dict[int, tuple[object, CanonicalText]]) -> None:
+        self._known = known
+        self.made: dict[int, tuple[object, CanonicalText]] = {}
+
+    def text(self, part: BaseModel) -> CanonicalText:
+        known = self._known.get(id(part))
+        if known is None or known[0] is not part:
+            known = (part, canonical_text(part.model_dump(by_alias=True, mode="json", exclude_defaults=True)))
+        self.made[id(part)] = known
+        return known[1]
+
+    def occurrence(self, occurrence: Occurrence, checked: dict[int, Occurrence],
+                   before: Occurrence | None) -> tuple[object, CanonicalText]:
+        """(what goes into the lane's validation, its text) for one occurrence of the changed lane."""
+        if checked.get(id(occurrence)) is occurrence:
+            return occurrence, self.text(occurrence)
+        if before is None or checked.get(id(before)) is not before or before.id != occurrence.id:
+            dumped = occurrence.doc()
+            text = canonical_text(dumped)
+            self.made[id(occurrence)] = (occurrence, text)
+            return dumped, text
+        # The changed occurrence, member by member: its list items the last check held are kept as they are.
+        held = {id(item): item for name in _OCCURRENCE_LISTS for item in getattr(before, name)}
+        document: dict[str, object] = occurrence.model_dump(by_alias=True, mode="json", exclude_defaults=True,
+                                                            exclude=set(_OCCURRENCE_LISTS))
+        members = _member_texts(document)
+        for name, key in _OCCURRENCE_LISTS.items():
+            items: list[Doc] = getattr(occurrence, name)
+            if not items and name != "segments":  # the others default to []: a dump leaves them out then
+                continue
+            values: list[object] = []
+            item_texts: list[CanonicalText] = []
+            for item in items:
+                if held.get(id(item)) is item:  # the very item the last check validated
+                    values.append(item)
+                    item_texts.append(self.text(item))
+                else:
+                    dumped_item = item.doc()
+                    values.append(dumped_item)
+                    item_texts.append(canonical_text(dumped_item))
+                    self.made[id(item)] = (item, item_texts[-1])
+            document[key] = values
+            members[key] = join_array(item_texts)
+        text = _joined(members)
+        self.made[id(occurrence)] = (occurrence, text)
+        return document, text
+
+    def of_validated(self, model: LaneState, lane: LaneState) -> dict[int, tuple[object, CanonicalText]]:
+        """The texts the next check can take, keyed by the validated lane's own parts (each validated from the
+        decision's part beside it, or that very part)."""
+        texts: dict[int, tuple[object, CanonicalText]] = {}
+        pairs: list[tuple[BaseModel, BaseModel]] = list(zip(model.recent, lane.recent, strict=True))
+        if model.open is not None and lane.open is not None:
+            pairs.append((model.open, lane.open))
+        for validated, decided in list(pairs):
+            if isinstance(validated, Occurrence) and isinstance(decided, Occurrence):
+                for name in _OCCURRENCE_LISTS:
+                    pairs.extend(zip(getattr(validated, name), getattr(decided, name), strict=True))
+        for validated, decided in pairs:
+            made = self.made.get(id(decided))
+            if made is not None and made[0] is decided:
+                texts[id(validated)] = (validated, made[1])
+        return texts
+
+

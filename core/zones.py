@@ -92,10 +92,15 @@ def _zone(zone: object) -> pendulum.Timezone:
     return loaded
 
 
-def _as_utc_instant(instant: object) -> DateTime:
+def _local(instant: object, tz: _dt.tzinfo) -> _dt.datetime:
+    """The instant's wall reading in a zone, by the standard library's conversion on a plain copy of it:
+    the same fields pendulum's conversion gives, without building pendulum objects on the way (and not
+    `datetime.astimezone` on a pendulum DateTime itself, whose own arithmetic it would call)."""
     if not isinstance(instant, _dt.datetime) or instant.tzinfo is None or instant.utcoffset() is None:
         raise invalid(f"an instant with a zone is needed, got {instant!r}")
-    return pendulum.instance(instant).in_timezone(_UTC)
+    plain = _dt.datetime(instant.year, instant.month, instant.day, instant.hour, instant.minute, instant.second,
+                         instant.microsecond, instant.tzinfo, fold=instant.fold)
+    return plain.astimezone(tz)
 
 
 def zoned_instant(zone: str, date: _dt.date | str, time: str) -> DateTime:
@@ -115,7 +120,8 @@ def zoned_instant(zone: str, date: _dt.date | str, time: str) -> DateTime:
     # Repeated: the earlier real instant. Gap: no candidate is real; subtracting the offset in
     # force before the transition (the smaller one, so the later candidate) moves it forward by the gap.
     chosen = real[0] if real else candidates[-1]
-    return pendulum.instance(chosen.replace(tzinfo=_dt.UTC)).in_timezone(_UTC)
+    return DateTime(chosen.year, chosen.month, chosen.day, chosen.hour, chosen.minute, chosen.second,
+                    chosen.microsecond, tzinfo=_UTC)
 
 
 def _wall_of(tz: _dt.tzinfo, naive_utc: _dt.datetime) -> _dt.datetime:
@@ -124,15 +130,13 @@ def _wall_of(tz: _dt.tzinfo, naive_utc: _dt.datetime) -> _dt.datetime:
 
 def local_date_of(zone: str, instant: _dt.datetime) -> Date:
     """The local date an instant falls on in a zone."""
-    tz = _zone(zone)
-    local = _as_utc_instant(instant).astimezone(tz)
+    local = _local(instant, _zone(zone))
     return Date(local.year, local.month, local.day)
 
 
 def local_wall_of(zone: str, instant: _dt.datetime) -> tuple[Date, str]:
     """The local date and "HH:MM" an instant reads as in a zone (seconds dropped)."""
-    tz = _zone(zone)
-    local = _as_utc_instant(instant).astimezone(tz)
+    local = _local(instant, _zone(zone))
     return Date(local.year, local.month, local.day), f"{local.hour:02d}:{local.minute:02d}"
 
 

@@ -51,7 +51,8 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ BUSY_WEEKS = 0.3
 PERIOD_DAYS = 30
 RAW_SAMPLE = 300  # raw commits after every 30 days, besides the loop at the end
 STATE_TARGET = 96 * 1024
-COST_TARGET = 2.0
+COST_TARGET = 4.0  # issue #20: a schedule command within 4x of a raw commit
 GROWTH_TARGET = 1.2
 FIRST_PAINT_TARGET = 1.0
 RERENDER_TARGET = 0.150
@@ -116,20 +117,64 @@ GONE = ("NOT_RUNNING", "NOT_OWNER", "SETTLED", "STALE")
 
 
 class CountingJournal:
-    """The journal as the engine sees it, counting the commands that committed (a replay writes nothing)."""
+    """The journal as the engine sees it, counting the commands that committed (a replay writes nothing), and
+    the time spent inside the journal's own calls (`seconds`: its statements, checks, encoding and commits, less
+    the engine's decision that `execute` runs inside its transaction), so that a command's time splits into the
+    journal's and the engine's own."""
+
+    TIMED = frozenset({"load_text", "load", "head", "receipt", "events_of", "history", "history_desc"})
 
     def __init__(self, journal: Any) -> None:
         self._journal = journal
         self.commits = 0
+        self.seconds = 0.0
 
-    def execute(self, *args: Any, **kwargs: Any) -> Any:
-        outcome = self._journal.execute(*args, **kwargs)
+    def execute(self, aggregate: str, command_id: str, payload: Any, expected_version: int,
+                decide: Callable[[Any, int], Any], **kwargs: Any) -> Any:
+        deciding = 0.0
+
+        def timed_decide(state: Any, version: int) -> Any:
+            nonlocal deciding
+            started = time.perf_counter()
+            try:
+                return decide(state, version)
+            finally:
+                deciding += time.perf_counter() - started
+
+        started = time.perf_counter()
+        try:
+            outcome = self._journal.execute(aggregate, command_id, payload, expected_version, timed_decide, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - started - deciding
         if not outcome.replayed:
             self.commits += 1
         return outcome
 
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """The write lock, its taking (BEGIN) and its release (COMMIT) timed as the journal's."""
+        started = time.perf_counter()
+        with self._journal.writing():
+            self.seconds += time.perf_counter() - started
+            try:
+                yield
+            finally:
+                started = time.perf_counter()
+        self.seconds += time.perf_counter() - started
+
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._journal, name)
+        attribute = getattr(self._journal, name)
+        if name not in self.TIMED:
+            return attribute
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return attribute(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - started
+
+        return timed
 
 
 class SqlitePages:
@@ -262,6 +307,7 @@ class Figures:
     commands: int = 0
     seconds: float = 0.0
     command_seconds: float = 0.0  # time inside engine calls that committed a command
+    command_journal_seconds: float = 0.0  # of which inside the journal's own calls (`CountingJournal.seconds`)
     committed_calls: int = 0
     periods: list[Period] = field(default_factory=list)  # consecutive 30-day blocks (the last may be shorter)
     daily: list[Period] = field(default_factory=list)
@@ -313,13 +359,14 @@ class Year:
 
     def timed(self, call: Callable[[], Any]) -> Any:
         """Run one engine call, adding its time to the command cost when it committed a command."""
-        before = self.journal.commits
+        before, journal_before = self.journal.commits, self.journal.seconds
         started = time.perf_counter()
         try:
             return call()
         finally:
             if self.journal.commits != before:
                 self.figures.command_seconds += time.perf_counter() - started
+                self.figures.command_journal_seconds += self.journal.seconds - journal_before
                 self.figures.committed_calls += 1
 
     # -- the owner ------------------------------------------------------------------------------
@@ -779,6 +826,8 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     first, last = figures.span(first=True), figures.span(first=False)
     growth = first.rate / last.rate if last.rate else float("inf")
     command_ms = 1000 * figures.command_seconds / max(1, figures.committed_calls)
+    journal_ms = 1000 * figures.command_journal_seconds / max(1, figures.committed_calls)
+    engine_ms = command_ms - journal_ms
     write_rate = 1000 / command_ms
     raw_ms = 1000 / raw
     cost = command_ms / raw_ms
@@ -802,6 +851,9 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print(f"a committed command (engine call that wrote, mean): {command_ms:.2f} ms = {write_rate:.1f}/s")
     print(f"raw sqlite3 commit (WAL, synchronous=FULL, one row per transaction): {raw_ms:.2f} ms = {raw:.1f}/s")
     print(f"  command / raw commit: {cost:.2f}x (target <= {COST_TARGET}x): {verdict(cost <= COST_TARGET)}")
+    print(f"  of a command: the journal's own calls (its statements, checks and commits) {journal_ms:.2f} ms "
+          f"({journal_ms / raw_ms:.2f}x raw), the engine's Python (reading, planning twice, deciding, checking) "
+          f"{engine_ms:.2f} ms ({engine_ms / raw_ms:.2f}x raw)")
     print(f"largest state: {figures.largest_state} bytes (target < {STATE_TARGET}): "
           f"{verdict(figures.largest_state < STATE_TARGET)}")
     if year.staged is not None:
@@ -837,8 +889,9 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
           f"({growth:.2f}x) | last within 1.2x |")
     print(f"| commands per second, side by side (nights alternating): the year's journal / a young one "
           f"| {beside} | within 1.2x |")
-    print(f"| a command / a raw sqlite3 commit (WAL, synchronous=FULL) | {command_ms:.2f} ms / {raw_ms:.2f} ms "
-          f"({cost:.2f}x) | at most 2x |")
+    print(f"| a command / a raw sqlite3 commit (WAL, synchronous=FULL); of a command, the journal's own calls / the "
+          f"engine's Python | {command_ms:.2f} ms / {raw_ms:.2f} ms ({cost:.2f}x); {journal_ms:.2f} ms / "
+          f"{engine_ms:.2f} ms | at most 4x |")
     print(f"| largest state | {kib(figures.largest_state)} | under 96 KiB |")
     print(f"| journal size | {kib(size)} | |")
     print(f"| dashboard first paint | {paint} | under 1 s |")

@@ -16,7 +16,18 @@ from factory_schedule.core.model import Watermark
 from factory_schedule.core.state import dump_state, parse_state
 from factory_schedule.core.stored import StateCodec
 from factory_schedule.store import canonical_json, open_journal
-from tests.core.engine_helpers import ALPHA, THREE_LANES, basic_id, lane_of, one_call_night, refused, result_report
+from tests.core.engine_helpers import (
+    ALPHA,
+    BRAVO,
+    FULL,
+    THREE_LANES,
+    basic_id,
+    busy_night,
+    lane_of,
+    one_call_night,
+    refused,
+    result_report,
+)
 
 
 def test_the_text_a_command_stores_is_the_canonical_encoding_of_the_whole_state_it_decided(tmp_path):
@@ -154,3 +165,80 @@ def test_calls_elided_from_a_record_that_is_not_settled_is_corrupt(tmp_path):
     h.tamper_state(elide)
 
     refused(h, "CORRUPT", lambda: h.again().read())
+
+
+# -- a changed lane: the parts it kept keep their check, the parts that changed are checked -------------------------
+
+
+def test_a_changed_lane_keeps_the_very_records_and_items_it_held_and_stores_the_whole_text(tmp_path):
+    h, _bravo = busy_night(tmp_path)
+    alpha_open = h.schedule.start(lane=ALPHA, runner="r1").occurrence.id  # the engine holds this state now
+    before = {lane.lane: lane for lane in h.schedule.read().lanes}
+
+    admission = h.call(alpha_open, runner="r1", work="w1")
+    h.schedule.end_call(occurrence_id=alpha_open, runner="r1", call=admission.call, report=result_report(700))
+
+    after = {lane.lane: lane for lane in h.schedule.read().lanes}
+    assert after[ALPHA] is not before[ALPHA]
+    assert [a is b for a, b in zip(after[ALPHA].recent, before[ALPHA].recent, strict=True)] == [True]
+    assert after[ALPHA].open.segments[0] is before[ALPHA].open.segments[0]
+    assert [after[lane] is before[lane] for lane in (BRAVO, FULL)] == [True, True]
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    assert text == canonical_json(dump_state(parse_state(json.loads(text), version).state))
+    h.assert_what_the_engine_remembers_is_what_is_stored()
+
+
+def _broken_open_call(schedule, change):
+    lane = schedule.state.lane(BRAVO)
+    occurrence = lane.open
+    calls = [change(call) if call.in_flight else call for call in occurrence.calls]
+    broken = lane.model_copy(update={"open": occurrence.model_copy(update={"calls": calls})})
+    return schedule.state.model_copy(update={"lanes": [broken if x is lane else x for x in schedule.state.lanes]})
+
+
+@pytest.mark.parametrize("change", [
+    lambda call: call.model_copy(update={"debit": call.bound - 1}),  # a call in flight is debited at its bound
+    lambda call: call.model_copy(update={"week": "2026-W5"}),  # not an ISO week
+], ids=["model-rule", "field-rule"])
+def test_a_changed_call_that_breaks_a_rule_is_refused_though_its_occurrence_keeps_its_other_parts(tmp_path, change):
+    h, _bravo = busy_night(tmp_path)
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    codec = StateCodec()
+    schedule = codec.read(version, text)
+
+    with pytest.raises(ScheduleError) as caught:
+        codec.write(_broken_open_call(schedule, change), version + 1)
+    assert caught.value.code == "CORRUPT"
+
+
+def test_a_changed_occurrence_whose_transitions_break_the_lanes_rules_is_refused(tmp_path):
+    h, _bravo = busy_night(tmp_path)
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    codec = StateCodec()
+    schedule = codec.read(version, text)
+    lane = schedule.state.lane(BRAVO)
+    wrong = lane.open.model_copy(update={"transitions": {**lane.open.transitions, "call/9/end": version}})
+    broken = schedule.state.model_copy(update={"lanes": [
+        lane.model_copy(update={"open": wrong}) if x is lane else x for x in schedule.state.lanes]})
+
+    with pytest.raises(ScheduleError) as caught:
+        codec.write(broken, version + 1)
+    assert caught.value.code == "CORRUPT"
+
+
+def test_a_member_besides_the_lanes_is_kept_while_unchanged_and_checked_with_the_others_when_changed(tmp_path):
+    h, _bravo = busy_night(tmp_path)
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    codec = StateCodec()
+    schedule = codec.read(version, text)
+    first, _ = codec.write(schedule.state, version + 1)
+    second, again = codec.write(first.state, version + 2)
+
+    assert (second.state.commission is first.state.commission, second.state.ledger is first.state.ledger) == (
+        True, True)
+    assert again == text
+    [week] = first.state.ledger
+    doubled = first.state.model_copy(update={"ledger": [week, week]})  # each entry checked, the list is not
+    with pytest.raises(ScheduleError) as caught:
+        codec.write(doubled, version + 2)
+    assert caught.value.code == "CORRUPT"

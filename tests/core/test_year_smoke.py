@@ -92,7 +92,8 @@ def test_the_script_prints_every_figure_and_the_table(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=True,
     ).stdout
     for figure in ("commands executed (journal head):", "wall time (simulation):", "first / last:",
-                   "command / raw commit:", "largest state:", "journal size:", "dashboard"):
+                   "command / raw commit:", "of a command: the journal's own calls", "largest state:",
+                   "journal size:", "dashboard"):
         assert figure in printed, printed
     table = [line for line in printed.splitlines() if line.startswith("| ")]
     assert len(table) == 13, printed  # header, rule, eleven figures

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from factory_schedule.core.clock import as_utc
 from factory_schedule.core.errors import ScheduleError
+from factory_schedule.core.model import at, instant_text
 from factory_schedule.core.zones import (
     is_valid_zone,
     iso_week_of,
@@ -263,3 +265,73 @@ def test_local_date_of_a_schedule_window_slot_is_its_date(zone: str, day: dt.dat
     assume(_date_exists(zone, day))  # Apia and Fakaofo skipped 30 December 2011 entirely
     for wall_time in ("02:00", "05:00", "08:00"):
         assert local_date_of(zone, zoned_instant(zone, day, wall_time)) == day
+
+
+# --- the hot path's standard-library readings, against pendulum's and zoneinfo's --------------------------------
+
+_INSTANTS = st.datetimes(min_value=dt.datetime(1990, 1, 1), max_value=dt.datetime(2060, 12, 31))
+
+
+def _aware(zone: str, naive_utc: dt.datetime, as_pendulum: bool) -> dt.datetime:
+    instant = naive_utc.replace(tzinfo=dt.UTC)
+    if as_pendulum:
+        return pendulum.instance(instant).in_timezone(zone)
+    return instant.astimezone(zoneinfo.ZoneInfo(zone))
+
+
+@settings(max_examples=300, deadline=None)
+@example(zone="Europe/Berlin", naive_utc=dt.datetime(2026, 3, 29, 1, 30), as_pendulum=True)
+@example(zone="Europe/London", naive_utc=dt.datetime(2026, 10, 25, 1, 0), as_pendulum=True)
+@example(zone="Australia/Lord_Howe", naive_utc=dt.datetime(2026, 4, 4, 14, 45), as_pendulum=False)
+@given(zone=st.sampled_from(ZONES), naive_utc=_INSTANTS, as_pendulum=st.booleans())
+def test_local_date_and_wall_of_an_instant_are_the_zone_databases_reading(
+    zone: str, naive_utc: dt.datetime, as_pendulum: bool
+) -> None:
+    """`local_date_of` and `local_wall_of` convert with the standard library: they read what zoneinfo reads
+    for the same instant, whether it comes as a pendulum DateTime (in any zone) or a stdlib datetime."""
+    instant = _aware(zone, naive_utc, as_pendulum)
+    reference = naive_utc.replace(tzinfo=dt.UTC).astimezone(zoneinfo.ZoneInfo(zone))
+    assert local_date_of(zone, instant) == reference.date()
+    assert local_wall_of(zone, instant) == (reference.date(), f"{reference.hour:02d}:{reference.minute:02d}")
+    assert local_date_of("UTC", instant) == naive_utc.date()
+
+
+def _pendulum_instant_text(instant: dt.datetime) -> str:
+    """The stored form as it was made before the hot path stopped going through pendulum's formatting."""
+    utc_instant = pendulum.instance(instant).in_timezone("UTC")
+    return f"{utc_instant.format('YYYY-MM-DDTHH:mm:ss')}.{utc_instant.microsecond // 1000:03d}Z"
+
+
+@settings(max_examples=300, deadline=None)
+@example(zone="America/New_York", naive_utc=dt.datetime(2036, 3, 9, 2, 0), as_pendulum=False, fold=0)  # a gap
+@example(zone="Europe/London", naive_utc=dt.datetime(2026, 10, 25, 1, 30), as_pendulum=True, fold=1)  # repeated
+@given(zone=st.sampled_from(ZONES), naive_utc=_INSTANTS, as_pendulum=st.booleans(), fold=st.integers(0, 1))
+def test_an_instants_stored_form_and_its_reading_back_are_pendulums(
+    zone: str, naive_utc: dt.datetime, as_pendulum: bool, fold: int
+) -> None:
+    """`instant_text` formats a UTC instant field by field and `at` builds the DateTime directly; both give
+    exactly what pendulum gave, for instants in any zone, naive ones (read as UTC) and wall times a zone
+    skips or repeats (a stdlib datetime with either fold)."""
+    instant = _aware(zone, naive_utc, as_pendulum)
+    wall = naive_utc.replace(tzinfo=zoneinfo.ZoneInfo(zone), fold=fold)  # the same fields as a wall time there
+    for value in (instant, wall, naive_utc, pendulum.instance(naive_utc.replace(tzinfo=dt.UTC))):
+        text = instant_text(value)
+        assert text == _pendulum_instant_text(value)
+        parsed, reference = at(text), pendulum.instance(dt.datetime.fromisoformat(text), tz=pendulum.UTC)
+        assert parsed == reference
+        assert (type(parsed), parsed.timezone_name, parsed.microsecond) == (
+            type(reference), reference.timezone_name, reference.microsecond)
+
+
+@settings(max_examples=200, deadline=None)
+@given(zone=st.sampled_from(["UTC", "Europe/London", "Asia/Tokyo", "America/Havana"]), naive_utc=_INSTANTS,
+       as_pendulum=st.booleans())
+def test_as_utc_gives_pendulums_utc_instant_and_keeps_one_it_already_is(
+    zone: str, naive_utc: dt.datetime, as_pendulum: bool
+) -> None:
+    instant = _aware(zone, naive_utc, as_pendulum)
+    converted = as_utc(instant)  # type: ignore[arg-type]
+    reference = pendulum.instance(instant).in_timezone("UTC")
+    assert converted == reference
+    assert (type(converted), converted.timezone_name) == (type(reference), "UTC")
+    assert as_utc(converted) is converted
