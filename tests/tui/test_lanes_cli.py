@@ -119,10 +119,13 @@ def test_bad_input_exits_2_before_the_journal_is_touched(configured: Shell):
         (("top-n", "--week", "2026-W51"), "[{\"candidate\": \"Not Normal\", \"product\": \"alpha\", \"rank\": 1}]"),
         (("approval-decide", "--approval", "a-1", "--decided-by", "owner", "--approved", "maybe"), ""),
         (("claim", "--stdin"), '{"lane": "promotion", "run": "promotion", "runner": "r", "colour": "red"}'),
+        (("claim", "--lane", "promotion", "--run", "promotion", "--runner", ""), ""),  # no owner for a lock
+        (("heartbeat", "--lane", "promotion", "--runner", ""), ""),
     ]:
         code, answer = shell(*args, stdin=stdin)
         assert (code, answer["error"]) == (2, "INVALID"), answer
     assert shell.head() == before
+    assert leases.list_leases(open_journal(shell.url)) == []
 
 
 def test_the_owner_approves_an_external_action_on_the_command_line(configured: Shell):

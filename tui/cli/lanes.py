@@ -159,6 +159,9 @@ def claim_with_locks(lanes: Any, lane: str, runner: str, *, run: str | None = No
     locks held). An idle or refused claim gives back what it took (an idle answer holds none)."""
     import socket  # here, not at the top: every command builds this module's parser
 
+    from factory_schedule.core.pipeline.service import text
+
+    runner = text("runner", runner)  # before any lock: a lock needs an owner, and a bad token is INVALID
     journal = lanes.journal
     named_run = run
     if named_run is None and occurrence is not None:  # a scheduled run is its occurrence's rhythm
@@ -224,10 +227,11 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _heartbeat(args: argparse.Namespace) -> int:
+    from factory_schedule.core.pipeline.service import text
     from factory_schedule.store import leases
 
     v = gather(args, HEARTBEAT)
-    lane, runner = _lane_of(v), v["runner"]
+    lane, runner = _lane_of(v), text("runner", v["runner"])
     lanes = _open_lanes(args)
     now = _now()
     scopes = [worker_scope(lane), *resource_scopes(lanes, lane)]
