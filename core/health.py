@@ -25,15 +25,19 @@ act on. A dead runner is reconciled only on conclusive evidence (its process is
 provably gone from this host, its lease had no heartbeat for 2 x TTL, and the
 schedule still shows its segment running); a lease is removed only once it is
 stale (or from the future), its process is provably gone, and what it guarded is
-no longer running (or is reconciled in the same pass). Only the scopes health
-manages are acted on (the tick's `worker` lease and `segment/*`); anything on
-another host, with a live process, or of another scope (a pipeline's worker,
-task and resource locks) stays the owner's finding.
+no longer running (or is reconciled in the same pass). A staged lane's run is
+confirmed gone on the same evidence over all of its locks (worker singleton, task
+lock, exclusive resources: each stale past 2 x TTL, none from the future, its
+process provably gone from this host) and a pipeline state that reads: each task
+it still claims is abandoned as the supervisor first (an interrupted revision is
+then a failed start of its round), and its locks are removed after. Anything on
+another host, with a live process, or of another scope stays the owner's finding.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -62,6 +66,10 @@ CEILING_WARNING_FRACTION = 0.9
 STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
 FUTURE_AFTER_TTLS = 1  # a heartbeat more than one TTL ahead of now is from a clock that was wrong
 HEALTHY, FINDINGS, COULD_NOT_CHECK = 0, 1, 2
+# The staged lanes' locks (tui/cli/lanes.py takes them for a run's claim): a lane's worker singleton, a task lock,
+# and an exclusive resource.
+_PIPELINE_LOCK = re.compile(r"^pipeline/(promotion|maturation)/(?:worker|task/([1-9][0-9]*))$")
+RESOURCE_PREFIX = "resource/"
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,17 @@ class LeaseFact:
 
     def from_future(self, now: datetime) -> bool:
         return heartbeat_from_future(self.heartbeat_at, self.ttl_seconds, now)
+
+    @property
+    def lane_lock(self) -> bool:
+        """Whether this is one of a staged lane run's locks (worker singleton, task lock, exclusive resource)."""
+        return bool(_PIPELINE_LOCK.match(self.scope)) or self.scope.startswith(RESOURCE_PREFIX)
+
+    @property
+    def lane_task(self) -> tuple[str, int] | None:
+        """(lane, task) of a staged lane's task lock, else None."""
+        match = _PIPELINE_LOCK.match(self.scope)
+        return (match.group(1), int(match.group(2))) if match and match.group(2) else None
 
 
 @dataclass(frozen=True)
@@ -200,7 +219,7 @@ def judge(facts: HealthFacts) -> HealthReport:
         except Exception as error:  # one defect must never hide the other rules' findings
             could_not.append(f"{what}: {type(error).__name__}: {error}")
 
-    attempt("leases", lambda: lease_findings(facts.leases, view, facts.now, facts.host))
+    attempt("leases", lambda: lease_findings(facts.leases, view, facts.now, facts.host, facts.pipeline))
     if facts.pipeline_problem is not None:
         code, message = facts.pipeline_problem
         findings.append(Finding("pipeline-unreadable", "error",
@@ -287,13 +306,68 @@ def health_manages(lease: LeaseFact) -> bool:
 
 
 def lease_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: datetime,
-                   host: str) -> list[Finding]:
+                   host: str, pipeline: PipelineState | None = None) -> list[Finding]:
     findings: list[Finding] = []
+    dead = {run.runner: run for run in dead_lane_runs(leases, pipeline, now)}
     for lease in leases:
+        if lease.lane_lock and lease.owner in dead:
+            continue  # its run's one finding says it all
         findings.extend(_lease_finding(lease, view, now, host))
+    findings.extend(_dead_lane_run_finding(run, now, host) for run in dead.values())
     held = {lease.segment for lease in leases if lease.segment is not None}
     findings.extend(_running_without_lease(view, held))
     return findings
+
+
+@dataclass(frozen=True)
+class DeadLaneRun:
+    """A staged lane's run whose death is conclusive: every lock it holds is stale past 2 x TTL (none from the
+    future) and its recorded process is provably gone from this host; `claimed` are the open tasks the
+    stored lanes still show it claiming, as (lane, task, stage)."""
+
+    runner: str
+    locks: tuple[LeaseFact, ...]
+    claimed: tuple[tuple[str, int, str], ...]
+
+
+def dead_lane_runs(leases: Sequence[LeaseFact], pipeline: PipelineState | None,
+                   now: datetime) -> list[DeadLaneRun]:
+    """The staged lanes' runs the reconciler may confirm gone. Only over a state that reads (else what the run
+    claimed cannot be told), and only when all of the run's locks agree: one fresh or unseen lock, or a live
+    process, keeps the run the owner's."""
+    if pipeline is None:
+        return []
+    by_runner: dict[str, list[LeaseFact]] = {}
+    for lease in leases:
+        if lease.lane_lock:
+            by_runner.setdefault(lease.owner, []).append(lease)
+    runs = []
+    for runner, locks in sorted(by_runner.items()):
+        if not all(lock.process_alive is False and lock.stale(now) and not lock.from_future(now) for lock in locks):
+            continue
+        claimed = tuple((lane.lane, task.n, task.stage) for lane in (pipeline.promotion, pipeline.maturation)
+                        for task in lane.tasks if task.claimed_by == runner)
+        runs.append(DeadLaneRun(runner, tuple(locks), claimed))
+    return runs
+
+
+def _dead_lane_run_finding(run: DeadLaneRun, now: datetime, host: str) -> Finding:
+    first = run.locks[0]
+    evidence = {**lease_evidence(first, now), "locks": [lock.scope for lock in run.locks],
+                "claimed": [{"lane": lane, "task": n, "stage": stage} for lane, n, stage in run.claimed]}
+    if not run.claimed:
+        return Finding(
+            "stale-lease", "warning",
+            f"the staged lanes' run {run.runner} holds {', '.join(evidence['locks'])} with no heartbeat since "
+            f"{evidence['last_heartbeat']}, its process is gone from {host} and it claims no task: its locks "
+            "guard nothing (--repair removes them)", evidence, repairable=True)
+    tasks = ", ".join(f"{lane} task {n} ({stage})" for lane, n, stage in run.claimed)
+    return Finding(
+        "dead-lane-run", "error",
+        f"the staged lanes' run {run.runner} is gone (pid {evidence['pid']} on {host}) and its locks are stale "
+        f"past 2 x TTL while it claims {tasks}: `health --repair` (or the next tick) confirms it as the "
+        "supervisor; an interrupted revision counts as a failed start of its round, any other task returns to "
+        "pending", evidence, repairable=True)
 
 
 def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, host: str) -> list[Finding]:
@@ -369,7 +443,7 @@ def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]]
 # -- the reconciler's plan -------------------------------------------------------------------
 
 
-RepairAction = Literal["reconcile", "remove-lease"]
+RepairAction = Literal["reconcile", "abandon-task", "remove-lease"]
 
 
 @dataclass(frozen=True)
@@ -385,6 +459,9 @@ class PlannedRepair:
     from_future: bool = False
     occurrence: str | None = None
     confirmation: dict[str, Any] | None = None  # JSON
+    lane: str | None = None  # abandon-task: the staged lane and its task
+    task: int | None = None
+    after: str | None = None  # a removal that waits for this runner's abandon (dropped if that is refused)
 
 
 def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[PlannedRepair, ...]:
@@ -430,6 +507,20 @@ def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[P
                                           occurrence_id))
             continue
         removals.append(PlannedRepair("remove-lease", lease.scope, lease.owner, gone, evidence, future))
+    for run in dead_lane_runs(facts.leases, facts.pipeline, facts.now):
+        evidence = lease_evidence(run.locks[0], facts.now)
+        for lane, n, stage in run.claimed:
+            confirmation = {**reconcile_confirmation(evidence, by), "runner": run.runner}
+            reconciles.append(PlannedRepair(
+                "abandon-task", f"pipeline/{lane}/task/{n}", run.runner,
+                f"its process is gone and its locks are stale since {evidence['stale_since']} while it claims "
+                f"{lane} task {n} ({stage})", evidence, confirmation=confirmation, lane=lane, task=n))
+        for lock in run.locks:
+            removals.append(PlannedRepair(
+                "remove-lease", lock.scope, lock.owner,
+                "its run's process is gone" + (" and its claim was reconciled" if run.claimed else
+                                               " and it claims no task"),
+                lease_evidence(lock, facts.now), after=run.runner if run.claimed else None))
     return (*reconciles, *removals)
 
 

@@ -246,9 +246,11 @@ def repair(
     grace = timedelta(minutes=grace_minutes)
 
     def facts() -> HealthFacts:
+        pipeline, _problem = read_pipeline(journal, now)  # unreadable: no lane run is confirmed gone
         return HealthFacts(
             now=now, host=host, view=schedule.read(),
-            leases=tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal)))
+            leases=tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal)),
+            pipeline=pipeline)
 
     def firings() -> list[FiringRecord]:
         return _missing_firings(schedule, now, grace)
