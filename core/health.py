@@ -16,7 +16,7 @@ that stops being current within three days; a week above 90 % of its ceiling; an
 installed LaunchAgent whose intervals differ from the commission's. Of the staged
 lanes (promotion and maturation): a state that does not read (CORRUPT) as an
 error; a candidate's revision, retry or slice counter at its cap; a lane stalled
-for longer than `stall_after` despite claimable work (a pending task, or free WIP
+for longer than its owner's `stallHours` despite claimable work (a pending task, or free WIP
 past its cooldown with eligible Top-N candidates or an untaken GO); and a
 security-approve request or an escalation waiting for the owner.
 
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 Severity = Literal["error", "warning", "info"]
 
 DEFAULT_GRACE_MINUTES = 30
-DEFAULT_STALL_HOURS = 24  # a staged lane with eligible work and nothing claimed for this long is stalled
 RECORD_EXPIRY_WARNING_DAYS = 3
 CEILING_WARNING_FRACTION = 0.9
 STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
@@ -185,7 +184,7 @@ class HealthFacts:
     could_not_check: tuple[str, ...] = ()  # facts the shell could not gather
     pipeline: PipelineState | None = None  # the staged lanes' checked state; None before any settings
     pipeline_problem: tuple[str, str] | None = None  # (code, message) when it does not read (CORRUPT)
-    stall_after: timedelta = timedelta(hours=DEFAULT_STALL_HOURS)
+    stall_after: timedelta | None = None  # None: the owner's setting (the commission's `pipeline.stallHours`)
 
 
 def heartbeat_from_future(heartbeat_at: datetime, ttl_seconds: float, now: datetime) -> bool:
@@ -223,10 +222,11 @@ def judge(facts: HealthFacts) -> HealthReport:
     if facts.pipeline_problem is not None:
         code, message = facts.pipeline_problem
         findings.append(Finding("pipeline-unreadable", "error",
-                                f"the staged lanes' state does not read: {message}", {"code": code}))
+                                f"the staged lanes' state does not read: {message}", {"code": code, "detail": message}))
     elif facts.pipeline is not None:
         pipeline = facts.pipeline
-        attempt("staged lanes", lambda: staged_lane_findings(pipeline, facts.now, facts.stall_after))
+        stall_after = facts.stall_after or timedelta(hours=pipeline.settings.stall_hours)
+        attempt("staged lanes", lambda: staged_lane_findings(pipeline, facts.now, stall_after))
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
