@@ -3,7 +3,7 @@
 `check_health` is what `factory-schedule health` prints and what the dashboard's
 Health view draws. This module only looks (the journal's chain check and state,
 the leases with whether each holder's process lives on this host, the nights'
-states, the installed LaunchAgent, the host's zone) and hands the facts to
+states, the installed LaunchAgent, the host's zone, the runs the tick recorded) and hands the facts to
 `core.health.judge`, where every rule lives as a pure function.
 
 `repair` is the reconciler (tui/host/reconciler.py carries it out): it reconciles
@@ -34,6 +34,7 @@ from factory_schedule.core.health import (
     HealthReport,
     LeaseFact,
     Repair,
+    RunFact,
     firing_records,
     judge,
     nights_to_check,
@@ -43,6 +44,7 @@ from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
+from factory_schedule.tui.host.run_output import recorded_runs
 from factory_schedule.tui.host.segments import (
     holder_alive,
     on_this_machine,
@@ -127,6 +129,11 @@ def gather_facts(
     except Exception as error:
         could_not.append(f"leases: {type(error).__name__}: {error}")
     pipeline, pipeline_problem = read_pipeline(journal, now)
+    runs: tuple[RunFact, ...] = ()
+    try:
+        runs = recorded_runs(journal)
+    except Exception as error:
+        could_not.append(f"recorded runs: {type(error).__name__}: {error}")
     grace = timedelta(minutes=grace_minutes)
     night_states: dict[str, str] = {}
     if view is not None:
@@ -140,7 +147,7 @@ def gather_facts(
         leases=lease_facts, night_states=night_states,
         launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
-        pipeline=pipeline, pipeline_problem=pipeline_problem,
+        pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs,
     )
     return facts, verified
 
