@@ -186,6 +186,9 @@ class HealthFacts:
     pipeline_problem: tuple[str, str] | None = None  # (code, message) when it does not read (CORRUPT)
     stall_after: timedelta | None = None  # None: the owner's setting (the commission's `pipeline.stallHours`)
     runs: tuple[RunFact, ...] = ()  # what the tick recorded of each runner's exit and output (recent ones)
+    # The staged lanes' state at one version with the counts derived from its own event history up to it;
+    # None when not gathered (only a whole check reads the history: `health`, not every tick).
+    pipeline_history: PipelineHistory | None = None
 
 
 def heartbeat_from_future(heartbeat_at: datetime, ttl_seconds: float, now: datetime) -> bool:
@@ -228,6 +231,9 @@ def judge(facts: HealthFacts) -> HealthReport:
         pipeline = facts.pipeline
         stall_after = facts.stall_after or timedelta(hours=pipeline.settings.stall_hours)
         attempt("staged lanes", lambda: staged_lane_findings(pipeline, facts.now, stall_after))
+    if facts.pipeline_history is not None:
+        history = facts.pipeline_history
+        attempt("staged lanes' counts", lambda: count_findings(history))
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
@@ -1048,3 +1054,78 @@ def run_findings(view: ScheduleView, runs: Sequence[RunFact], now: datetime) -> 
                                     f"{run.occurrence} segment {run.segment}: its signals disagree, so it is not "
                                     f"called failed: {outcome.reason}{where}", evidence))
     return findings
+
+
+# -- the staged lanes' durable counts against the state the dashboard draws ---------------------------
+
+
+@dataclass
+class HistoryCounts:
+    """What the pipeline's own events say, counted without its state: per lane the task numbers enqueued and
+    done and the works ended (completed, parked); the gate decisions recorded; the approval requests not yet
+    decided."""
+
+    enqueued: dict[str, set[int]] = field(default_factory=lambda: {"promotion": set(), "maturation": set()})
+    done: dict[str, set[int]] = field(default_factory=lambda: {"promotion": set(), "maturation": set()})
+    completed: dict[str, int] = field(default_factory=lambda: {"promotion": 0, "maturation": 0})
+    parked: dict[str, int] = field(default_factory=lambda: {"promotion": 0, "maturation": 0})
+    decisions: int = 0
+    undecided: set[str] = field(default_factory=set)
+
+    def add(self, event_type: str, data: Mapping[str, Any]) -> None:
+        """Count one event (its type and data, as the lanes wrote it)."""
+        lane = data.get("lane")
+        if lane in self.enqueued:
+            self.enqueued[lane].update(int(n) for n in data.get("enqueued", ()))
+            self.done[lane].update(int(n) for n in data.get("done", ()))
+            if event_type == "task-done":
+                outcome = data.get("outcome")
+                if outcome == "park":
+                    self.parked[lane] += 1
+                elif outcome is not None:
+                    self.completed[lane] += 1
+                if isinstance(data.get("decision"), Mapping):  # a gate decision (older events held text here)
+                    self.decisions += 1
+        if event_type == "approval-requested":
+            self.undecided.add(str(data.get("id")))
+        elif event_type == "approval-decided":
+            self.undecided.discard(str(data.get("id")))
+
+
+@dataclass(frozen=True)
+class PipelineHistory:
+    state: PipelineState  # the state at the version the counts were taken to
+    counts: HistoryCounts
+
+
+def count_findings(history: PipelineHistory) -> list[Finding]:
+    """Each count the dashboard draws from the state (open tasks, tasks done, works completed and parked, gate
+    decisions, approval requests waiting) that its event history does not support: one error finding naming
+    them. Nothing is repaired: the state is the record every decision reads, and rewriting it from history
+    would be health changing decisions; the owner restores the journal from a copy they trust."""
+    state, counts = history.state, history.counts
+    differences: list[dict[str, Any]] = []
+
+    def compare(what: str, in_state: Any, in_history: Any) -> None:
+        if in_state != in_history:
+            differences.append({"count": what, "state": in_state, "history": in_history})
+
+    for lane in (state.promotion, state.maturation):
+        name = lane.lane
+        compare(f"{name}.openTasks", sorted(task.n for task in lane.tasks),
+                sorted(counts.enqueued[name] - counts.done[name]))
+        compare(f"{name}.tasksDone", lane.tasks_done, len(counts.done[name]))
+        compare(f"{name}.completed", lane.completed, counts.completed[name])
+        compare(f"{name}.parked", lane.parked, counts.parked[name])
+    compare("tasksNumbered", state.next_task - 1,
+            max((n for numbers in counts.enqueued.values() for n in numbers), default=0))
+    compare("decisions", state.next_decision - 1, counts.decisions)
+    compare("approvalsWaiting", sorted(a.id for a in state.approvals if a.approved is None), sorted(counts.undecided))
+    if not differences:
+        return []
+    named = "; ".join(f"{d['count']} {d['state']} in the state, {d['history']} by its history" for d in differences)
+    return [Finding(
+        "pipeline-counts-disagree", "error",
+        f"the staged lanes' state, which the dashboard draws, disagrees with their own event history: {named}. "
+        "Nothing is repaired (the state is what every decision reads); restore the journal from a copy you trust",
+        {"differences": differences})]

@@ -32,7 +32,9 @@ from factory_schedule.core.health import (
     FiringRecord,
     HealthFacts,
     HealthReport,
+    HistoryCounts,
     LeaseFact,
+    PipelineHistory,
     Repair,
     RunFact,
     firing_records,
@@ -134,6 +136,12 @@ def gather_facts(
         runs = recorded_runs(journal)
     except Exception as error:
         could_not.append(f"recorded runs: {type(error).__name__}: {error}")
+    history = None
+    if check_chain and since is None and pipeline is not None:  # a whole check reads the lanes' history
+        try:
+            history = read_pipeline_history(journal)
+        except Exception as error:
+            could_not.append(f"the staged lanes' history: {type(error).__name__}: {error}")
     grace = timedelta(minutes=grace_minutes)
     night_states: dict[str, str] = {}
     if view is not None:
@@ -147,7 +155,7 @@ def gather_facts(
         leases=lease_facts, night_states=night_states,
         launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
-        pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs,
+        pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
     )
     return facts, verified
 
@@ -164,6 +172,24 @@ def read_pipeline(journal: Journal, now: datetime) -> tuple[PipelineState | None
         return None, (error.code, error.message)
     except Exception as error:
         return None, ("UNREADABLE", f"{type(error).__name__}: {error}")
+
+
+def read_pipeline_history(journal: Journal) -> PipelineHistory | None:
+    """The staged lanes' state at one version and the counts of their events up to that version (so a write
+    meanwhile cannot look like a disagreement); None when the state does not read (its own finding)."""
+    from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, parse_pipeline
+
+    version, text = journal.load_text(PIPELINE_AGGREGATE)
+    if text is None:
+        return None
+    try:
+        state = parse_pipeline(text)
+    except PipelineError:
+        return None
+    counts = HistoryCounts()
+    for event in journal.iter_history(PIPELINE_AGGREGATE, until=version):
+        counts.add(event.type, event.data)
+    return PipelineHistory(state, counts)
 
 
 def check_health(
