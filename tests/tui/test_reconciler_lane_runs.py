@@ -148,3 +148,24 @@ def test_a_live_lane_run_without_heartbeats_keeps_its_claim_and_its_locks(harnes
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_supervisor_abandoning_a_revision_by_hand_keeps_the_partial_output_it_names(harness: Harness, capsys,
+                                                                                       monkeypatch):
+    runs = Runs()
+    drive_promotion(harness, runs, until="review")
+    reviewer, review = claim_next(harness, "promotion", runs)
+    harness.tick()
+    harness.lanes.review(lane="promotion", task=review["task"], runner=reviewer,
+                         report=promotion_report("review", review["task"], review="reject"))
+    process = _run_process()
+    task = _claim_as(harness, capsys, monkeypatch, process, "run-by-hand")
+    _kill(process)
+    code, answer = _command(harness.url, capsys, monkeypatch, "lanes", "abandon", "--lane", "promotion", "--task",
+                            str(task), "--runner", "run-by-hand", "--confirmed-by", "owner", "--evidence",
+                            "checked: its process is gone", "--partial", "drafts/brief-half.md")
+    assert code == 0 and answer["result"]["state"] == "pending" and answer["result"]["failedStarts"] == 1
+    assert set(answer["leases"].values()) == {"removed"}
+    event = _events(harness.url)[-1]
+    assert (event.type, event.data["partial"], event.data["confirmedBy"]) == (
+        "repair-start-failed", ["drafts/brief-half.md"], "owner")
