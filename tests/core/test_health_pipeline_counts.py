@@ -3,12 +3,14 @@ outcomes and gate decisions, and approval requests until their decision."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from factory_schedule.core.health import HistoryCounts
 
 
 def test_the_history_counts_tasks_works_decisions_and_waiting_approvals() -> None:
     counts = HistoryCounts()
-    for event_type, data in [
+    events: list[tuple[str, dict[str, Any]]] = [
         ("task-claimed", {"lane": "promotion", "task": 1, "done": [], "enqueued": [1]}),
         ("task-done", {"lane": "promotion", "task": 1, "done": [1], "enqueued": [2], "outcome": None}),
         ("task-abandoned", {"lane": "promotion", "task": 2, "done": [], "enqueued": []}),
@@ -19,7 +21,8 @@ def test_the_history_counts_tasks_works_decisions_and_waiting_approvals() -> Non
                        "decision": "park"}),
         ("approval-requested", {"id": "a-1"}), ("approval-requested", {"id": "a-2"}),
         ("approval-decided", {"id": "a-1", "approved": True}),
-    ]:
+    ]
+    for event_type, data in events:
         counts.add(event_type, data)
     assert counts.done == {"promotion": {1, 2}, "maturation": {3}}
     assert counts.enqueued == {"promotion": {1, 2}, "maturation": set()}

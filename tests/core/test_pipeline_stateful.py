@@ -206,7 +206,8 @@ class PipelineMachine(RuleBasedStateMachine):
         after = self.lanes.state()
         assert after is not None
         if task.revision is None:
-            assert answer.result["state"] == "pending" and after.lane(lane).task(n).claimed_by is None
+            released = after.lane(lane).task(n)
+            assert answer.result["state"] == "pending" and released is not None and released.claimed_by is None
             return
         cap = state.settings.max_revisions + work.grants
         if work.revisions < cap:
