@@ -308,8 +308,9 @@ def segment_still_running(view: ScheduleView | None, occurrence_id: str, segment
 
 
 def health_manages(lease: LeaseFact) -> bool:
-    """Whether the reconciler may act on this lease: only the tick's own worker lease and a segment's lease.
-    Every other scope (a pipeline's worker, task or resource lock) guards work health cannot judge."""
+    """Whether the reconciler acts on this lease by the lease rules: the tick's own worker lease and a segment's
+    lease. A staged lane run's locks have their own rule over all of a run's locks (`dead_lane_runs`); any
+    other scope guards work health cannot judge."""
     return lease.worker or lease.segment is not None
 
 
@@ -390,8 +391,10 @@ def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, h
         return [Finding(
             "stale-lease", "warning",
             f"{lease.scope} held by {lease.owner} has had no heartbeat since {evidence['last_heartbeat']}"
-            + (gone_words if process_gone else "") + ": health does not manage this scope, so the owner "
-            "decides (a pipeline's run: `lanes abandon` after checking its artifacts)", evidence)]
+            + (gone_words if process_gone else "") + (
+                ": its run's death is not conclusive (another of its locks fresh, its process alive or unseen, or "
+                "the lanes' state unreadable), so the owner decides (`lanes abandon` after checking its artifacts)"
+                if lease.lane_lock else ": health does not manage this scope, so the owner decides"), evidence)]
     if lease.from_future(now):
         return [Finding(
             "lease-heartbeat-in-future", "warning",
