@@ -23,6 +23,7 @@ from factory_schedule.tui.host.health import check_health
 from tests.core.pipeline_support import Harness, Runs, claim_next, drive_maturation, drive_promotion, top_n
 from tests.core.pipeline_support import commission as pipeline_commission
 from tests.store.forgery import reseal_head
+from tests.tui.runner_support import cli
 
 
 def _lanes_with_history(url: str) -> Harness:
@@ -48,7 +49,8 @@ def _lanes_with_history(url: str) -> Harness:
 
 def _counts_findings(url: str) -> list[Any]:
     journal = open_journal(url)
-    report = check_health(journal, LifecycleSchedule(journal, SystemClock()), SystemClock().now(), "this-host")
+    report = check_health(journal, LifecycleSchedule(journal, SystemClock()), SystemClock().now(), "this-host",
+                          count_history=True)
     assert not report.could_not_check, report.could_not_check
     return [finding for finding in report.findings if finding.kind == "pipeline-counts-disagree"]
 
@@ -79,3 +81,6 @@ def test_a_resealed_state_with_false_counts_verifies_and_reads_but_its_history_d
     assert by_count == {"promotion.tasksDone": (view.tasks_done, view.tasks_done - 2),
                         "promotion.completed": (view.completed, view.completed - 1)}
     assert "Nothing is repaired" in finding.message
+    code, report, _err = cli(sqlite_url, "health", "--repair", "--json", "--notify", "")  # counted, never repaired
+    assert code == 1 and "pipeline-counts-disagree" in [f["kind"] for f in report["findings"]]
+    assert report["repairs"] == []

@@ -103,7 +103,8 @@ def _health(args: argparse.Namespace) -> int:
             repairs += _repair_bindings(journal, schedule, prompts, clock, host)
         except Exception as error:
             return _could_not_check(args, f"repairing prompt bindings: {error}")
-    report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace)
+    report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace,
+                                 count_history=True)
     findings = list(report.findings)
     could_not = list(report.could_not_check)
     if prompts:

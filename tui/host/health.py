@@ -109,6 +109,7 @@ def gather_facts(
     since: Checkpoint | None = None,
     loaded: LoadedProbe = launchctl_loaded,
     check_chain: bool = True,
+    count_history: bool = False,
 ) -> tuple[HealthFacts, Checkpoint | None]:
     """Everything health's rules look at, and how far the chain verified; a probe that fails is noted, not fatal."""
     from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
@@ -137,7 +138,7 @@ def gather_facts(
     except Exception as error:
         could_not.append(f"recorded runs: {type(error).__name__}: {error}")
     history = None
-    if check_chain and since is None and pipeline is not None:  # a whole check reads the lanes' history
+    if count_history and pipeline is not None:  # only a whole check (`health`) reads the lanes' history
         try:
             history = read_pipeline_history(journal)
         except Exception as error:
@@ -204,14 +205,16 @@ def check_health(
     since: Checkpoint | None = None,
     loaded: LoadedProbe = launchctl_loaded,
     check_chain: bool = True,
+    count_history: bool = False,
 ) -> HealthReport:
     """Every check over what this host can see.
 
     `since` (an earlier report's `verified`) checks only the events appended after it: the live
     dashboard re-checks as the journal grows without re-reading a year of history each time;
-    the `health` command always checks the whole chain."""
+    the `health` command always checks the whole chain, and with `count_history` counts the staged lanes'
+    history against their state (the dashboard and the tick do not re-read it at every refresh or firing)."""
     facts, verified = gather_facts(journal, schedule, now, host, plist_path, grace_minutes, alive, zone, since,
-                                   loaded, check_chain)
+                                   loaded, check_chain, count_history)
     report = judge(facts)
     return HealthReport(report.checked_at, report.host, report.findings, report.repairs, report.could_not_check,
                         verified)
