@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from factory_schedule.core.health import count_findings
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE
+from factory_schedule.store import open_journal
 from factory_schedule.tui.host.health import read_pipeline, read_pipeline_history
 from tests.bench.pipeline_year import Year
 
@@ -42,7 +43,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         year = Year(Path(folder), args.seed)
         year.go(args.weeks)
-        journal = year.lanes.journal
+        journal = open_journal(f"sqlite:///{Path(folder) / 'journal.db'}")  # the same file, as health opens it
         now = year.clock.now()
         events = journal.head(PIPELINE_AGGREGATE)
         baseline = _best_ms(lambda: read_pipeline(journal, now), args.repeat)
