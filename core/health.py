@@ -16,7 +16,7 @@ that stops being current within three days; a week above 90 % of its ceiling; an
 installed LaunchAgent whose intervals differ from the commission's. Of the staged
 lanes (promotion and maturation): a state that does not read (CORRUPT) as an
 error; a candidate's revision, retry or slice counter at its cap; a lane stalled
-for longer than `stall_after` despite claimable work (a pending task, or free WIP
+for longer than its owner's `stallHours` despite claimable work (a pending task, or free WIP
 past its cooldown with eligible Top-N candidates or an untaken GO); and a
 security-approve request or an escalation waiting for the owner.
 
@@ -25,15 +25,19 @@ act on. A dead runner is reconciled only on conclusive evidence (its process is
 provably gone from this host, its lease had no heartbeat for 2 x TTL, and the
 schedule still shows its segment running); a lease is removed only once it is
 stale (or from the future), its process is provably gone, and what it guarded is
-no longer running (or is reconciled in the same pass). Only the scopes health
-manages are acted on (the tick's `worker` lease and `segment/*`); anything on
-another host, with a live process, or of another scope (a pipeline's worker,
-task and resource locks) stays the owner's finding.
+no longer running (or is reconciled in the same pass). A staged lane's run is
+confirmed gone on the same evidence over all of its locks (worker singleton, task
+lock, exclusive resources: each stale past 2 x TTL, none from the future, its
+process provably gone from this host) and a pipeline state that reads: each task
+it still claims is abandoned as the supervisor first (an interrupted revision is
+then a failed start of its round), and its locks are removed after. Anything on
+another host, with a live process, or of another scope stays the owner's finding.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -56,12 +60,15 @@ if TYPE_CHECKING:
 Severity = Literal["error", "warning", "info"]
 
 DEFAULT_GRACE_MINUTES = 30
-DEFAULT_STALL_HOURS = 24  # a staged lane with eligible work and nothing claimed for this long is stalled
 RECORD_EXPIRY_WARNING_DAYS = 3
 CEILING_WARNING_FRACTION = 0.9
 STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
 FUTURE_AFTER_TTLS = 1  # a heartbeat more than one TTL ahead of now is from a clock that was wrong
 HEALTHY, FINDINGS, COULD_NOT_CHECK = 0, 1, 2
+# The staged lanes' locks (tui/cli/lanes.py takes them for a run's claim): a lane's worker singleton, a task lock,
+# and an exclusive resource.
+_PIPELINE_LOCK = re.compile(r"^pipeline/(promotion|maturation)/(?:worker|task/([1-9][0-9]*))$")
+RESOURCE_PREFIX = "resource/"
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,17 @@ class LeaseFact:
     def from_future(self, now: datetime) -> bool:
         return heartbeat_from_future(self.heartbeat_at, self.ttl_seconds, now)
 
+    @property
+    def lane_lock(self) -> bool:
+        """Whether this is one of a staged lane run's locks (worker singleton, task lock, exclusive resource)."""
+        return bool(_PIPELINE_LOCK.match(self.scope)) or self.scope.startswith(RESOURCE_PREFIX)
+
+    @property
+    def lane_task(self) -> tuple[str, int] | None:
+        """(lane, task) of a staged lane's task lock, else None."""
+        match = _PIPELINE_LOCK.match(self.scope)
+        return (match.group(1), int(match.group(2))) if match and match.group(2) else None
+
 
 @dataclass(frozen=True)
 class LaunchAgentFact:
@@ -166,7 +184,11 @@ class HealthFacts:
     could_not_check: tuple[str, ...] = ()  # facts the shell could not gather
     pipeline: PipelineState | None = None  # the staged lanes' checked state; None before any settings
     pipeline_problem: tuple[str, str] | None = None  # (code, message) when it does not read (CORRUPT)
-    stall_after: timedelta = timedelta(hours=DEFAULT_STALL_HOURS)
+    stall_after: timedelta | None = None  # None: the owner's setting (the commission's `pipeline.stallHours`)
+    runs: tuple[RunFact, ...] = ()  # what the tick recorded of each runner's exit and output (recent ones)
+    # The staged lanes' state at one version with the counts derived from its own event history up to it;
+    # None when not gathered (only a whole check reads the history: `health`, not every tick).
+    pipeline_history: PipelineHistory | None = None
 
 
 def heartbeat_from_future(heartbeat_at: datetime, ttl_seconds: float, now: datetime) -> bool:
@@ -200,17 +222,22 @@ def judge(facts: HealthFacts) -> HealthReport:
         except Exception as error:  # one defect must never hide the other rules' findings
             could_not.append(f"{what}: {type(error).__name__}: {error}")
 
-    attempt("leases", lambda: lease_findings(facts.leases, view, facts.now, facts.host))
+    attempt("leases", lambda: lease_findings(facts.leases, view, facts.now, facts.host, facts.pipeline))
     if facts.pipeline_problem is not None:
         code, message = facts.pipeline_problem
         findings.append(Finding("pipeline-unreadable", "error",
-                                f"the staged lanes' state does not read: {message}", {"code": code}))
+                                f"the staged lanes' state does not read: {message}", {"code": code, "detail": message}))
     elif facts.pipeline is not None:
         pipeline = facts.pipeline
-        attempt("staged lanes", lambda: staged_lane_findings(pipeline, facts.now, facts.stall_after))
+        stall_after = facts.stall_after or timedelta(hours=pipeline.settings.stall_hours)
+        attempt("staged lanes", lambda: staged_lane_findings(pipeline, facts.now, stall_after))
+    if facts.pipeline_history is not None:
+        history = facts.pipeline_history
+        attempt("staged lanes' counts", lambda: count_findings(history))
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
+        attempt("runs", lambda: run_findings(view, facts.runs, facts.now))
         attempt("ledger", lambda: ledger_findings(view, facts.now))
         if facts.launch_agent is not None:
             agent = facts.launch_agent
@@ -281,19 +308,75 @@ def segment_still_running(view: ScheduleView | None, occurrence_id: str, segment
 
 
 def health_manages(lease: LeaseFact) -> bool:
-    """Whether the reconciler may act on this lease: only the tick's own worker lease and a segment's lease.
-    Every other scope (a pipeline's worker, task or resource lock) guards work health cannot judge."""
+    """Whether the reconciler acts on this lease by the lease rules: the tick's own worker lease and a segment's
+    lease. A staged lane run's locks have their own rule over all of a run's locks (`dead_lane_runs`); any
+    other scope guards work health cannot judge."""
     return lease.worker or lease.segment is not None
 
 
 def lease_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: datetime,
-                   host: str) -> list[Finding]:
+                   host: str, pipeline: PipelineState | None = None) -> list[Finding]:
     findings: list[Finding] = []
+    dead = {run.runner: run for run in dead_lane_runs(leases, pipeline, now)}
     for lease in leases:
+        if lease.lane_lock and lease.owner in dead:
+            continue  # its run's one finding says it all
         findings.extend(_lease_finding(lease, view, now, host))
+    findings.extend(_dead_lane_run_finding(run, now, host) for run in dead.values())
     held = {lease.segment for lease in leases if lease.segment is not None}
     findings.extend(_running_without_lease(view, held))
     return findings
+
+
+@dataclass(frozen=True)
+class DeadLaneRun:
+    """A staged lane's run whose death is conclusive: every lock it holds is stale past 2 x TTL (none from the
+    future) and its recorded process is provably gone from this host; `claimed` are the open tasks the
+    stored lanes still show it claiming, as (lane, task, stage)."""
+
+    runner: str
+    locks: tuple[LeaseFact, ...]
+    claimed: tuple[tuple[str, int, str], ...]
+
+
+def dead_lane_runs(leases: Sequence[LeaseFact], pipeline: PipelineState | None,
+                   now: datetime) -> list[DeadLaneRun]:
+    """The staged lanes' runs the reconciler may confirm gone. Only over a state that reads (else what the run
+    claimed cannot be told), and only when all of the run's locks agree: one fresh or unseen lock, or a live
+    process, keeps the run the owner's."""
+    if pipeline is None:
+        return []
+    by_runner: dict[str, list[LeaseFact]] = {}
+    for lease in leases:
+        if lease.lane_lock:
+            by_runner.setdefault(lease.owner, []).append(lease)
+    runs = []
+    for runner, locks in sorted(by_runner.items()):
+        if not all(lock.process_alive is False and lock.stale(now) and not lock.from_future(now) for lock in locks):
+            continue
+        claimed = tuple((lane.lane, task.n, task.stage) for lane in (pipeline.promotion, pipeline.maturation)
+                        for task in lane.tasks if task.claimed_by == runner)
+        runs.append(DeadLaneRun(runner, tuple(locks), claimed))
+    return runs
+
+
+def _dead_lane_run_finding(run: DeadLaneRun, now: datetime, host: str) -> Finding:
+    first = run.locks[0]
+    evidence = {**lease_evidence(first, now), "locks": [lock.scope for lock in run.locks],
+                "claimed": [{"lane": lane, "task": n, "stage": stage} for lane, n, stage in run.claimed]}
+    if not run.claimed:
+        return Finding(
+            "stale-lease", "warning",
+            f"the staged lanes' run {run.runner} holds {', '.join(evidence['locks'])} with no heartbeat since "
+            f"{evidence['last_heartbeat']}, its process is gone from {host} and it claims no task: its locks "
+            "guard nothing (--repair removes them)", evidence, repairable=True)
+    tasks = ", ".join(f"{lane} task {n} ({stage})" for lane, n, stage in run.claimed)
+    return Finding(
+        "dead-lane-run", "error",
+        f"the staged lanes' run {run.runner} is gone (pid {evidence['pid']} on {host}) and its locks are stale "
+        f"past 2 x TTL while it claims {tasks}: `health --repair` (or the next tick) confirms it as the "
+        "supervisor; an interrupted revision counts as a failed start of its round, any other task returns to "
+        "pending", evidence, repairable=True)
 
 
 def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, host: str) -> list[Finding]:
@@ -308,8 +391,10 @@ def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, h
         return [Finding(
             "stale-lease", "warning",
             f"{lease.scope} held by {lease.owner} has had no heartbeat since {evidence['last_heartbeat']}"
-            + (gone_words if process_gone else "") + ": health does not manage this scope, so the owner "
-            "decides (a pipeline's run: `lanes abandon` after checking its artifacts)", evidence)]
+            + (gone_words if process_gone else "") + (
+                ": its run's death is not conclusive (another of its locks fresh, its process alive or unseen, or "
+                "the lanes' state unreadable), so the owner decides (`lanes abandon` after checking its artifacts)"
+                if lease.lane_lock else ": health does not manage this scope, so the owner decides"), evidence)]
     if lease.from_future(now):
         return [Finding(
             "lease-heartbeat-in-future", "warning",
@@ -369,7 +454,7 @@ def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]]
 # -- the reconciler's plan -------------------------------------------------------------------
 
 
-RepairAction = Literal["reconcile", "remove-lease"]
+RepairAction = Literal["reconcile", "abandon-task", "remove-lease"]
 
 
 @dataclass(frozen=True)
@@ -385,6 +470,9 @@ class PlannedRepair:
     from_future: bool = False
     occurrence: str | None = None
     confirmation: dict[str, Any] | None = None  # JSON
+    lane: str | None = None  # abandon-task: the staged lane and its task
+    task: int | None = None
+    after: str | None = None  # a removal that waits for this runner's abandon (dropped if that is refused)
 
 
 def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[PlannedRepair, ...]:
@@ -430,6 +518,20 @@ def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[P
                                           occurrence_id))
             continue
         removals.append(PlannedRepair("remove-lease", lease.scope, lease.owner, gone, evidence, future))
+    for run in dead_lane_runs(facts.leases, facts.pipeline, facts.now):
+        evidence = lease_evidence(run.locks[0], facts.now)
+        for lane, n, stage in run.claimed:
+            confirmation = {**reconcile_confirmation(evidence, by), "runner": run.runner}
+            reconciles.append(PlannedRepair(
+                "abandon-task", f"pipeline/{lane}/task/{n}", run.runner,
+                f"its process is gone and its locks are stale since {evidence['stale_since']} while it claims "
+                f"{lane} task {n} ({stage})", evidence, confirmation=confirmation, lane=lane, task=n))
+        for lock in run.locks:
+            removals.append(PlannedRepair(
+                "remove-lease", lock.scope, lock.owner,
+                "its run's process is gone" + (" and its claim was reconciled" if run.claimed else
+                                               " and it claims no task"),
+                lease_evidence(lock, facts.now), after=run.runner if run.claimed else None))
     return (*reconciles, *removals)
 
 
@@ -835,3 +937,198 @@ def owner_wait_findings(state: PipelineState) -> list[Finding]:
                     {"lane": lane.lane, "candidate": work.candidate, "stage": work.escalation.stage,
                      "at": work.escalation.at}))
     return findings
+
+
+# -- scheduled runs: failed only when exit status, output and the expected record agree ------------------
+
+LineKind = Literal["error", "warning"]
+OutputSignal = Literal["error", "silent", "ordinary"]
+SegmentRecord = Literal["deferred", "settled", "reconciled", "running"]
+RunVerdict = Literal["ok", "failed", "disagrees"]
+RUN_FINDING_DAYS = 7  # a recorded run's failure or disagreement is reported for a week, or until its next run
+_ERROR_LINE = re.compile(r"\b(error|errors|fatal|traceback|exception|panic|failed|failure)\b", re.IGNORECASE)
+_WARNING_LINE = re.compile(r"\b(warn|warning|warnings|deprecated)\b", re.IGNORECASE)
+
+
+def classify_line(line: str) -> LineKind | None:
+    """Whether a line of a runner's output reports an error, only a warning, or neither."""
+    if _ERROR_LINE.search(line):
+        return "error"
+    if _WARNING_LINE.search(line):
+        return "warning"
+    return None
+
+
+def output_signal(error_lines: int, lines: int) -> OutputSignal:
+    """What a run's output says: `error` (a line reports one), `silent` (nothing at all: a crash without words
+    says nothing against failure) or `ordinary` (it spoke, with no error; warnings are ordinary)."""
+    if error_lines:
+        return "error"
+    return "silent" if lines == 0 else "ordinary"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    verdict: RunVerdict
+    reason: str
+
+
+def run_outcome(exit_code: int | None, signal: OutputSignal, record: SegmentRecord) -> RunOutcome:
+    """A scheduled run failed only when its exit status, its output and its expected record agree: a non-zero
+    exit (or none: it could not start), output with an error line or none at all, and no deferral or
+    settlement of its segment. It succeeded when it exited 0 with no error line and its segment has its
+    record; a warning alone is neither. Anything else is a disagreement, which names its signals."""
+    exit_words = "could not start" if exit_code is None else f"exited {exit_code}"
+    output_words = {"error": "its output reports an error", "silent": "it printed nothing",
+                    "ordinary": "its output reports no error"}[signal]
+    recorded = record in ("deferred", "settled")
+    record_words = f"its segment was {record}" if recorded else (
+        "its segment has no deferral or settlement" + (" (a supervisor reconciled it)" if record == "reconciled"
+                                                        else ""))
+    words = f"it {exit_words}, {output_words}, and {record_words}"
+    if recorded and exit_code == 0 and signal != "error":
+        return RunOutcome("ok", words)
+    if not recorded and exit_code != 0 and signal != "ordinary":
+        return RunOutcome("failed", words)
+    return RunOutcome("disagrees", words)
+
+
+@dataclass(frozen=True)
+class RunFact:
+    """What the tick recorded when a runner's process ended: its exit status (None: it could not start), the
+    first error and warning lines of its output (escaped) with their counts, and where its bounded log is."""
+
+    occurrence: str
+    segment: int
+    runner: str
+    lane: str
+    exit: int | None
+    error_lines: tuple[str, ...]
+    warning_lines: tuple[str, ...]
+    errors: int
+    warnings: int
+    lines: int
+    log: str | None
+    host: str | None
+    finished_at: datetime
+
+
+def segment_record(view: ScheduleView, occurrence_id: str, segment: int) -> SegmentRecord | None:
+    """How the schedule recorded a segment's end (`running` while it has none); None when the journal's
+    schedule no longer holds that occurrence or segment."""
+    for occurrence in view.occurrences:
+        if occurrence.id == occurrence_id:
+            for kept in occurrence.segments:
+                if kept.n == segment:
+                    return kept.ended.how if kept.ended is not None else "running"
+    return None
+
+
+def run_findings(view: ScheduleView, runs: Sequence[RunFact], now: datetime) -> list[Finding]:
+    """The latest recorded run of each occurrence, of the last `RUN_FINDING_DAYS`: `run-failed` when its exit
+    status, output and the schedule's record agree that it failed; `run-outcome-disagrees` when they do not
+    agree either way (the owner looks: the log is named)."""
+    latest: dict[str, RunFact] = {}
+    for run in runs:
+        if now - run.finished_at > timedelta(days=RUN_FINDING_DAYS):
+            continue
+        kept = latest.get(run.occurrence)
+        if kept is None or (run.segment, run.finished_at) >= (kept.segment, kept.finished_at):
+            latest[run.occurrence] = run
+    findings = []
+    for run in latest.values():
+        record = segment_record(view, run.occurrence, run.segment)
+        if record is None:
+            continue
+        outcome = run_outcome(run.exit, output_signal(run.errors, run.lines), record)
+        if outcome.verdict == "ok":
+            continue
+        evidence: dict[str, Any] = {"occurrence": run.occurrence, "segment": run.segment, "runner": run.runner,
+                                    "lane": run.lane, "exit": run.exit, "record": record, "log": run.log,
+                                    "host": run.host, "error_lines": list(run.error_lines),
+                                    "warning_lines": list(run.warning_lines)}
+        where = f" (log: {run.log})" if run.log else ""
+        if outcome.verdict == "failed":
+            findings.append(Finding("run-failed", "error",
+                                    f"{run.occurrence} segment {run.segment} failed: {outcome.reason}{where}",
+                                    evidence))
+        else:
+            findings.append(Finding("run-outcome-disagrees", "warning",
+                                    f"{run.occurrence} segment {run.segment}: its signals disagree, so it is not "
+                                    f"called failed: {outcome.reason}{where}", evidence))
+    return findings
+
+
+# -- the staged lanes' durable counts against the state the dashboard draws ---------------------------
+
+
+@dataclass
+class HistoryCounts:
+    """What the pipeline's own events say, counted without its state: per lane the task numbers enqueued and
+    done and the works ended (completed, parked); the gate decisions recorded; the approval requests not yet
+    decided."""
+
+    enqueued: dict[str, set[int]] = field(default_factory=lambda: {"promotion": set(), "maturation": set()})
+    done: dict[str, set[int]] = field(default_factory=lambda: {"promotion": set(), "maturation": set()})
+    completed: dict[str, int] = field(default_factory=lambda: {"promotion": 0, "maturation": 0})
+    parked: dict[str, int] = field(default_factory=lambda: {"promotion": 0, "maturation": 0})
+    decisions: int = 0
+    undecided: set[str] = field(default_factory=set)
+
+    def add(self, event_type: str, data: Mapping[str, Any]) -> None:
+        """Count one event (its type and data, as the lanes wrote it)."""
+        lane = data.get("lane")
+        if lane in self.enqueued:
+            self.enqueued[lane].update(int(n) for n in data.get("enqueued", ()))
+            self.done[lane].update(int(n) for n in data.get("done", ()))
+            if event_type == "task-done":
+                outcome = data.get("outcome")
+                if outcome == "park":
+                    self.parked[lane] += 1
+                elif outcome is not None:
+                    self.completed[lane] += 1
+                if isinstance(data.get("decision"), Mapping):  # a gate decision (older events held text here)
+                    self.decisions += 1
+        if event_type == "approval-requested":
+            self.undecided.add(str(data.get("id")))
+        elif event_type == "approval-decided":
+            self.undecided.discard(str(data.get("id")))
+
+
+@dataclass(frozen=True)
+class PipelineHistory:
+    state: PipelineState  # the state at the version the counts were taken to
+    counts: HistoryCounts
+
+
+def count_findings(history: PipelineHistory) -> list[Finding]:
+    """Each count the dashboard draws from the state (open tasks, tasks done, works completed and parked, gate
+    decisions, approval requests waiting) that its event history does not support: one error finding naming
+    them. Nothing is repaired: the state is the record every decision reads, and rewriting it from history
+    would be health changing decisions; the owner restores the journal from a copy they trust."""
+    state, counts = history.state, history.counts
+    differences: list[dict[str, Any]] = []
+
+    def compare(what: str, in_state: Any, in_history: Any) -> None:
+        if in_state != in_history:
+            differences.append({"count": what, "state": in_state, "history": in_history})
+
+    for lane in (state.promotion, state.maturation):
+        name = lane.lane
+        compare(f"{name}.openTasks", sorted(task.n for task in lane.tasks),
+                sorted(counts.enqueued[name] - counts.done[name]))
+        compare(f"{name}.tasksDone", lane.tasks_done, len(counts.done[name]))
+        compare(f"{name}.completed", lane.completed, counts.completed[name])
+        compare(f"{name}.parked", lane.parked, counts.parked[name])
+    compare("tasksNumbered", state.next_task - 1,
+            max((n for numbers in counts.enqueued.values() for n in numbers), default=0))
+    compare("decisions", state.next_decision - 1, counts.decisions)
+    compare("approvalsWaiting", sorted(a.id for a in state.approvals if a.approved is None), sorted(counts.undecided))
+    if not differences:
+        return []
+    named = "; ".join(f"{d['count']} {d['state']} in the state, {d['history']} by its history" for d in differences)
+    return [Finding(
+        "pipeline-counts-disagree", "error",
+        f"the staged lanes' state, which the dashboard draws, disagrees with their own event history: {named}. "
+        "Nothing is repaired (the state is what every decision reads); restore the journal from a copy you trust",
+        {"differences": differences})]

@@ -42,6 +42,10 @@ class PipelineSettings(BaseModel):
     cooldown_hours: Annotated[
         StrictInt, Field(ge=0, le=720, description="hours after a promotion ends before the next selection")
     ] = 24
+    stall_hours: Annotated[
+        StrictInt, Field(ge=1, le=720, description="hours a lane may wait with claimable work and nothing claimed "
+                                                    "before health reports it stalled and tells the owner")
+    ] = 24
     promotion_scheduler: Run = "promotion"
     promotion_reviewer: Run = "promotion-reviewer"
     maturation_scheduler: Run = "maturation"

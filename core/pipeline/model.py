@@ -57,6 +57,11 @@ MAX_HISTORY_KEPT = 16
 MAX_DECISIONS = 32
 MAX_APPROVALS = 64
 MAX_STATE_BYTES = 262_144
+MAX_FINDINGS = 16
+MAX_PARTIAL = 8
+# The revision (repair) task of each lane: promotion's brief after a rejected review, maturation's iterate after
+# a `revise` (or a release found not ready).
+REVISION_STAGES: dict[str, str] = {"promotion": "brief", "maturation": "iterate"}
 
 Candidate = Annotated[StrictStr, Field(pattern=CANDIDATE_PATTERN)]
 Sha256 = Annotated[StrictStr, Field(pattern=SHA256_PATTERN)]
@@ -103,6 +108,25 @@ class ArtifactRef(Doc):
     runner: Token
 
 
+class Revision(Doc):
+    """What a revision (repair) task repairs, so an interrupted one is reconciled against it, never reset.
+
+    `parent` is the review task whose reject asked for the revision, `input_sha256` the rejected artifact's
+    SHA-256, and the critic log the reviewer's artifact (reference and SHA-256) with its findings. Each start
+    that ended without a validated report (a supervisor's confirmation that its run is gone) is counted in
+    `failed_starts` against the round already reserved for it, and the partial output its supervisor named
+    is kept as evidence references."""
+
+    parent: Positive
+    input_sha256: Sha256
+    critic_artifact: Ref
+    critic_sha256: Sha256
+    findings: Annotated[tuple[Annotated[StrictStr, Field(min_length=1, max_length=500)], ...],
+                        Field(max_length=MAX_FINDINGS)] = ()
+    failed_starts: Count = 0
+    partial: Annotated[tuple[Ref, ...], Field(max_length=MAX_PARTIAL)] = ()
+
+
 class Task(Doc):
     """An open task: pending until a run claims it, claimed until its one completion."""
 
@@ -116,6 +140,7 @@ class Task(Doc):
     claimed_run: Token | None = None
     claimed_at: Instant | None = None
     subject: ArtifactRef | None = None  # what a review task reviews (produced by another runner)
+    revision: Revision | None = None  # a revision (repair) task's parent, input and critic log
 
     @model_validator(mode="after")
     def _consistent(self) -> Task:
@@ -133,6 +158,11 @@ class Task(Doc):
             raise ValueError(f"task {self.n}: an owner task is never claimed by a run")
         if self.kind == "review" and self.subject is None:
             raise ValueError(f"task {self.n}: a review names the artifact it reviews")
+        if self.revision is not None:
+            if self.stage != REVISION_STAGES[self.lane]:
+                raise ValueError(f"task {self.n}: a {self.stage} task is not a revision of {self.lane}")
+            if self.revision.parent >= self.n:
+                raise ValueError(f"task {self.n}: a revision's parent review {self.revision.parent} comes after it")
         return self
 
 
@@ -149,6 +179,7 @@ class Escalation(Doc):
     stage: Stage  # the stage the owner is asked about
     reason: Annotated[StrictStr, Field(min_length=1, max_length=300)]
     at: Instant
+    revision: Revision | None = None  # the revision the owner's granted round carries on (parent, input, log)
 
 
 class Work(Doc):
@@ -215,6 +246,14 @@ class LaneRecord(Doc):
                                  f"{open_tasks[0].stage}")
             if (work.stage == "escalation") != (work.escalation is not None):
                 raise ValueError(f"{self.lane}.wip: {work.candidate}: an escalation stage and record go together")
+            revision = open_tasks[0].revision or (work.escalation.revision if work.escalation else None)
+            if revision is not None and revision.failed_starts > work.revisions:
+                raise ValueError(f"{self.lane}.wip: {work.candidate}: {revision.failed_starts} failed starts of its "
+                                 f"revision, above the {work.revisions} rounds reserved")
+            if work.escalation is not None and work.escalation.revision is not None and (
+                    work.escalation.stage != REVISION_STAGES[self.lane]):
+                raise ValueError(f"{self.lane}.wip: {work.candidate}: an escalation at {work.escalation.stage} "
+                                 "carries a revision")
             _check_work(self.lane, work)
         if len(self.done) > self.tasks_done:
             raise ValueError(f"{self.lane}.done: more kept than done")

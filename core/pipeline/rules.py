@@ -26,6 +26,7 @@ from .model import (
     MAX_DECISIONS,
     MAX_DONE_KEPT,
     MAX_HISTORY_KEPT,
+    MAX_PARTIAL,
     REVIEW_STAGES,
     Approval,
     ArtifactRef,
@@ -36,6 +37,7 @@ from .model import (
     HistoryEntry,
     LaneRecord,
     PipelineState,
+    Revision,
     Task,
     TopN,
     Work,
@@ -252,8 +254,9 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
 
 
 def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed_by: str, evidence: str,
-            now: DateTime) -> Change:
-    """A supervisor confirms a claimed task's run is gone: the task returns to pending, as itself."""
+            now: DateTime, partial: tuple[str, ...] = ()) -> Change:
+    """A supervisor confirms a claimed task's run is gone. A revision (repair) task's interrupted start is
+    `repair_start_failed`; any other task returns to pending, as itself (nothing of it was validated)."""
     lane = state.lane(lane_name)
     task = lane.task(n)
     if task is None:
@@ -261,12 +264,53 @@ def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed
     if task.claimed_by != runner:
         raise PipelineError("NOT_OWNER", f"task {n} is not claimed by {runner}")
     stamp = _stamp(state, now)
+    if task.revision is not None:
+        return repair_start_failed(state, lane, task, runner, confirmed_by, evidence, partial, stamp)
+    if partial:
+        raise PipelineError("INVALID", f"task {n} ({task.stage}) is not a revision: partial output is kept only "
+                                       "for an interrupted revision")
     released = _put(task, claimed_by=None, claimed_run=None, claimed_at=None)
     new_lane = _put(lane, tasks=tuple(released if t.n == n else t for t in lane.tasks))
     new = _put(state, **{lane_name: new_lane}, updated_at=stamp)
     data = {"lane": lane_name, "task": n, "runner": runner, "confirmedBy": confirmed_by, "evidence": evidence,
             "done": [], "enqueued": []}
     return Change("task-abandoned", data, new, {"lane": lane_name, "task": n, "state": "pending"})
+
+
+def repair_start_failed(state: PipelineState, lane: LaneRecord, task: Task, runner: str, confirmed_by: str,
+                        evidence: str, partial: tuple[str, ...], stamp: str) -> Change:
+    """An interrupted revision claim without a validated report: a failed start of the round already reserved
+    for it (the reviewer's reject reserved it), never a fresh pending repair. Its failure and the partial
+    output its supervisor names are kept on the task. It is requeued, as the same task with the same parent,
+    input and critic log, only while the repair cap (`maxRevisions` plus the owner's grants) has a round left,
+    which the requeue takes; otherwise it escalates to the owner as a reject past the cap does."""
+    assert task.revision is not None
+    work = lane.work_of(task.candidate)
+    assert work is not None  # the state's validator ties every task to current work
+    revision = _put(task.revision, failed_starts=task.revision.failed_starts + 1,
+                    partial=(*task.revision.partial, *partial)[-MAX_PARTIAL:])
+    cap = state.settings.max_revisions + work.grants
+    details = {"runner": runner, "confirmedBy": confirmed_by, "evidence": evidence, "parent": revision.parent,
+               "inputSha256": revision.input_sha256, "criticSha256": revision.critic_sha256,
+               "failedStarts": revision.failed_starts, "partial": list(partial), "revisions": work.revisions,
+               "cap": cap}
+    if work.revisions < cap:
+        requeued = _put(task, claimed_by=None, claimed_run=None, claimed_at=None, revision=revision)
+        again = _put(work, revisions=work.revisions + 1)
+        new_lane = _put(lane, tasks=tuple(requeued if t.n == task.n else t for t in lane.tasks),
+                        wip=tuple(again if w.candidate == work.candidate else w for w in lane.wip))
+        new = _put(state, **{lane.lane: new_lane}, updated_at=stamp)
+        data = {"lane": lane.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate, **details,
+                "outcome": "requeued", "done": [], "enqueued": []}
+        return Change("repair-start-failed", data, new,
+                      {"lane": lane.lane, "task": task.n, "state": "pending", "failedStarts": revision.failed_starts,
+                       "revisions": work.revisions + 1, "cap": cap})
+    reason = (f"the revision (task {task.n}) of {task.candidate} failed to start {revision.failed_starts} time(s) "
+              f"and its repair cap {cap} is spent")
+    step = _escalate(work, task.stage, reason, stamp, revision)
+    change = _transition(state, lane, task, step, confirmed_by, stamp, details)
+    return Change("repair-start-failed", {**change.event_data, "outcome": "escalated"}, change.state,
+                  {**change.result, "state": "escalated", "failedStarts": revision.failed_starts, "cap": cap})
 
 
 # -- transitions --------------------------------------------------------------------------------
@@ -281,6 +325,7 @@ class _Next:
     subject: ArtifactRef | None = None
     outcome: str | None = None  # go / pivot / park / release-ready when the work ends
     decision: GateDecision | None = None
+    revision: Revision | None = None  # the next task is a revision: what it repairs
 
 
 def _ref(task: Task, runner: str, report: Any) -> ArtifactRef:
@@ -293,10 +338,23 @@ def _with_artifact(work: Work, ref: ArtifactRef) -> Work:
     return updated
 
 
-def _escalate(work: Work, redo: str, reason: str, stamp: str) -> _Next:
-    escalation = Escalation(stage=redo, reason=reason, at=stamp)  # type: ignore[arg-type]
+def _escalate(work: Work, redo: str, reason: str, stamp: str, revision: Revision | None = None) -> _Next:
+    escalation = Escalation(stage=redo, reason=reason, at=stamp, revision=revision)  # type: ignore[arg-type]
     return _Next(_put(work, stage="escalation", escalation=escalation),
                  "escalation")
+
+
+def _revision(work: Work, task: Task, report: Any, ref: ArtifactRef) -> Revision:
+    """What a reviewer's reject asks to have revised: its parent is the review task, its input the rejected
+    artifact (promotion: the brief reviewed; maturation: the current slice's latest artifact), its critic
+    log the review's own artifact and findings."""
+    rejected = task.subject.sha256 if task.subject is not None else ref.sha256
+    if task.lane == "maturation":
+        slices = [a for a in work.artifacts if a.stage in ("slice", "iterate")]
+        if slices:
+            rejected = max(slices, key=lambda a: a.task).sha256
+    return Revision(parent=task.n, input_sha256=rejected, critic_artifact=ref.artifact, critic_sha256=ref.sha256,
+                    findings=tuple(getattr(report, "findings", ())))
 
 
 def _promotion_step(state: PipelineState, work: Work, task: Task, report: Any, ref: ArtifactRef,
@@ -318,9 +376,10 @@ def _promotion_step(state: PipelineState, work: Work, task: Task, report: Any, r
                                                     f"brief's {work.criteria}")
         if report.verdict == "pass":
             return _Next(_put(work, criteria_frozen=True, revisions=0), "prototype")
+        revision = _revision(work, task, report, ref)
         if work.revisions < settings.max_revisions + work.grants:
-            return _Next(_put(work, revisions=work.revisions + 1), "brief")
-        return _escalate(work, "brief", f"the brief was rejected {work.revisions + 1} times", stamp)
+            return _Next(_put(work, revisions=work.revisions + 1), "brief", revision=revision)
+        return _escalate(work, "brief", f"the brief was rejected {work.revisions + 1} times", stamp, revision)
     if stage == "prototype":
         if report.build == "success":
             return _Next(work, "verify")
@@ -385,7 +444,8 @@ def _maturation_step(state: PipelineState, work: Work, task: Task, report: Any, 
     if stage == "release":
         if report.ready:
             return _Next(work, None, outcome="release-ready")
-        return _escalate(work, "iterate", "the reviewer found the product not release-ready", stamp)
+        return _escalate(work, "iterate", "the reviewer found the product not release-ready", stamp,
+                         _revision(work, task, report, ref))
     # review: the reviewer decides complete / continue / revise / pivot / park
     if report.slice != work.slices:
         raise PipelineError("STALE", f"review: slice {report.slice} is not the current slice {work.slices}")
@@ -401,9 +461,11 @@ def _maturation_step(state: PipelineState, work: Work, task: Task, report: Any, 
         return _Next(_put(work, slices=work.slices + 1, revisions=0, slice_metrics=(), verified=None,
                           verified_passed=None), "slice")
     if decision == "revise":
+        revision = _revision(work, task, report, ref)
         if work.revisions < settings.max_revisions + work.grants:
-            return _Next(_put(work, revisions=work.revisions + 1), "iterate")
-        return _escalate(work, "iterate", f"slice {work.slices} was sent back {work.revisions + 1} times", stamp)
+            return _Next(_put(work, revisions=work.revisions + 1), "iterate", revision=revision)
+        return _escalate(work, "iterate", f"slice {work.slices} was sent back {work.revisions + 1} times", stamp,
+                         revision)
     return _Next(work, None, outcome=decision)
 
 
@@ -453,7 +515,7 @@ def decide_escalation(state: PipelineState, lane_name: str, n: int, decided_by: 
         counter = "retries" if redo == "prototype" else "revisions"
         granted = _put(work, grants=work.grants + 1, escalation=None, stage=redo)
         granted = _put(granted, **{counter: getattr(granted, counter) + 1})
-        step = _Next(granted, redo)
+        step = _Next(granted, redo, revision=work.escalation.revision)
     return _transition(state, lane, task, step, decided_by, stamp, {"ownerDecision": decision, "reason": reason})
 
 
@@ -470,7 +532,7 @@ def _transition(state: PipelineState, lane: LaneRecord, task: Task, step: _Next,
         kind = "owner" if step.stage == "escalation" else (
             "review" if step.stage in REVIEW_STAGES[lane.lane] else "work")
         next_task = Task(n=n_next, lane=lane.lane, stage=step.stage, kind=kind,  # type: ignore[arg-type]
-                         candidate=work.candidate, enqueued_at=stamp, subject=step.subject)
+                         candidate=work.candidate, enqueued_at=stamp, subject=step.subject, revision=step.revision)
         work = _put(work, stage=step.stage)
         new_lane = _put(lane, wip=tuple(work if w.candidate == work.candidate else w for w in lane.wip),
                         tasks=(*remaining, next_task))

@@ -43,6 +43,7 @@ from .model import (
     CANDIDATE_PATTERN,
     EXTERNAL_ACTIONS,
     LANES,
+    MAX_PARTIAL,
     MAX_STATE_BYTES,
     PIPELINE_AGGREGATE,
     REVIEW_STAGES,
@@ -372,17 +373,26 @@ class PipelineLanes:
 
     review = report  # a review is the report of a review task; the task's kind decides who may send it
 
-    def abandon(self, *, lane: Any, task: Any, runner: Any, confirmed_by: Any, evidence: Any) -> PipelineResult:
-        """A supervisor confirms a claimed task's run is gone; the task goes back to pending as itself."""
+    def abandon(self, *, lane: Any, task: Any, runner: Any, confirmed_by: Any, evidence: Any,
+                partial: Any = ()) -> PipelineResult:
+        """A supervisor confirms a claimed task's run is gone. A revision task's interrupted start is a failed
+        start of its reserved round (kept with `partial`, the references of any partial output; requeued while
+        the repair cap remains, else escalated); any other task goes back to pending as itself."""
         lane = _lane(lane)
         n = _positive("task", task, 10**9)
         runner = text("runner", runner)
         confirmed_by = text("confirmedBy", confirmed_by)
         evidence = text("evidence", evidence, 500)
-        payload = {"lane": lane, "task": n, "runner": runner, "confirmedBy": confirmed_by, "evidence": evidence}
+        if not isinstance(partial, (list, tuple)) or len(partial) > MAX_PARTIAL:
+            raise PipelineError("INVALID", f"partial: a list of at most {MAX_PARTIAL} references is needed")
+        kept = tuple(text(f"partial[{i}]", ref, 300) for i, ref in enumerate(partial))
+        payload: dict[str, Any] = {"lane": lane, "task": n, "runner": runner, "confirmedBy": confirmed_by,
+                                   "evidence": evidence}
+        if kept:  # absent when empty, so a command recorded before partial output existed replays unchanged
+            payload["partial"] = list(kept)
         return self._done(self._command(
             f"pipeline/{lane}/task/{n}/abandon/{runner}", payload,
-            lambda state, now: rules.abandon(state, lane, n, runner, confirmed_by, evidence, now)))
+            lambda state, now: rules.abandon(state, lane, n, runner, confirmed_by, evidence, now, kept)))
 
     # -- the owner's decisions --------------------------------------------------------------------
 

@@ -5,7 +5,9 @@ decisions, approvals and time. After every step the invariants the issue names a
 journal's own events and state: one task done and at most one enqueued per transition (a claim: none
 done, at most its activation enqueued), WIP never above its limit, no review by a runner that produced
 an artifact of the work, no GO without the frozen verifier's passing artifact, no external action
-without an owner approval, and deterministic selection.
+without an owner approval, and deterministic selection. A supervisor may interrupt any claimed run: a
+revision task's interrupted start is a failed start of its reserved round (same task, same parent, input
+hash and critic log, its failures never reset), requeued only within the repair cap, else escalated.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ from tests.core.pipeline_support import (
 POOL = ("alpha-one", "bravo", "charlie", "delta", "echo")
 BAD_KINDS = ("criteria", "verifier", "external", "contract", "boundary")
 BADNESS = st.sampled_from((None,) * 7 + BAD_KINDS)
-VERDICTS = ("GO", "GO", "PIVOT", "PARK", "pass", "pass", "reject", "success", "success", "failure", "complete",
-            "complete", "continue", "revise", "pivot", "park", "ready", "ready", "not-ready")
+STEP = st.sampled_from((None,) * 7 + BAD_KINDS + ("interrupted",) * 2)  # a run may die before its report
+VERDICTS = ("GO", "GO", "PIVOT", "PARK", "pass", "pass", "reject", "reject", "reject", "success", "success", "failure",
+            "complete", "complete", "continue", "revise", "revise", "pivot", "park", "ready", "ready", "not-ready")
 
 
 class PipelineMachine(RuleBasedStateMachine):
@@ -48,7 +51,7 @@ class PipelineMachine(RuleBasedStateMachine):
         self.clock = ManualClock(START)
         self.journal = open_journal(f"sqlite:///{self.folder / 'journal.db'}")
         self.lanes = PipelineLanes(self.journal, self.clock)
-        self.lanes.record_settings(commission(threshold=2, maxRevisions=1, maxRetries=1, maxSlices=2,
+        self.lanes.record_settings(commission(threshold=2, maxRevisions=2, maxRetries=1, maxSlices=2,
                                               cooldownHours=1))
         self.week = 49
         self.k = 0
@@ -57,6 +60,7 @@ class PipelineMachine(RuleBasedStateMachine):
         self.passing_verify: dict[str, tuple[str, str]] = {}  # candidate -> (verify sha, criteria) if passed
         self.approved: set[str] = set()
         self.claims: dict[str, tuple[str, int]] = {}  # runner -> (lane, task) claimed and not reported
+        self.revisions: dict[tuple[str, int], Any] = {}  # (lane, task) -> the revision record last seen open
 
     def teardown(self) -> None:
         self.journal.close()
@@ -102,7 +106,7 @@ class PipelineMachine(RuleBasedStateMachine):
         self.claims[runner] = (lane, result["task"])
 
     @rule(lane=st.sampled_from(("promotion", "maturation")),
-          steps=st.lists(st.tuples(st.sampled_from(VERDICTS), BADNESS), min_size=4, max_size=16))
+          steps=st.lists(st.tuples(st.sampled_from(VERDICTS), STEP), min_size=4, max_size=16))
     def run_the_lane(self, lane: str, steps: list[tuple[str, str | None]]) -> None:
         """Runs as the scheduler would start them: each claims with the run its task needs, then reports."""
         for verdict, bad in steps:
@@ -119,6 +123,9 @@ class PipelineMachine(RuleBasedStateMachine):
             fresh = set(self.claims) - before
             if not fresh:
                 return
+            if bad == "interrupted":
+                self._interrupt(fresh.pop(), ["out/partial.md"])
+                continue
             self._report_of(fresh.pop(), verdict, bad)
 
     @precondition(lambda self: bool(self.claims))
@@ -180,6 +187,44 @@ class PipelineMachine(RuleBasedStateMachine):
             report.pop("sha256")
         return report
 
+    @precondition(lambda self: bool(self.claims))
+    @rule(data=st.data(), partial=st.lists(st.sampled_from(("out/a.md", "out/b.md")), max_size=2))
+    def interrupt(self, data: st.DataObject, partial: list[str]) -> None:
+        """A supervisor confirms a claimed run gone (as health's reconciler does on conclusive evidence)."""
+        self._interrupt(data.draw(st.sampled_from(sorted(self.claims))), partial)
+
+    def _interrupt(self, runner: str, partial: list[str]) -> None:
+        lane, n = self.claims.pop(runner)
+        state = self.lanes.state()
+        assert state is not None
+        task = state.lane(lane).task(n)
+        assert task is not None
+        work = state.lane(lane).work_of(task.candidate)
+        assert work is not None
+        answer = self.lanes.abandon(lane=lane, task=n, runner=runner, confirmed_by="supervisor",
+                                    evidence="process gone", partial=partial if task.revision else [])
+        after = self.lanes.state()
+        assert after is not None
+        if task.revision is None:
+            released = after.lane(lane).task(n)
+            assert answer.result["state"] == "pending" and released is not None and released.claimed_by is None
+            return
+        cap = state.settings.max_revisions + work.grants
+        if work.revisions < cap:
+            requeued = after.lane(lane).task(n)
+            assert requeued is not None and requeued.claimed_by is None, "requeued as the same task"
+            assert requeued.revision is not None
+            assert requeued.revision.failed_starts == task.revision.failed_starts + 1
+            assert (requeued.revision.parent, requeued.revision.input_sha256, requeued.revision.critic_sha256) == (
+                task.revision.parent, task.revision.input_sha256, task.revision.critic_sha256)
+            assert after.lane(lane).work_of(task.candidate).revisions == work.revisions + 1  # type: ignore[union-attr]
+        else:
+            escalated = after.lane(lane).work_of(task.candidate)
+            assert escalated is not None and escalated.escalation is not None, "past the cap: the owner's"
+            assert escalated.escalation.revision is not None
+            assert escalated.escalation.revision.failed_starts == task.revision.failed_starts + 1
+        assert answer.result["state"] == ("pending" if work.revisions < cap else "escalated")
+
     @rule(decision=st.sampled_from(("revise", "park")), lane=st.sampled_from(("promotion", "maturation")))
     def owner_decides(self, decision: str, lane: str) -> None:
         view = lane_view(self.lanes, lane)
@@ -227,12 +272,29 @@ class PipelineMachine(RuleBasedStateMachine):
                         "a producer reviewed its own work"
             if event.type == "task-claimed":
                 assert data["done"] == [] and len(data["enqueued"]) <= 1
+            if event.type == "repair-start-failed":
+                assert len(data["done"]) <= 1 and len(data["enqueued"]) <= 1 and data["failedStarts"] >= 1
+            if event.type == "task-done" and data["enqueued"] and data["stage"] in ("review", "release"):
+                enqueued = state.lane(data["lane"]).task(data["enqueued"][0])
+                if enqueued is not None and enqueued.stage in ("brief", "iterate"):
+                    assert enqueued.revision is not None and enqueued.revision.parent == data["task"], \
+                        "a revision names the review that asked for it"
             if event.type == "external-action-recorded":
                 assert data["id"] in self.approved and data["approved"] is True
         assert all(count == 1 for count in by_command.values())
         for lane in (state.promotion, state.maturation):
             assert len(lane.wip) <= state.settings.wip(lane.lane)
             assert len(lane.tasks) <= len(lane.wip)
+            for work in lane.wip:
+                assert work.revisions <= state.settings.max_revisions + work.grants
+            for task in lane.tasks:
+                seen = self.revisions.get((lane.lane, task.n))
+                if seen is not None:
+                    assert task.revision is not None and task.revision.failed_starts >= seen.failed_starts, \
+                        "an interrupted revision is never reset to a fresh pending repair"
+                    assert task.revision.parent == seen.parent and task.revision.input_sha256 == seen.input_sha256
+                if task.revision is not None:
+                    self.revisions[(lane.lane, task.n)] = task.revision
         self.checked = journal.head("pipeline/lanes")
 
 

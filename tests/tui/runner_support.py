@@ -104,6 +104,14 @@ def json_lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip().startswith("{")]
 
 
+def run_logs(lines: list[dict[str, Any]]) -> str:
+    """What the tick's runners printed: their bounded log files, which each `segment_run` line names (a
+    runner's output never reaches the tick's own stdout or stderr)."""
+    logs = [line["segment_run"]["output"]["log"] for line in lines
+            if "segment_run" in line and (line["segment_run"].get("output") or {}).get("log")]
+    return "".join(Path(log).read_text(encoding="utf-8", errors="replace") for log in logs)
+
+
 def commission_file(tmp_path: Path, commission: dict[str, Any]) -> Path:
     path = tmp_path / "commission.json"
     path.write_text(json.dumps(commission))

@@ -104,3 +104,30 @@ def test_a_corrupt_pipeline_state_is_an_error_finding_of_health(sqlite_url: str)
     [finding] = [f for f in report["findings"] if f["kind"] == "pipeline-unreadable"]
     assert finding["severity"] == "error" and finding["evidence"]["code"] == "CORRUPT"
     assert report["could_not_check"] == []
+
+
+def test_a_lane_stalled_past_the_owners_stall_hours_is_told_to_the_owner_once(
+    sqlite_url: str, notifier: tuple[str, Path]
+) -> None:
+    h = _harness(sqlite_url, stallHours=1)  # its review was enqueued about two hours ago; nobody claimed it
+    drive_promotion(h, Runs(), until="review")
+    finding = _notified_once(sqlite_url, "lane-stalled", notifier)
+    assert finding["evidence"]["stall_hours"] == 1 and finding["evidence"]["stage"] == "review"
+
+
+def test_the_default_stall_hours_do_not_call_two_hours_a_stall(sqlite_url: str) -> None:
+    h = _harness(sqlite_url)
+    drive_promotion(h, Runs(), until="review")
+    _code, report, _err = cli(sqlite_url, "health", "--json")
+    assert "lane-stalled" not in [f["kind"] for f in report["findings"]]
+
+
+def test_a_corrupt_pipeline_state_is_told_to_the_owner_once(sqlite_url: str, notifier: tuple[str, Path]) -> None:
+    _harness(sqlite_url)
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        db.execute("update aggregates set state = replace(state, 'bravo', 'bogus') where aggregate = ?",
+                   ("pipeline/lanes",))
+    finding = _notified_once(sqlite_url, "pipeline-unreadable", notifier)
+    assert finding["evidence"]["code"] == "CORRUPT"
+    [[text]] = _sent(notifier[1])
+    assert "the staged lanes' state does not read" in text

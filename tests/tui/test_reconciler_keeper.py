@@ -81,7 +81,8 @@ def test_a_run_counts_as_failed_only_when_its_exit_status_and_its_missing_record
 def test_a_non_zero_exit_after_the_segment_ended_is_a_host_warning_not_a_failure() -> None:
     from factory_schedule.tui.host.segments import run_verdict
 
-    assert run_verdict(1, False, "released") == "ended"
+    assert run_verdict(1, False, "released") == "unclear"  # exit and record disagree: health names it, not failed
+    assert run_verdict(0, False, "released", "ordinary") == "ended"
     assert run_verdict(None, True, "left-to-go-stale") == "failed"  # could not be started: nothing recorded
     assert run_verdict(0, True, "left-to-go-stale") == "unclear"
     assert run_verdict(1, False, "lost") == "unclear"

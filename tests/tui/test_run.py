@@ -20,7 +20,7 @@ from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 
 from .provider_support import fake_path
-from .runner_support import CLI, REPO, cli, cli_env, commission_due_now, json_lines
+from .runner_support import CLI, REPO, cli, cli_env, commission_due_now, json_lines, run_logs
 
 CLAUDE_TOKENS = 3000  # what the `normal` Claude transcript reports used
 BOUND = 150_000
@@ -81,7 +81,8 @@ def tick(url: str, tmp_path: Path, prompts: Path, **env: str) -> tuple[int, list
     environment["PATH"] = fake_path(environment["PATH"])
     done = subprocess.run([*CLI, "--journal", url, "tick", "--ttl", "1", "--", *CLI, "run", "--prompts",
                            str(prompts)], capture_output=True, text=True, env=environment, cwd=REPO, timeout=180)
-    return done.returncode, json_lines(done.stdout), done.stderr
+    lines = json_lines(done.stdout)
+    return done.returncode, lines, done.stderr + run_logs(lines)
 
 
 def contacts(tmp_path: Path) -> list[str]:

@@ -19,7 +19,7 @@ from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.providers.stage_run import parse_answer, stage_prompt, stages_of
 
 from .provider_support import fake_path
-from .runner_support import CLI, REPO, cli_env, json_lines
+from .runner_support import CLI, REPO, cli_env, json_lines, run_logs
 from .test_run import runner_lines, write_lane
 from .test_tick_lane_runs import _commission_with_a_promotion_run_due_now, _file_journal
 
@@ -71,7 +71,8 @@ def _tick_run(url: str, tmp_path: Path, answer: str) -> tuple[int, list[dict[str
     done = subprocess.run([*CLI, "--journal", url, "tick", "--ttl", "1", "--lane", "portfolio/promotion", "--",
                            *CLI, "run", "--prompts", str(_prompts(tmp_path / "prompts"))],
                           capture_output=True, text=True, env=environment, cwd=REPO, timeout=180)
-    return done.returncode, json_lines(done.stdout), done.stderr
+    lines = json_lines(done.stdout)
+    return done.returncode, lines, done.stderr + run_logs(lines)  # the runner's own output is in its run's log
 
 
 def _contacts(tmp_path: Path) -> list[str]:

@@ -33,6 +33,7 @@ from .runner_support import (
     commissioned_journal,
     json_lines,
     provider_contacts,
+    run_logs,
     wait_for,
 )
 
@@ -52,7 +53,8 @@ def _tick_process(
 
 def _finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, list[dict[str, Any]], str]:
     out, err = process.communicate(timeout=timeout)
-    return process.returncode, json_lines(out), err
+    lines = json_lines(out)
+    return process.returncode, lines, err + run_logs(lines)
 
 
 @pytest.fixture

@@ -5,7 +5,9 @@ the journal would not open, or a check failed to run). A journal with no
 commission is never healthy: it is most often a mistyped path. `--repair` first
 reconciles each dead runner whose process is provably gone from this host and
 whose lease had no heartbeat for 2 x TTL (the engine's `reconcile`, confirmed by
-health-reconciler@HOST), removes leases that guard nothing running any more, and
+health-reconciler@HOST), confirms each staged lane run gone on the same evidence
+(`lanes abandon`: an interrupted revision counts as a failed start of its round),
+removes leases that guard nothing running any more, and
 writes the compact record of each scheduled firing that left none; each is
 journaled and listed. It changes no decision a person made. Findings that need
 the owner are sent once each to the notifier (`--notify`, $FACTORY_NOTIFY, or a
@@ -101,7 +103,8 @@ def _health(args: argparse.Namespace) -> int:
             repairs += _repair_bindings(journal, schedule, prompts, clock, host)
         except Exception as error:
             return _could_not_check(args, f"repairing prompt bindings: {error}")
-    report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace)
+    report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace,
+                                 count_history=True)
     findings = list(report.findings)
     could_not = list(report.could_not_check)
     if prompts:

@@ -58,7 +58,9 @@ CLAIM = (LANE, Option("run", required=False,
 REPORT = (LANE, TASK, RUNNER, Option("report", required=False, help="the report JSON (default: read from stdin)"))
 HEARTBEAT = (LANE, RUNNER)
 ABANDON = (LANE, TASK, Option("runner", help="the dead run's token"), Option("confirmed_by"),
-           Option("evidence", help="why the run is dead"))
+           Option("evidence", help="why the run is dead"),
+           Option("partial", required=False, help="where the dead run's partial output is (a revision task keeps "
+                                                  "the reference)"))
 TOP_N = (Option("week", help="the ISO week, YYYY-Www"),
          Option("candidates", required=False, help="the ranked candidates JSON (default: read from stdin)"))
 ESCALATION = (LANE, TASK, Option("decided_by"), Option("decision", help="revise (one more round) or park"),
@@ -256,8 +258,9 @@ def _abandon(args: argparse.Namespace) -> int:
         holder = leases.get_lease(journal, scope)
         if holder is not None and holder.owner == runner and not leases.stale(holder, now):
             raise leases.LeaseHeldError(holder, now)
+    partial = [v["partial"]] if v.get("partial") is not None else []
     answer = lanes.abandon(lane=lane, task=v["task"], runner=runner, confirmed_by=v["confirmed_by"],
-                           evidence=v["evidence"])
+                           evidence=v["evidence"], partial=partial)
     removed = {}
     for scope in scopes:
         holder = leases.get_lease(journal, scope)
@@ -332,8 +335,9 @@ def register(subcommands: Any) -> None:
     add_command(commands, "report", "report a claimed task (report JSON on stdin or --report); releases the run's "
                                  "locks", REPORT, _report, stdin=False)
     add_command(commands, "heartbeat", "extend every lock this run holds on the lane", HEARTBEAT, _heartbeat)
-    add_command(commands, "abandon", "a supervisor returns a dead run's task to pending, once its locks are stale",
-             ABANDON, _abandon)
+    add_command(commands, "abandon", "a supervisor confirms a dead run gone once its locks are stale: its task back "
+                "to pending, or a revision's failed start (requeued within the repair cap, else escalated)",
+                ABANDON, _abandon)
     for name, text, options, act in (
         ("escalation", "the owner answers an escalation: revise (one more round) or park", ESCALATION,
          _escalation),

@@ -14,7 +14,11 @@ Then, for each admission or resumption, it takes the segment's lease and runs
 COMMAND with FACTORY_JOURNAL, FACTORY_OCCURRENCE, FACTORY_RUNNER and
 FACTORY_SEGMENT (also FACTORY_LANE, FACTORY_LEASE_SCOPE, FACTORY_LEASE_TTL) in its
 environment, heartbeating every TTL/3; all admitted segments run at once. The
-runner's own stdout goes to the tick's stderr so the tick's stdout stays JSON.
+runner's stdout and stderr go to its bounded log file under the state folder
+(`<journal file>.runs/`), never to the tick's terminal; its exit status and first
+error and warning lines are recorded in the journal and shown escaped in its
+`segment_run` line. It counts as failed only when its exit status, its output and
+its segment's record agree (health's rule).
 
 With `--detach` (what the LaunchAgent runs) each admitted segment gets a keeper
 process (`tick-segment`) in a session of its own that does the same, and the tick

@@ -3,7 +3,7 @@
 `check_health` is what `factory-schedule health` prints and what the dashboard's
 Health view draws. This module only looks (the journal's chain check and state,
 the leases with whether each holder's process lives on this host, the nights'
-states, the installed LaunchAgent, the host's zone) and hands the facts to
+states, the installed LaunchAgent, the host's zone, the runs the tick recorded) and hands the facts to
 `core.health.judge`, where every rule lives as a pure function.
 
 `repair` is the reconciler (tui/host/reconciler.py carries it out): it reconciles
@@ -32,8 +32,11 @@ from factory_schedule.core.health import (
     FiringRecord,
     HealthFacts,
     HealthReport,
+    HistoryCounts,
     LeaseFact,
+    PipelineHistory,
     Repair,
+    RunFact,
     firing_records,
     judge,
     nights_to_check,
@@ -43,6 +46,7 @@ from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
+from factory_schedule.tui.host.run_output import recorded_runs
 from factory_schedule.tui.host.segments import (
     holder_alive,
     on_this_machine,
@@ -105,6 +109,7 @@ def gather_facts(
     since: Checkpoint | None = None,
     loaded: LoadedProbe = launchctl_loaded,
     check_chain: bool = True,
+    count_history: bool = False,
 ) -> tuple[HealthFacts, Checkpoint | None]:
     """Everything health's rules look at, and how far the chain verified; a probe that fails is noted, not fatal."""
     from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
@@ -127,6 +132,17 @@ def gather_facts(
     except Exception as error:
         could_not.append(f"leases: {type(error).__name__}: {error}")
     pipeline, pipeline_problem = read_pipeline(journal, now)
+    runs: tuple[RunFact, ...] = ()
+    try:
+        runs = recorded_runs(journal)
+    except Exception as error:
+        could_not.append(f"recorded runs: {type(error).__name__}: {error}")
+    history = None
+    if count_history and pipeline is not None:  # only a whole check (`health`) reads the lanes' history
+        try:
+            history = read_pipeline_history(journal)
+        except Exception as error:
+            could_not.append(f"the staged lanes' history: {type(error).__name__}: {error}")
     grace = timedelta(minutes=grace_minutes)
     night_states: dict[str, str] = {}
     if view is not None:
@@ -140,7 +156,7 @@ def gather_facts(
         leases=lease_facts, night_states=night_states,
         launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
-        pipeline=pipeline, pipeline_problem=pipeline_problem,
+        pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
     )
     return facts, verified
 
@@ -159,6 +175,24 @@ def read_pipeline(journal: Journal, now: datetime) -> tuple[PipelineState | None
         return None, ("UNREADABLE", f"{type(error).__name__}: {error}")
 
 
+def read_pipeline_history(journal: Journal) -> PipelineHistory | None:
+    """The staged lanes' state at one version and the counts of their events up to that version (so a write
+    meanwhile cannot look like a disagreement); None when the state does not read (its own finding)."""
+    from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, parse_pipeline
+
+    version, text = journal.load_text(PIPELINE_AGGREGATE)
+    if text is None:
+        return None
+    try:
+        state = parse_pipeline(text)
+    except PipelineError:
+        return None
+    counts = HistoryCounts()
+    for event in journal.iter_history(PIPELINE_AGGREGATE, until=version):
+        counts.add(event.type, event.data)
+    return PipelineHistory(state, counts)
+
+
 def check_health(
     journal: Journal,
     schedule: LifecycleSchedule,
@@ -171,14 +205,16 @@ def check_health(
     since: Checkpoint | None = None,
     loaded: LoadedProbe = launchctl_loaded,
     check_chain: bool = True,
+    count_history: bool = False,
 ) -> HealthReport:
     """Every check over what this host can see.
 
     `since` (an earlier report's `verified`) checks only the events appended after it: the live
     dashboard re-checks as the journal grows without re-reading a year of history each time;
-    the `health` command always checks the whole chain."""
+    the `health` command always checks the whole chain, and with `count_history` counts the staged lanes'
+    history against their state (the dashboard and the tick do not re-read it at every refresh or firing)."""
     facts, verified = gather_facts(journal, schedule, now, host, plist_path, grace_minutes, alive, zone, since,
-                                   loaded, check_chain)
+                                   loaded, check_chain, count_history)
     report = judge(facts)
     return HealthReport(report.checked_at, report.host, report.findings, report.repairs, report.could_not_check,
                         verified)
@@ -246,9 +282,11 @@ def repair(
     grace = timedelta(minutes=grace_minutes)
 
     def facts() -> HealthFacts:
+        pipeline, _problem = read_pipeline(journal, now)  # unreadable: no lane run is confirmed gone
         return HealthFacts(
             now=now, host=host, view=schedule.read(),
-            leases=tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal)))
+            leases=tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal)),
+            pipeline=pipeline)
 
     def firings() -> list[FiringRecord]:
         return _missing_firings(schedule, now, grace)

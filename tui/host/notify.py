@@ -5,7 +5,9 @@ whose kind needs the owner (`NEEDS_OWNER`: a sign-in, an overage record, an
 expired or missing owner record, a dead runner the evidence cannot settle, a
 LaunchAgent that is not loaded, a broken hash chain, a prompt binding that cannot
 be read whole, a security-approve request or an escalation of a staged lane
-waiting for the owner's decision) is sent to the notifier,
+waiting for the owner's decision, a staged lane stalled past the owner's
+`stallHours`, a staged lanes' state that does not read, a scheduled run that
+failed or whose exit, output and record disagree) is sent to the notifier,
 and remembered so it is sent once: its key is its kind and its evidence (without
 what changes every second), kept in a small owner-only (0600) state file beside
 the journal (`<journal file>.notified.json`; for a server journal, in the user
@@ -48,7 +50,7 @@ NEEDS_OWNER = frozenset({
     "account-sign-in-needed", "account-overage", "account-overage-on", "account-record-expired",
     "account-no-record", "stale-lease-live-process", "stale-lease-other-host", "lease-heartbeat-in-future",
     "launch-agent-not-loaded", "journal-chain-broken", "binding-blocked", "security-approve-waiting",
-    "escalation-waiting",
+    "escalation-waiting", "lane-stalled", "pipeline-unreadable", "run-failed", "run-outcome-disagrees",
 })  # fmt: skip
 VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",

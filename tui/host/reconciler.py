@@ -1,6 +1,6 @@
 """The health reconciler's hands: carry out the repairs `core.health.plan_repairs` licenses, and journal each.
 
-Two repairs, both reversible local drift and neither a decision:
+The repairs, each reversible local drift and none a decision:
 
 - a dead runner's segment (its process provably gone from this host, its lease
   without a heartbeat for 2 x TTL) is reconciled through the engine's own
@@ -8,6 +8,12 @@ Two repairs, both reversible local drift and neither a decision:
   (`confirmedBy` "health-reconciler@<host>"). The engine's rules apply as for a
   person's confirmation: a call in flight ends `lost` and is never sent again,
   and the occurrence goes `interrupted`, so the lane's next tick resumes it;
+- a staged lane's run provably gone (every lock it holds stale past 2 x TTL,
+  its process gone from this host) is confirmed gone through the lanes' own
+  `abandon`, as the supervisor with the evidence, for each task it still
+  claims: an interrupted revision is recorded as a failed start of its
+  reserved round (requeued within the repair cap, else escalated to the
+  owner), any other task returns to pending; its locks are removed after;
 - a lease that guards nothing any more (stale or from the future, its process
   gone, its segment ended or just reconciled) is removed, and the removal is
   recorded as a `lease-removed` event on the journal's `health/repairs`
@@ -56,6 +62,9 @@ def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...],
     repairs: list[Repair] = []
     refused: set[str] = set()
     for plan in plans:
+        if plan.action == "abandon-task":
+            repairs.append(_abandon_task(journal, plan, now, by, refused))
+            continue
         if plan.action == "reconcile":
             try:
                 result = schedule.reconcile(occurrence_id=plan.occurrence, confirmation=plan.confirmation)
@@ -81,7 +90,7 @@ def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...],
                 f"{result.command_id} confirmed by {by}" + (f"; calls ended lost: {lost}" if lost else ""),
                 {**plan.evidence, "command_id": result.command_id, "confirmation": plan.confirmation}))
             continue
-        if plan.scope in refused:
+        if plan.scope in refused or (plan.after is not None and plan.after in refused):
             continue
         intended = _intended_removal(journal, plan, now)
         if intended is None:
@@ -98,6 +107,42 @@ def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...],
             f"removed {plan.scope} held by {plan.owner}: stale since {removed.stale_at.isoformat()} and "
             f"{plan.reason}; recorded as {record}", {**plan.evidence, "command_id": record}))
     return repairs
+
+
+def _abandon_task(journal: Journal, plan: PlannedRepair, now: datetime, by: str, refused: set[str]) -> Repair:
+    """Confirm a dead staged-lane run gone through the lanes' own `abandon`, as the supervisor: a revision's
+    interrupted start becomes a failed start of its round (requeued within the cap, else escalated), any other
+    task returns to pending. A refusal (the run reported meanwhile, another supervisor was first with another
+    answer) keeps the run's locks."""
+    import pendulum
+
+    from factory_schedule.core import ManualClock
+    from factory_schedule.core.pipeline import PipelineError, PipelineLanes
+
+    assert plan.lane is not None and plan.task is not None and plan.confirmation is not None
+    lanes = PipelineLanes(journal, ManualClock(pendulum.instance(now)))
+    try:
+        result = lanes.abandon(lane=plan.lane, task=plan.task, runner=plan.owner,
+                               confirmed_by=plan.confirmation["confirmedBy"], evidence=plan.confirmation["evidence"])
+    except PipelineError as error:
+        refused.add(plan.owner)
+        return Repair("abandon-refused", plan.scope,
+                      f"did not confirm {plan.lane} task {plan.task} of run {plan.owner} gone: {error.code}: "
+                      f"{error.message}", plan.evidence)
+    if result.replayed:
+        return Repair("already-reconciled", plan.scope,
+                      f"{plan.lane} task {plan.task} (run {plan.owner}) was already confirmed gone as "
+                      f"{result.command_id}; nothing more was done", {**plan.evidence, "command_id": result.command_id})
+    answer = result.result
+    what = {"pending": "returned to pending", "escalated": "escalated to the owner (its repair cap is spent)"}.get(
+        str(answer.get("state")), str(answer.get("state")))
+    if "failedStarts" in answer:
+        what = f"recorded as failed start {answer['failedStarts']} of its revision round, {what}"
+    return Repair("reconciled-dead-lane-run", plan.scope,
+                  f"confirmed run {plan.owner} of {plan.lane} task {plan.task} gone: {plan.reason}; the task was "
+                  f"{what}; recorded as {result.command_id} confirmed by {by}",
+                  {**plan.evidence, "command_id": result.command_id, "confirmation": plan.confirmation,
+                   "result": answer})
 
 
 def _intended_removal(journal: Journal, plan: PlannedRepair, now: datetime) -> leases.Lease | None:

@@ -7,6 +7,10 @@ exits having deferred or settled its segment, the lease is released. When it
 exits (or is killed) leaving the segment running, the lease is deliberately left
 in place without heartbeats: it goes stale after 2 x TTL, and `health` lists it
 with what a `reconcile` confirmation needs. Nothing here ever ends a segment.
+
+The runner's stdout and stderr go to its bounded log file under the state folder
+(tui/host/run_output.py), never to a terminal raw; its exit status and the first
+error and warning lines are recorded in the journal for health to judge.
 """
 
 from __future__ import annotations
@@ -21,11 +25,11 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from factory_schedule.core.health import segment_still_running
+from factory_schedule.core.health import output_signal, run_outcome, segment_still_running
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.environment import (
     ENV_LANE,
@@ -36,6 +40,15 @@ from factory_schedule.tui.host.environment import (
     ENV_SEGMENT,
 )
 from factory_schedule.tui.host.paths import ENV_JOURNAL
+from factory_schedule.tui.host.run_output import (
+    OutputCapture,
+    RunOutput,
+    log_folder,
+    log_path,
+    not_started,
+    record_run,
+    run_record,
+)
 
 if TYPE_CHECKING:
     from factory_schedule.core.results import ScheduleView
@@ -313,26 +326,28 @@ class SegmentRun:
     segment_running: bool
     lease: str  # released | left-to-go-stale | held-by-another | lost
     detail: str = ""
+    output: RunOutput | None = None  # its log and first error and warning lines; None: it never ran
+    recorded: str | None = None  # the journal command that recorded its exit and output
     verdict: str = field(init=False, default="")  # run_verdict's word for it
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "verdict", run_verdict(self.exit, self.segment_running, self.lease))
+        signal = output_signal(self.output.errors, self.output.lines) if self.output is not None else "silent"
+        object.__setattr__(self, "verdict", run_verdict(self.exit, self.segment_running, self.lease, signal))
 
 
-def run_verdict(exit_code: int | None, segment_running: bool, lease: str) -> str:
-    """Whether a scheduled run failed: only when its exit status and its expected record agree.
+def run_verdict(exit_code: int | None, segment_running: bool, lease: str, signal: str = "silent") -> str:
+    """Whether a scheduled run failed: only when its exit status, its output and its expected record agree
+    (core.health.run_outcome, health's own rule).
 
-    `ended`: the segment has its record (deferred or settled), whatever the exit status (a non-zero exit
-    alone is a host warning, not a failure); `failed`: the runner exited non-zero, or could not be started,
-    and the segment has no record; `unclear` when they disagree (exit 0 leaving the segment running, a
-    lease lost or held by another): left to health and a person, never called a failure."""
+    `ended`: all three say it did its part (exit 0, no error line, its segment deferred or settled); `failed`:
+    a non-zero exit (or none: it could not start), an error line or no output at all, and no record of its
+    segment; `unclear` when they disagree (a non-zero exit after the segment ended: a host warning, not a
+    failure; exit 0 leaving the segment running), or its lease was lost or held by another: left to health
+    and a person, never called a failure."""
     if lease in ("lost", "held-by-another", "unknown"):
         return "unclear"
-    if not segment_running:
-        return "ended"
-    if exit_code != 0 and lease == "left-to-go-stale":
-        return "failed"
-    return "unclear"
+    outcome = run_outcome(exit_code, signal, "running" if segment_running else "settled")  # type: ignore[arg-type]
+    return {"ok": "ended", "failed": "failed"}.get(outcome.verdict, "unclear")
 
 
 def runner_environment(base: Mapping[str, str], journal_url: str, job: SegmentJob, ttl: float) -> dict[str, str]:
@@ -414,14 +429,22 @@ def run_segment(
     if shutil.which(command[0]) is None:
         # Nothing ran, so nothing was sent: the segment is still running with no runner. Leave the
         # lease to go stale so health shows it; a supervisor's reconcile then frees the lane.
-        return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
-                          detail=f"cannot run {command[0]!r}: no such program, or not executable")
+        detail = f"cannot run {command[0]!r}: no such program, or not executable"
+        return _recorded(journal, SegmentRun(**base, pid=None, exit=None, segment_running=True,
+                                             lease="left-to-go-stale", detail=detail, output=not_started(detail)),
+                         now)
     try:
-        process = subprocess.Popen([*RUNNER_GATE, *command], env=env, stdout=sys.stderr, stdin=subprocess.PIPE,
-                                   start_new_session=True)
+        process = subprocess.Popen([*RUNNER_GATE, *command], env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.PIPE, start_new_session=True)
     except OSError as error:
-        return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="left-to-go-stale",
-                          detail=f"cannot run {command[0]!r}: {error.strerror}")
+        detail = f"cannot run {command[0]!r}: {error.strerror}"
+        return _recorded(journal, SegmentRun(**base, pid=None, exit=None, segment_running=True,
+                                             lease="left-to-go-stale", detail=detail, output=not_started(detail)),
+                         now)
+    assert process.stdout is not None
+    capture = OutputCapture(process.stdout, log_path(log_folder(journal_url), job.occurrence_id, job.segment,
+                                                     job.runner))
+    capture.start()
     # The runner waits at its gate until the lease names it (pid, start time, session): a keeper that dies
     # before that write leaves a lease naming a dead keeper and a runner that never started, never the
     # reverse (a dead pid in the lease while the runner works, which a reconcile would wrongly end).
@@ -433,6 +456,7 @@ def run_segment(
         leases.heartbeat(journal, scope, job.runner, now(), info)
     except BaseException as error:
         _stop_before_start(process)
+        capture.finish()
         if isinstance(error, leases.LeaseOwnerError):
             return SegmentRun(**base, pid=process.pid, exit=None, segment_running=True, lease="lost",
                               detail=f"{error}; the runner was stopped before it started")
@@ -444,23 +468,42 @@ def run_segment(
     _open_gate(process)
     beat.start()
     code = process.wait()
+    base["output"] = capture.finish()
     if beat.is_alive():
         beat.stop()
     if beat.lost is not None:
-        return SegmentRun(**base, pid=process.pid, exit=code, segment_running=False, lease="lost", detail=beat.lost)
+        return _recorded(journal, SegmentRun(**base, pid=process.pid, exit=code, segment_running=False,
+                                             lease="lost", detail=beat.lost), now)
     try:
         still_running = segment_still_running(read_view(), job.occurrence_id, job.segment, job.runner)
     except Exception as error:  # cannot tell: keep the lease, which errs towards a supervisor looking
-        return SegmentRun(**base, pid=process.pid, exit=code, segment_running=True, lease="left-to-go-stale",
-                          detail=f"could not read the schedule: {error}")
+        return _recorded(journal, SegmentRun(**base, pid=process.pid, exit=code, segment_running=True,
+                                             lease="left-to-go-stale", detail=f"could not read the schedule: {error}"),
+                         now)
     if still_running:
-        return SegmentRun(**base, pid=process.pid, exit=code, segment_running=True, lease="left-to-go-stale",
-                          detail="the runner exited without deferring or settling its segment")
+        return _recorded(journal, SegmentRun(
+            **base, pid=process.pid, exit=code, segment_running=True, lease="left-to-go-stale",
+            detail="the runner exited without deferring or settling its segment"), now)
     try:
         leases.release(journal, scope, job.runner)
     except leases.LeaseOwnerError as error:
-        return SegmentRun(**base, pid=process.pid, exit=code, segment_running=False, lease="lost", detail=str(error))
-    return SegmentRun(**base, pid=process.pid, exit=code, segment_running=False, lease="released")
+        return _recorded(journal, SegmentRun(**base, pid=process.pid, exit=code, segment_running=False, lease="lost",
+                                             detail=str(error)), now)
+    return _recorded(journal, SegmentRun(**base, pid=process.pid, exit=code, segment_running=False,
+                                         lease="released"), now)
+
+
+def _recorded(journal: Journal, run: SegmentRun, now: Callable[[], datetime]) -> SegmentRun:
+    """The run with its exit status and output recorded in the journal for health; a record that cannot be
+    written is said in the run's detail (the run itself is over either way)."""
+    if run.output is None:
+        return run
+    record = run_record(run.occurrence, run.segment, run.runner, run.lane, run.exit, run.output, this_host(), now())
+    try:
+        recorded = record_run(journal, record)
+    except Exception as error:
+        return replace(run, detail=f"{run.detail}; its output was not recorded: {type(error).__name__}: {error}")
+    return replace(run, recorded=recorded)
 
 
 def run_segments(
