@@ -205,6 +205,30 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
     return _activate(state, lane, run, runner, now)
 
 
+def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: str, occurrence: str,
+              now: DateTime) -> Change | Idle:
+    """A resumed segment of a scheduled run takes over the task an earlier segment of the same occurrence
+    claimed. The schedule has ended that segment (only the running segment's token may claim with the
+    occurrence), so the earlier token can no longer report, and without this the task would stay claimed by
+    a run that is gone. Nothing moves to done and nothing is enqueued; a task no longer claimed (reported,
+    or returned by a supervisor) is answered idle. A review task is never handed to one of its producers."""
+    lane = state.lane(lane_name)
+    task = lane.task(n)
+    if task is None or task.claimed_by is None or task.claimed_run != run or task.claimed_by == runner:
+        return Idle(lane_name, "occurrence-claimed", f"{occurrence} claimed task {n} in an earlier segment, "
+                                                     "which is no longer claimed by it")
+    work = lane.work_of(task.candidate)
+    if task.kind == "review" and work is not None and runner in producers(work):
+        return Idle(lane_name, "self-review", f"task {n} reviews artifacts this runner produced")
+    stamp = _stamp(state, now)
+    claimed = _put(task, claimed_by=runner, claimed_at=stamp)
+    new_lane = _put(lane, tasks=tuple(claimed if t.n == n else t for t in lane.tasks))
+    new = _put(state, **{lane_name: new_lane}, updated_at=stamp)
+    data = {"lane": lane_name, "task": n, "runner": runner, "run": run, "from": task.claimed_by,
+            "occurrence": occurrence, "done": [], "enqueued": []}
+    return Change("task-handed-over", data, new, {**_claim_result(claimed, False), "resumedFrom": task.claimed_by})
+
+
 def _claim_result(task: Task, activated: bool) -> dict[str, Any]:
     return {"kind": "claimed", "lane": task.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate,
             "activated": activated, "subject": task.subject.doc() if task.subject else None}

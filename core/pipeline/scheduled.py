@@ -6,7 +6,10 @@ their provider calls go through `admit_call` / `end_call` on that occurrence, so
 and the account stops hold for them as for discovery. A scheduled run's claim names its occurrence:
 it is refused NOT_ADMITTED unless that occurrence is the lane's open one and its running segment
 belongs to the claiming runner token. One claim per occurrence: the command ID is
-`pipeline/<lane>/claim/occurrence/<occurrence id>`, so a retry replays the task it claimed.
+`pipeline/<lane>/claim/occurrence/<occurrence id>`, so a retry replays the task it claimed. After a
+deferral, the occurrence's resumed segment (a fresh token) takes over that task while an earlier
+segment still holds it (`.../resumed/<token>`): the schedule ended that segment, so the earlier token
+cannot report, and the task is not left claimed by a run that is gone.
 
 A run the current commission schedules may claim only that way. An unscheduled claim (no occurrence)
 stays for a run the commission does not schedule: by hand, in tests, or for an owner who keeps the
@@ -29,6 +32,11 @@ from .errors import PipelineError
 def occurrence_claim_command_id(lane: str, occurrence_id: str) -> str:
     """One claim per admitted occurrence: its ID says the claim is that occurrence's."""
     return f"pipeline/{lane}/claim/occurrence/{occurrence_id}"
+
+
+def hand_over_command_id(lane: str, occurrence_id: str, runner: str) -> str:
+    """A resumed segment's take-over of its occurrence's claimed task: once per segment's token."""
+    return f"{occurrence_claim_command_id(lane, occurrence_id)}/resumed/{runner}"
 
 
 def scheduled_run(lane: str, run: str | None, occurrence: Any) -> tuple[str, str]:

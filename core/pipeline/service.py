@@ -322,7 +322,8 @@ class PipelineLanes:
 
         A run the commission schedules names `occurrence`, the one the schedule admitted for its runner
         token (`run` is then the occurrence's and may be left out): one claim per occurrence, whose retry
-        replays the task it claimed; a later segment's runner of the same occurrence is answered idle
+        replays the task it claimed; a later segment's runner of the same occurrence (after a deferral)
+        takes over that task while it is still claimed by an earlier segment, else is answered idle
         (`occurrence-claimed`). Without an occurrence (a run the commission does not schedule), one claim
         per runner token and lane. See `scheduled`."""
         lane = _lane(lane)
@@ -353,13 +354,25 @@ class PipelineLanes:
             problem = scheduled.admitted_problem(self._schedule.read(), occurrence_id, runner)
             if problem is not None:
                 raise problem
-            if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence
-                return rules.Idle(lane, "occurrence-claimed",
-                                  f"{occurrence_id} claimed task {recorded.result.get('task')} in an earlier segment")
+            if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence,
+                return self._hand_over(lane, run, runner, occurrence_id, recorded.result.get("task"), state, now)
             change = rules.claim(rules.configured(state), lane, run, runner, now)
             return change if isinstance(change, rules.Idle) else _Command(command_id, payload, change)
 
         return self._run(plan)
+
+    def _hand_over(self, lane: str, run: str, runner: str, occurrence_id: str, task: Any,
+                   state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
+        """...whose task this resumed segment takes over, once (its retry replays the hand-over)."""
+        command_id = scheduled.hand_over_command_id(lane, occurrence_id, runner)
+        payload = {"lane": lane, "run": run, "runner": runner, "occurrence": occurrence_id, "task": task}
+        recorded = self.journal.receipt(command_id)
+        if recorded is not None and recorded.digest == canonical_digest(payload):
+            return _Command(command_id, payload, None)
+        if not isinstance(task, int):
+            raise PipelineError("CORRUPT", f"the claim of {occurrence_id} names no task")
+        change = rules.hand_over(rules.configured(state), lane, task, run, runner, occurrence_id, now)
+        return change if isinstance(change, rules.Idle) else _Command(command_id, payload, change)
 
     def report(self, *, lane: Any, task: Any, runner: Any, report: Any) -> PipelineResult:
         """Complete a claimed work task with its stage's artifact; a reviewer's task with its review."""

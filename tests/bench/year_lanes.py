@@ -7,8 +7,8 @@ what a run's runner does with its admitted occurrence: claim its lane's task wit
 ask `admit_call` for the one provider call of its stage, report the call (`end_call`), report the
 stage's artifact (outcomes from tests/bench/pipeline_year.py's seeded draws) and settle. A call the
 schedule refuses (the week's ceiling, an account stop) defers the occurrence as discovery's runners
-do; when it resumes, its claim is answered `occurrence-claimed` and a supervisor returns the earlier
-segment's task to pending (`abandon`), so the next night's run takes it up. Every Monday noon the
+do; when it resumes, its claim takes over the earlier segment's task (`task-handed-over`) and works it
+(were that task returned meanwhile, the claim is answered `occurrence-claimed`). Every Monday noon the
 portfolio records the week's Top-N; the owner answers escalations at noon.
 
 The pipeline's own commands (settings, Top-N, claim, report, abandon, escalation) are timed here, per
@@ -77,7 +77,6 @@ class StagedLanes:
         self.lanes = PipelineLanes(journal, year.clock)  # the uncounted journal: the year counts its own
         self.rng = random.Random(f"{year.seed}/staged-lanes")
         self.figures = LaneFigures()
-        self.claimed: dict[str, tuple[str, int]] = {}  # occurrence: (runner, task) of its claim
         self.day = 0
 
     @staticmethod
@@ -143,14 +142,9 @@ class StagedLanes:
             claimed = self.pipeline(self.lanes.claim, lane=lane, runner=runner, occurrence=occurrence.id)
             if isinstance(claimed, ClaimIdle):
                 self.figures.outcomes[f"{run}:idle {claimed.reason}"] += 1
-                if claimed.reason == "occurrence-claimed":  # the earlier segment's task goes back to pending
-                    earlier, task = self.claimed[occurrence.id]
-                    self.pipeline(self.lanes.abandon, lane=lane, task=task, runner=earlier,
-                                  confirmed_by="supervisor", evidence=f"segment of {earlier} deferred")
                 year.settle(occurrence.id, runner, "completed", f"nothing to claim: {claimed.reason}")
                 return
             task = claimed.result
-            self.claimed[occurrence.id] = (runner, task["task"])
             call_task = year.lanes[occurrence.lane].tasks[0]
             answer = year.timed(lambda: schedule.admit_call(
                 occurrence_id=occurrence.id, runner=runner, task=call_task.task, work=f"task-{task['task']}",

@@ -142,19 +142,57 @@ def test_an_unscheduled_claim_stays_for_a_run_the_commission_does_not_schedule(t
     assert caught.value.code == "NOT_ADMITTED"
 
 
-def test_a_later_segment_of_a_claimed_occurrence_is_answered_idle_not_a_second_task(world: World) -> None:
+def _deferred_and_resumed(world: World, occurrence: str, earlier: str, later: str, night: str = "2026-12-08") -> None:
+    world.schedule.defer(occurrence_id=occurrence, runner=earlier, reason="volume-unmounted")
+    world.clock.set(f"{night}T02:20:00Z")  # a deferred run resumes in a later night's window
+    resumed = world.schedule.start(lane="portfolio/promotion", runner=later)
+    assert resumed.kind == "resumed" and resumed.occurrence is not None and resumed.occurrence.id == occurrence
+
+
+def test_a_resumed_segment_takes_over_its_occurrences_claimed_task_never_a_second_task(world: World) -> None:
     occurrence = admitted_promotion(world, runner="r-first")
     first = world.lanes.claim(lane="promotion", runner="r-first", occurrence=occurrence)
     assert isinstance(first, PipelineResult)
-    world.schedule.defer(occurrence_id=occurrence, runner="r-first", reason="volume-unmounted")
-    world.clock.set("2026-12-08T02:20:00Z")
-    resumed = world.schedule.start(lane="portfolio/promotion", runner="r-second")
-    assert resumed.kind == "resumed" and resumed.occurrence is not None and resumed.occurrence.id == occurrence
+    task = first.result["task"]
+    _deferred_and_resumed(world, occurrence, "r-first", "r-second")
+    taken = world.lanes.claim(lane="promotion", runner="r-second", occurrence=occurrence)
+    assert isinstance(taken, PipelineResult) and not taken.replayed
+    assert (taken.result["task"], taken.result["resumedFrom"]) == (task, "r-first")
+    assert world.lanes.journal.history(PIPELINE_AGGREGATE)[-1].type == "task-handed-over"
+    state = world.lanes.state()
+    assert state is not None
+    held = next(t for t in state.promotion.tasks if t.n == task)
+    assert held.claimed_by == "r-second" and len(state.promotion.tasks) == 1
+    with writes_nothing(world):  # the resumed runner's retry replays the hand-over
+        again = world.lanes.claim(lane="promotion", runner="r-second", occurrence=occurrence)
+    assert isinstance(again, PipelineResult) and again.replayed and again.result["task"] == task
+    with pytest.raises(PipelineError) as caught:  # the earlier token's segment ended: it cannot report
+        world.lanes.report(lane="promotion", task=task, runner="r-first", report={})
+    assert caught.value.code in {"NOT_OWNER", "CONTRACT"}
+    _deferred_and_resumed(world, occurrence, "r-second", "r-third", night="2026-12-09")  # and from the second
+    third = world.lanes.claim(lane="promotion", runner="r-third", occurrence=occurrence)
+    assert isinstance(third, PipelineResult) and third.result["resumedFrom"] == "r-second"
+
+
+def test_a_resumed_segment_whose_task_was_returned_or_reported_is_answered_idle(world: World) -> None:
+    occurrence = admitted_promotion(world, runner="r-first")
+    first = world.lanes.claim(lane="promotion", runner="r-first", occurrence=occurrence)
+    assert isinstance(first, PipelineResult)
+    world.lanes.abandon(lane="promotion", task=first.result["task"], runner="r-first", confirmed_by="owner",
+                        evidence="the run is gone")
+    _deferred_and_resumed(world, occurrence, "r-first", "r-second")
     with writes_nothing(world):
         idle = world.lanes.claim(lane="promotion", runner="r-second", occurrence=occurrence)
     assert not isinstance(idle, PipelineResult)
     assert (idle.kind, idle.reason) == ("idle", "occurrence-claimed")
     assert f"claimed task {first.result['task']}" in idle.detail
+
+
+def test_only_the_running_segments_token_takes_over_a_claimed_task(world: World) -> None:
+    occurrence = admitted_promotion(world, runner="r-first")
+    assert isinstance(world.lanes.claim(lane="promotion", runner="r-first", occurrence=occurrence), PipelineResult)
+    _deferred_and_resumed(world, occurrence, "r-first", "r-second")
+    assert refused(world, "NOT_ADMITTED", lane="promotion", runner="r-stranger", occurrence=occurrence)
 
 
 def test_a_runs_provider_call_is_refused_at_the_weekly_ceiling_discovery_used(tmp_path: Path) -> None:
