@@ -107,14 +107,20 @@ def test_a_killed_lane_run_is_confirmed_gone_by_the_next_health_repair_and_its_t
                                    _command(harness.url, capsys, monkeypatch, "health", "--json")[1]["findings"]}
 
 
-def test_a_killed_revision_run_is_a_failed_start_of_its_round_never_a_fresh_repair(harness: Harness, capsys,
-                                                                                    monkeypatch):
+def _rejected_brief(harness: Harness) -> int:
+    """Drive promotion to its review and reject the brief: a revision task waits. The review task's number."""
     runs = Runs()
     drive_promotion(harness, runs, until="review")
     reviewer, review = claim_next(harness, "promotion", runs)
     harness.tick()
     harness.lanes.review(lane="promotion", task=review["task"], runner=reviewer,
                          report=promotion_report("review", review["task"], review="reject"))
+    return int(review["task"])
+
+
+def test_a_killed_revision_run_is_a_failed_start_of_its_round_never_a_fresh_repair(harness: Harness, capsys,
+                                                                                    monkeypatch):
+    review = _rejected_brief(harness)
     process = _run_process()
     task = _claim_as(harness, capsys, monkeypatch, process, "run-reviser")
     _kill(process)
@@ -123,7 +129,7 @@ def test_a_killed_revision_run_is_a_failed_start_of_its_round_never_a_fresh_repa
     assert "failed start 1" in reconciled["message"]
     event = _events(harness.url)[-1]
     assert event.type == "repair-start-failed" and event.data["outcome"] == "requeued"
-    assert (event.data["task"], event.data["parent"]) == (task, review["task"])
+    assert (event.data["task"], event.data["parent"]) == (task, review)
     state = PipelineLanes(open_journal(harness.url), ManualClock(pendulum.now("UTC"))).state()
     assert state is not None
     requeued = state.promotion.task(task)
@@ -152,12 +158,7 @@ def test_a_live_lane_run_without_heartbeats_keeps_its_claim_and_its_locks(harnes
 
 def test_a_supervisor_abandoning_a_revision_by_hand_keeps_the_partial_output_it_names(harness: Harness, capsys,
                                                                                        monkeypatch):
-    runs = Runs()
-    drive_promotion(harness, runs, until="review")
-    reviewer, review = claim_next(harness, "promotion", runs)
-    harness.tick()
-    harness.lanes.review(lane="promotion", task=review["task"], runner=reviewer,
-                         report=promotion_report("review", review["task"], review="reject"))
+    _rejected_brief(harness)
     process = _run_process()
     task = _claim_as(harness, capsys, monkeypatch, process, "run-by-hand")
     _kill(process)

@@ -9,19 +9,17 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pendulum
 import pytest
 
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.core.pipeline import PipelineLanes
-from factory_schedule.store import leases, open_journal
-from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.store import leases
 from factory_schedule.tui.host.providers.stage_run import parse_answer, stage_prompt, stages_of
 
 from .provider_support import fake_path
 from .runner_support import CLI, REPO, cli_env, json_lines, run_logs
 from .test_run import runner_lines, write_lane
-from .test_tick_lane_runs import _commission_with_a_promotion_run_due_now, _file_journal
+from .test_tick_lane_runs import _file_journal, promotion_run_world
 
 TRANSCRIPTS = REPO / "tests" / "tui" / "transcripts"
 SELECT_REPORT = {"artifact": "promotion/tiny-tower/select.md", "sha256": "ab" * 32, "evidence": ["top-n"]}
@@ -50,18 +48,7 @@ def _prompts(folder: Path) -> Path:
 
 @pytest.fixture
 def world(sqlite_url: str) -> tuple[LifecycleSchedule, PipelineLanes]:
-    journal = open_journal(sqlite_url)
-    schedule = LifecycleSchedule(journal, SystemClock())
-    lanes = PipelineLanes(journal, SystemClock())
-    commission = _commission_with_a_promotion_run_due_now()
-    schedule.record_commission(commission)
-    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
-                            recorded_by="owner")
-    lanes.record_settings(commission)
-    year, week, _day = pendulum.now("UTC").isocalendar()
-    lanes.record_top_n(week=f"{year}-W{week:02d}",
-                       candidates=[{"candidate": "tiny-tower", "product": "alpha", "rank": 1}])
-    return schedule, lanes
+    return promotion_run_world(sqlite_url)
 
 
 def _tick_run(url: str, tmp_path: Path, answer: str) -> tuple[int, list[dict[str, Any]], str]:

@@ -37,9 +37,10 @@ def _commission_with_a_promotion_run_due_now() -> dict[str, Any]:
     return commission
 
 
-@pytest.fixture
-def world(sqlite_url: str) -> tuple[LifecycleSchedule, PipelineLanes]:
-    journal = open_journal(sqlite_url)
+def promotion_run_world(url: str) -> tuple[LifecycleSchedule, PipelineLanes]:
+    """A journal whose commission schedules the promotion run now, with claude's record and a one-candidate
+    Top-N (this week's), so the run has a task to claim."""
+    journal = open_journal(url)
     schedule = LifecycleSchedule(journal, SystemClock())
     lanes = PipelineLanes(journal, SystemClock())
     commission = _commission_with_a_promotion_run_due_now()
@@ -51,6 +52,11 @@ def world(sqlite_url: str) -> tuple[LifecycleSchedule, PipelineLanes]:
     week = f"{year}-W{week_number:02d}"
     lanes.record_top_n(week=week, candidates=[{"candidate": "tiny-tower", "product": "alpha", "rank": 1}])
     return schedule, lanes
+
+
+@pytest.fixture
+def world(sqlite_url: str) -> tuple[LifecycleSchedule, PipelineLanes]:
+    return promotion_run_world(sqlite_url)
 
 
 def _file_journal(lanes: PipelineLanes) -> Journal:
