@@ -159,9 +159,8 @@ def claim_with_locks(lanes: Any, lane: str, runner: str, *, run: str | None = No
                      command: str = "lanes claim") -> tuple[Any, list[str]]:
     """Take the lane's worker singleton and resources, claim, then the claimed task's lock: (the answer, the
     locks held). An idle or refused claim gives back what it took (an idle answer holds none)."""
-    import socket  # here, not at the top: every command builds this module's parser
-
     from factory_schedule.core.pipeline.service import text
+    from factory_schedule.tui.host.segments import process_start_time, this_host, this_machine
 
     runner = text("runner", runner)  # before any lock: a lock needs an owner, and a bad token is INVALID
     journal = lanes.journal
@@ -169,8 +168,11 @@ def claim_with_locks(lanes: Any, lane: str, runner: str, *, run: str | None = No
     if named_run is None and occurrence is not None:  # a scheduled run is its occurrence's rhythm
         parts = str(occurrence).split("/")
         named_run = parts[2] if len(parts) == 4 else str(occurrence)
-    info = {"runner": runner, "run": named_run, "lane": lane, "pid": os.getppid() if pid is None else pid,
-            "host": socket.gethostname(), "command": command}
+    holder = os.getppid() if pid is None else pid
+    # The holder's identity as a segment lease records it (machine, and the pid's start time), so health
+    # probes the pid only on the machine that took the lock and tells a recycled pid from the run.
+    info = {"runner": runner, "run": named_run, "lane": lane, "pid": holder, "pid_started": process_start_time(holder),
+            "host": this_host(), "machine": this_machine(), "command": command}
     held: list[str] = []
     try:
         for scope in [worker_scope(lane), *resource_scopes(lanes, lane)]:
