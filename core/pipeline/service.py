@@ -347,12 +347,13 @@ class PipelineLanes:
         payload = {"lane": lane, "run": run, "runner": runner, "occurrence": occurrence_id}
 
         def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
-            recorded = self.journal.receipt(command_id)
-            if recorded is not None and recorded.digest == canonical_digest(payload):
-                return _Command(command_id, payload, None)  # this run's retry: replay its claim
+            # Admitted first, replay or not: a retry after its segment ended must not hand the task back.
             problem = scheduled.admitted_problem(self._schedule.read(), occurrence_id, runner)
             if problem is not None:
                 raise problem
+            recorded = self.journal.receipt(command_id)
+            if recorded is not None and recorded.digest == canonical_digest(payload):
+                return _Command(command_id, payload, None)  # this run's retry: replay its claim
             if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence
                 return rules.Idle(lane, "occurrence-claimed",
                                   f"{occurrence_id} claimed task {recorded.result.get('task')} in an earlier segment")
