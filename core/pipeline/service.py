@@ -303,9 +303,13 @@ class PipelineLanes:
             raise PipelineError("INVALID", "pipeline: the commission carries no pipeline settings")
         settings = parsed.pipeline
         payload = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
-        return self._done(self._command(
-            f"pipeline/settings/{parsed.revision}", payload,
-            lambda state, now: rules.record_settings(state, settings, parsed.revision, now), needs_state=False))
+        def decide(state: PipelineState | None, now: DateTime) -> rules.Change:
+            problem = scheduled.settings_problem(self._schedule.read(), settings)
+            if problem is not None:
+                raise problem
+            return rules.record_settings(state, settings, parsed.revision, now)
+
+        return self._done(self._command(f"pipeline/settings/{parsed.revision}", payload, decide, needs_state=False))
 
     def record_top_n(self, *, week: Any, candidates: Any) -> PipelineResult:
         """A week's ranked Top-N from the portfolio runs: one per ISO week, in order."""
