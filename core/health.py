@@ -951,12 +951,13 @@ _WARNING_LINE = re.compile(r"\b(warn|warning|warnings|deprecated)\b", re.IGNOREC
 
 
 def classify_line(line: str) -> LineKind | None:
-    """Whether a line of a runner's output reports an error, only a warning, or neither."""
-    if _ERROR_LINE.search(line):
+    """Whether a line of a runner's output reports an error, only a warning, or neither: the first marker
+    decides, so "warning: the retry failed" is a warning and "error: warnings are errors" an error."""
+    error = _ERROR_LINE.search(line)
+    warning = _WARNING_LINE.search(line)
+    if error is not None and (warning is None or error.start() < warning.start()):
         return "error"
-    if _WARNING_LINE.search(line):
-        return "warning"
-    return None
+    return "warning" if warning is not None else None
 
 
 def output_signal(error_lines: int, lines: int) -> OutputSignal:
