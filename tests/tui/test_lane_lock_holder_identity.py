@@ -1,12 +1,15 @@
-"""A staged lane run's locks identify their holder as the tick's segment leases do: the machine it ran on and
-its process's start time beside the pid. Without them, health cannot tell a run on another machine (or a
+"""A staged lane run's locks identify their holder as the tick's segment leases do: the machine it ran on, its
+process's start time beside the pid, and its session. Without them, health cannot tell a run on another machine (or a
 container) that shares the journal and the hostname from a dead run here, and would confirm a live run gone
 (found by the review of the reconciler's automatic abandon)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -81,3 +84,25 @@ def test_a_lane_run_on_another_machine_with_this_hostname_is_never_confirmed_gon
     assert facts and all(fact.process_alive is None for fact in facts), [f.info for f in facts]
     state = harness.lanes.state()
     assert dead_lane_runs(facts, state, later) == []
+
+
+def test_a_lane_run_whose_recorded_process_died_but_whose_session_still_works_is_never_confirmed_gone(
+        harness: Harness, capsys, monkeypatch):
+    """As for a segment's runner: work the run left behind in its session (a provider call still running) keeps
+    the run alive, so its task is not handed to another run while that work may still act."""
+    drive_promotion(harness, Runs(), until="evidence")
+    leader = subprocess.Popen(["/bin/sh", "-c", "sleep 60 & wait"], stdin=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        time.sleep(0.2)  # its child is started
+        _claim(harness.url, capsys, monkeypatch, leader.pid)
+        leader.kill()  # the run's recorded process dies; the sleep it started lives on in its session
+        leader.wait()
+        time.sleep(2 * TTL + 0.3)
+        journal = open_journal(harness.url)
+        facts = [lease_fact(lease, this_host()) for lease in leases.list_leases(journal)]
+        assert facts and all(fact.process_alive for fact in facts), [f.info for f in facts]
+        assert dead_lane_runs(facts, harness.lanes.state(), pendulum.now("UTC")) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(leader.pid, signal.SIGKILL)
