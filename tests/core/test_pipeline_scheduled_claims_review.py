@@ -61,3 +61,46 @@ def test_the_lanes_adopt_settings_only_from_a_commission_the_schedule_recorded(w
     occurrence = admitted_promotion(world)
     claimed = world.lanes.claim(lane="promotion", runner="r-promo", occurrence=occurrence)
     assert isinstance(claimed, PipelineResult)
+
+
+@pytest.mark.xfail(strict=True, reason="review finding, not fixed: recording a commission does not check the "
+                                       "lanes' adopted settings, so a newly scheduled run can disagree with them")
+def test_a_commission_that_schedules_a_run_the_adopted_settings_name_otherwise_never_leaves_it_unable_to_claim(
+        tmp_path: Path) -> None:
+    """'the settings and the lanes cannot disagree (a mismatch is refused)': lanes settings adopted while no run
+    was scheduled (the promotion scheduler named `promo-by-hand`), then a revision that schedules
+    portfolio/promotion. Either that revision is refused when recorded (nothing written), or its run claims;
+    never a run the schedule admits every night and the lanes refuse WRONG_RUN every night."""
+    from factory_schedule.core import (
+        SCHEDULE_AGGREGATE,
+        LifecycleSchedule,
+        ManualClock,
+        ScheduleError,
+        proposed_commission,
+    )
+    from factory_schedule.core.pipeline import PipelineLanes
+    from factory_schedule.store import open_journal
+
+    journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
+    clock = ManualClock("2026-12-06T12:00:00Z")
+    schedule, lanes = LifecycleSchedule(journal, clock), PipelineLanes(journal, clock)
+    scheduled = proposed_commission(["alpha"], "2026-12-07", 40_000_000, pipeline=True)
+    by_hand = copy.deepcopy(scheduled)
+    by_hand["lanes"] = [lane for lane in by_hand["lanes"] if not lane["rhythm"].startswith(("promotion", "maturation"))]
+    by_hand["pipeline"] = {"promotionScheduler": "promo-by-hand", "threshold": 1}
+    schedule.record_commission(by_hand)
+    lanes.record_settings(by_hand)
+    lanes.record_top_n(week="2026-W49", candidates=[{"candidate": "tiny-tower", "product": "alpha", "rank": 1}])
+    scheduled["revision"] = 2
+    before = journal.head(SCHEDULE_AGGREGATE)
+    try:
+        schedule.record_commission(scheduled)
+    except ScheduleError as refused:
+        assert refused.code == "INVALID"
+        assert journal.head(SCHEDULE_AGGREGATE) == before
+        return
+    clock.set("2026-12-07T02:20:00Z")
+    tick = schedule.start(lane="portfolio/promotion", runner="r-promo")
+    assert tick.occurrence is not None
+    claimed = lanes.claim(lane="promotion", runner="r-promo", occurrence=tick.occurrence.id)
+    assert isinstance(claimed, PipelineResult)
