@@ -230,7 +230,8 @@ def judge(facts: HealthFacts) -> HealthReport:
     elif facts.pipeline is not None:
         pipeline = facts.pipeline
         stall_after = facts.stall_after or timedelta(hours=pipeline.settings.stall_hours)
-        attempt("staged lanes", lambda: staged_lane_findings(pipeline, facts.now, stall_after))
+        locked = frozenset(lease.owner for lease in facts.leases if lease.lane_lock)
+        attempt("staged lanes", lambda: staged_lane_findings(pipeline, facts.now, stall_after, locked))
     if facts.pipeline_history is not None:
         history = facts.pipeline_history
         attempt("staged lanes' counts", lambda: count_findings(history))
@@ -824,9 +825,10 @@ def launch_agent_loaded_findings(agent: LaunchAgentFact) -> list[Finding]:
 # -- the staged lanes (promotion and maturation) ----------------------------------------------
 
 
-def staged_lane_findings(state: PipelineState, now: datetime, stall_after: timedelta) -> list[Finding]:
+def staged_lane_findings(state: PipelineState, now: datetime, stall_after: timedelta,
+                         locked: frozenset[str] = frozenset()) -> list[Finding]:
     """Counters at their caps, lanes stalled despite eligible work, and what waits for the owner."""
-    return [*cap_findings(state), *stall_findings(state, now, stall_after), *owner_wait_findings(state)]
+    return [*cap_findings(state), *stall_findings(state, now, stall_after, locked), *owner_wait_findings(state)]
 
 
 def cap_findings(state: PipelineState) -> list[Finding]:
@@ -863,17 +865,33 @@ def _instant_of(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-def stall_findings(state: PipelineState, now: datetime, stall_after: timedelta) -> list[Finding]:
+def stall_findings(state: PipelineState, now: datetime, stall_after: timedelta,
+                   locked: frozenset[str] = frozenset()) -> list[Finding]:
     """A lane with a run-claimable task pending, or with free WIP, its cooldown over and eligible work to
     start (enough Top-N candidates for promotion, an untaken GO for maturation), and nothing claimed for
-    longer than `stall_after` since that work became claimable. The owner's own tasks never stall a lane
-    here: they are their own findings."""
+    longer than `stall_after` since that work became claimable. A task claimed longer than that by a run that
+    holds none of the lanes' locks (`locked`: their owners) stalls it too: that run ended without its report
+    (a refused or lost call, an answer that was not its report), and only a supervisor's `lanes abandon`
+    returns the task. The owner's own tasks never stall a lane here: they are their own findings."""
     settings = state.settings
     now = datetime.fromtimestamp(now.timestamp(), UTC)  # plain, whatever datetime class the shell passed
     findings: list[Finding] = []
     for lane in (state.promotion, state.maturation):
         for task in lane.tasks:
-            if task.kind == "owner" or task.claimed_by is not None:
+            if task.kind == "owner" or task.claimed_by in locked:
+                continue
+            if task.claimed_by is not None:
+                claimed_at = task.claimed_at or task.enqueued_at
+                if now - _instant_of(claimed_at) > stall_after:
+                    findings.append(Finding(
+                        "lane-stalled", "warning",
+                        f"{lane.lane}'s task {task.n} ({task.candidate} at {task.stage}) is claimed by "
+                        f"{task.claimed_by} since {claimed_at}, which holds none of the lane's locks: its run ended "
+                        f"without its report; after checking its artifacts, return it with `factory-schedule lanes "
+                        f"abandon --lane {lane.lane} --task {task.n} --runner {task.claimed_by}`",
+                        {"lane": lane.lane, "task": task.n, "candidate": task.candidate, "stage": task.stage,
+                         "runner": task.claimed_by, "since": claimed_at,
+                         "stall_hours": stall_after.total_seconds() / 3600}))
                 continue
             waiting = now - _instant_of(task.enqueued_at)
             if waiting > stall_after:
@@ -951,12 +969,13 @@ _WARNING_LINE = re.compile(r"\b(warn|warning|warnings|deprecated)\b", re.IGNOREC
 
 
 def classify_line(line: str) -> LineKind | None:
-    """Whether a line of a runner's output reports an error, only a warning, or neither."""
-    if _ERROR_LINE.search(line):
+    """Whether a line of a runner's output reports an error, only a warning, or neither: the first marker
+    decides, so "warning: the retry failed" is a warning and "error: warnings are errors" an error."""
+    error = _ERROR_LINE.search(line)
+    warning = _WARNING_LINE.search(line)
+    if error is not None and (warning is None or error.start() < warning.start()):
         return "error"
-    if _WARNING_LINE.search(line):
-        return "warning"
-    return None
+    return "warning" if warning is not None else None
 
 
 def output_signal(error_lines: int, lines: int) -> OutputSignal:

@@ -201,7 +201,7 @@ class Work(Doc):
     slices: Count = 0
     revisions: Count = 0
     retries: Count = 0
-    grants: Count = 0  # extra revision rounds the owner granted on escalation
+    grants: Count = 0  # extra rounds the owner granted on escalation, of the current counter (reset with it)
     escalation: Escalation | None = None
     artifacts: Annotated[tuple[ArtifactRef, ...], Field(max_length=8)] = ()  # the latest per stage
 

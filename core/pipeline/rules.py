@@ -399,7 +399,7 @@ def _promotion_step(state: PipelineState, work: Work, task: Task, report: Any, r
             raise PipelineError("CRITERIA_CHANGED", f"the review read criteria {report.criteria_sha256}, not the "
                                                     f"brief's {work.criteria}")
         if report.verdict == "pass":
-            return _Next(_put(work, criteria_frozen=True, revisions=0), "prototype")
+            return _Next(_put(work, criteria_frozen=True, revisions=0, grants=0), "prototype")  # grants: the brief's
         revision = _revision(work, task, report, ref)
         if work.revisions < settings.max_revisions + work.grants:
             return _Next(_put(work, revisions=work.revisions + 1), "brief", revision=revision)
@@ -482,7 +482,7 @@ def _maturation_step(state: PipelineState, work: Work, task: Task, report: Any, 
         if work.slices >= settings.max_slices:
             raise PipelineError("CAP_REACHED", f"slice {work.slices} is the cap ({settings.max_slices}); "
                                                "decide complete, pivot or park")
-        return _Next(_put(work, slices=work.slices + 1, revisions=0, slice_metrics=(), verified=None,
+        return _Next(_put(work, slices=work.slices + 1, revisions=0, grants=0, slice_metrics=(), verified=None,
                           verified_passed=None), "slice")
     if decision == "revise":
         revision = _revision(work, task, report, ref)

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..commission import lanes_of
+from ..commission import lanes_of, pipeline_lane_problem
 from ..errors import ScheduleError
 from ..identity import PORTFOLIO, is_pipeline_rhythm, parse_occurrence_id, pipeline_lane_of_run
+from ..pipeline_settings import PipelineSettings
 from ..results import ScheduleView
 from .errors import PipelineError
 
@@ -83,3 +84,15 @@ def unscheduled_problem(view: ScheduleView | None, run: str) -> PipelineError | 
         return PipelineError("NOT_ADMITTED", f"the commission schedules the run {run!r} ({lane}): claim with the "
                                              f"occurrence the schedule admitted for your runner token")
     return None
+
+
+def settings_problem(view: ScheduleView | None, settings: PipelineSettings) -> PipelineError | None:
+    """INVALID when settings would name a run the recorded commission schedules other than after its lane's
+    rhythm: the settings and the scheduled lanes must never disagree, whichever file the settings came from."""
+    if view is None:
+        return None
+    problem = pipeline_lane_problem(lanes_of(view.commission), settings)
+    if problem is None:
+        return None
+    return PipelineError("INVALID", f"{problem[0]}: {problem[1]} (the recorded commission, revision "
+                                    f"{view.commission.get('revision')}, schedules it)")

@@ -303,9 +303,13 @@ class PipelineLanes:
             raise PipelineError("INVALID", "pipeline: the commission carries no pipeline settings")
         settings = parsed.pipeline
         payload = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
-        return self._done(self._command(
-            f"pipeline/settings/{parsed.revision}", payload,
-            lambda state, now: rules.record_settings(state, settings, parsed.revision, now), needs_state=False))
+        def decide(state: PipelineState | None, now: DateTime) -> rules.Change:
+            problem = scheduled.settings_problem(self._schedule.read(), settings)
+            if problem is not None:
+                raise problem
+            return rules.record_settings(state, settings, parsed.revision, now)
+
+        return self._done(self._command(f"pipeline/settings/{parsed.revision}", payload, decide, needs_state=False))
 
     def record_top_n(self, *, week: Any, candidates: Any) -> PipelineResult:
         """A week's ranked Top-N from the portfolio runs: one per ISO week, in order."""
@@ -348,12 +352,13 @@ class PipelineLanes:
         payload = {"lane": lane, "run": run, "runner": runner, "occurrence": occurrence_id}
 
         def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
-            recorded = self.journal.receipt(command_id)
-            if recorded is not None and recorded.digest == canonical_digest(payload):
-                return _Command(command_id, payload, None)  # this run's retry: replay its claim
+            # Admitted first, replay or not: a retry after its segment ended must not hand the task back.
             problem = scheduled.admitted_problem(self._schedule.read(), occurrence_id, runner)
             if problem is not None:
                 raise problem
+            recorded = self.journal.receipt(command_id)
+            if recorded is not None and recorded.digest == canonical_digest(payload):
+                return _Command(command_id, payload, None)  # this run's retry: replay its claim
             if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence,
                 return self._hand_over(lane, run, runner, occurrence_id, recorded.result.get("task"), state, now)
             change = rules.claim(rules.configured(state), lane, run, runner, now)

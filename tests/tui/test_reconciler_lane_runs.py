@@ -56,8 +56,9 @@ def _command(url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.M
 
 
 def _run_process() -> subprocess.Popen[bytes]:
-    """A lane run's process: a real one, whose pid its claim records."""
-    return subprocess.Popen(["/bin/sh", "-c", "sleep 60"], stdin=subprocess.DEVNULL)
+    """A lane run's process: a real one, whose pid its claim records, in a session of its own as the tick
+    starts every runner (a session with live processes keeps the run alive)."""
+    return subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL, start_new_session=True)
 
 
 def _claim_as(h: Harness, capsys, monkeypatch, process: subprocess.Popen[bytes], runner: str) -> int:

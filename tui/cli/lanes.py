@@ -154,14 +154,21 @@ def _release_own(journal: Any, scopes: list[str], runner: str) -> dict[str, str]
 # -- the runs' commands ------------------------------------------------------------------------
 
 
+def _session_of(pid: int) -> int | None:
+    """The session of the run's process (None when it cannot be read: nothing then keeps the run alive)."""
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
+
+
 def claim_with_locks(lanes: Any, lane: str, runner: str, *, run: str | None = None, occurrence: str | None = None,
                      ttl: float = DEFAULT_TTL_SECONDS, pid: int | None = None,
                      command: str = "lanes claim") -> tuple[Any, list[str]]:
     """Take the lane's worker singleton and resources, claim, then the claimed task's lock: (the answer, the
     locks held). An idle or refused claim gives back what it took (an idle answer holds none)."""
-    import socket  # here, not at the top: every command builds this module's parser
-
     from factory_schedule.core.pipeline.service import text
+    from factory_schedule.tui.host.segments import process_start_time, this_host, this_machine
 
     runner = text("runner", runner)  # before any lock: a lock needs an owner, and a bad token is INVALID
     journal = lanes.journal
@@ -169,8 +176,12 @@ def claim_with_locks(lanes: Any, lane: str, runner: str, *, run: str | None = No
     if named_run is None and occurrence is not None:  # a scheduled run is its occurrence's rhythm
         parts = str(occurrence).split("/")
         named_run = parts[2] if len(parts) == 4 else str(occurrence)
-    info = {"runner": runner, "run": named_run, "lane": lane, "pid": os.getppid() if pid is None else pid,
-            "host": socket.gethostname(), "command": command}
+    holder = os.getppid() if pid is None else pid
+    # The holder's identity as a segment lease records it (machine, the pid's start time, its session), so
+    # health probes the pid only on the machine that took the lock, tells a recycled pid from the run, and
+    # counts work the run left running in its session as the run's.
+    info = {"runner": runner, "run": named_run, "lane": lane, "pid": holder, "pid_started": process_start_time(holder),
+            "session": _session_of(holder), "host": this_host(), "machine": this_machine(), "command": command}
     held: list[str] = []
     try:
         for scope in [worker_scope(lane), *resource_scopes(lanes, lane)]:

@@ -64,6 +64,7 @@ def parse_answer(answer: str | None) -> dict[str, Any]:
 
 def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
     """Claim, call, report, settle; the segment is the worker's (admitted for this run's token)."""
+    from factory_schedule.store.leases import LeaseHeldError
     from factory_schedule.tui.cli.lanes import claim_with_locks, release_locks, report_and_release
 
     segment = worker.segment
@@ -74,6 +75,10 @@ def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: s
     except PipelineError as error:
         emit({"run": "claim-refused", "lane": lane, "error": error.code, "message": error.message})
         worker.settle_as("unavailable", f"claim refused: {error.code}: {error.message}")
+        return EXIT_DONE
+    except LeaseHeldError as error:  # another run (the lane's other run) holds a lane lock: nothing was claimed
+        emit({"run": "claim-refused", "lane": lane, "error": "LEASE_HELD", "message": str(error)})
+        worker.settle_as("unavailable", f"claim refused: LEASE_HELD: {error}")
         return EXIT_DONE
     if getattr(answer, "kind", "") == "idle":
         emit({"run": "idle", "lane": lane, "reason": answer.reason, "detail": answer.detail})

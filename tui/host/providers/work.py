@@ -146,17 +146,18 @@ class SegmentWork:
         else:
             statuses = ["unavailable", "partial"]
         last: ScheduleError | None = None
+        reason = why[:200].rstrip()  # the engine's limit, with no whitespace left at the cut (INVALID)
         for status in statuses:
             try:
                 self.retry.run(lambda s=status: self.schedule.settle(  # type: ignore[misc]
                     occurrence_id=self.segment.occurrence, settled_by=self.segment.runner, status=s,
-                    reason=why[:200]))
+                    reason=reason))
             except ScheduleError as error:
                 if error.code != "RULE":
                     raise
                 last = error
                 continue
-            self.segment.ended = {"run": "settled", "status": status, "reason": why[:200]}
+            self.segment.ended = {"run": "settled", "status": status, "reason": reason}
             return
         assert last is not None
         raise last
@@ -272,9 +273,10 @@ class SegmentWork:
 
     def settle_as(self, status: str, why: str) -> None:
         """Settle with the status the run decided (a staged lane's run knows whether its stage was reported)."""
+        reason = why[:200].rstrip()  # the engine's limit, with no whitespace left at the cut (INVALID)
         self.retry.run(lambda: self.schedule.settle(occurrence_id=self.segment.occurrence,
-                                                    settled_by=self.segment.runner, status=status, reason=why[:200]))
-        self.segment.ended = {"run": "settled", "status": status, "reason": why[:200]}
+                                                    settled_by=self.segment.runner, status=status, reason=reason))
+        self.segment.ended = {"run": "settled", "status": status, "reason": reason}
 
     def run(self) -> int:
         assert self.binding is not None
