@@ -19,26 +19,21 @@ from typing import Any
 import pendulum
 import pytest
 
-from factory_schedule.core import ManualClock
 from factory_schedule.core.health import dead_lane_runs
-from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.cli.main import main
 from factory_schedule.tui.host.health import lease_fact
 from factory_schedule.tui.host.segments import process_start_time, this_host, this_machine
-from tests.core.pipeline_support import Harness, Runs, commission, drive_promotion, top_n
+from tests.core.pipeline_support import Harness, Runs, drive_promotion
+
+from .test_reconciler_lane_runs import promotion_harness
 
 TTL = 0.2
 
 
 @pytest.fixture
 def harness(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> Harness:
-    monkeypatch.delenv("FACTORY_NOTIFY", raising=False)
-    clock = ManualClock(pendulum.now("UTC").subtract(hours=1))
-    lanes = PipelineLanes(open_journal(sqlite_url), clock)
-    lanes.record_settings(commission(maxRevisions=2))
-    lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
-    return Harness(sqlite_url, clock, lanes)
+    return promotion_harness(sqlite_url, monkeypatch)
 
 
 def _claim(url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, pid: int) -> Any:

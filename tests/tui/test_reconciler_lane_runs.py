@@ -35,16 +35,20 @@ from tests.core.pipeline_support import (
 TTL = 0.2
 
 
-@pytest.fixture
-def harness(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> Harness:
+def promotion_harness(url: str, monkeypatch: pytest.MonkeyPatch) -> Harness:
     """Promotion configured and driven by an in-process engine whose clock runs an hour behind the host's, so
     the command line's later readings (the system clock) come after it."""
     monkeypatch.delenv("FACTORY_NOTIFY", raising=False)
     clock = ManualClock(pendulum.now("UTC").subtract(hours=1))
-    lanes = PipelineLanes(open_journal(sqlite_url), clock)
+    lanes = PipelineLanes(open_journal(url), clock)
     lanes.record_settings(commission(maxRevisions=2))
     lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
-    return Harness(sqlite_url, clock, lanes)
+    return Harness(url, clock, lanes)
+
+
+@pytest.fixture
+def harness(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> Harness:
+    return promotion_harness(sqlite_url, monkeypatch)
 
 
 def _command(url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
