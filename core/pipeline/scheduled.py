@@ -58,6 +58,14 @@ def scheduled_run(lane: str, run: str | None, occurrence: Any) -> tuple[str, str
     return ref.id, ref.rhythm
 
 
+def adopted_run(settings: PipelineSettings, lane: str, rhythm: str) -> str:
+    """The adopted settings' identity for the role an occurrence's run plays in its lane: the reviewer for a
+    `-reviewer` run, else the scheduler. The commission's lane decides the role, so settings adopted before the
+    commission scheduled the run, under another name, cannot leave a run the schedule admits every night
+    unable to claim (WRONG_RUN) until the owner adopts the new revision's settings."""
+    return settings.reviewer(lane) if rhythm.endswith("-reviewer") else settings.scheduler(lane)
+
+
 def admitted_problem(view: ScheduleView | None, occurrence_id: str, runner: str) -> PipelineError | None:
     """NOT_ADMITTED unless `occurrence_id` is its lane's open occurrence, running for `runner`."""
     if view is None:

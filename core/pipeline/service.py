@@ -359,9 +359,11 @@ class PipelineLanes:
             recorded = self.journal.receipt(command_id)
             if recorded is not None and recorded.digest == canonical_digest(payload):
                 return _Command(command_id, payload, None)  # this run's retry: replay its claim
+            current = rules.configured(state)
+            as_run = scheduled.adopted_run(current.settings, lane, run)
             if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence,
-                return self._hand_over(lane, run, runner, occurrence_id, recorded.result.get("task"), state, now)
-            change = rules.claim(rules.configured(state), lane, run, runner, now)
+                return self._hand_over(lane, as_run, runner, occurrence_id, recorded.result.get("task"), state, now)
+            change = rules.claim(current, lane, as_run, runner, now)
             return change if isinstance(change, rules.Idle) else _Command(command_id, payload, change)
 
         return self._run(plan)

@@ -63,8 +63,6 @@ def test_the_lanes_adopt_settings_only_from_a_commission_the_schedule_recorded(w
     assert isinstance(claimed, PipelineResult)
 
 
-@pytest.mark.xfail(strict=True, reason="review finding, not fixed: recording a commission does not check the "
-                                       "lanes' adopted settings, so a newly scheduled run can disagree with them")
 def test_a_commission_that_schedules_a_run_the_adopted_settings_name_otherwise_never_leaves_it_unable_to_claim(
         tmp_path: Path) -> None:
     """'the settings and the lanes cannot disagree (a mismatch is refused)': lanes settings adopted while no run
