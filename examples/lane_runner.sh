@@ -68,7 +68,9 @@ defer() {  # defer REASON [BOUND]: the claimed task stays this occurrence's; a s
   exit $rc
 }
 
-claim=$($FS lanes claim --lane "$LANE" --occurrence "$OCC" --runner "$RUNNER")
+# The locks outlast the one provider call (30 minutes, and two for the claim and the report): this runner
+# sends no heartbeat while it waits, and a lock gone stale under a live call reads as a dead run in health.
+claim=$($FS lanes claim --lane "$LANE" --occurrence "$OCC" --runner "$RUNNER" --ttl 1920)
 rc=$?
 case $rc in
   0) ;;

@@ -76,6 +76,8 @@ def test_run_claims_the_runs_task_sends_its_stage_prompt_and_reports_the_answer(
     occurrence = started["tick"]["occurrence"]["id"]
     steps = [line["run"] for line in runner_lines(err)]
     assert steps == ["started", "claimed", "call", "reported", "settled"], err
+    [claimed] = [line for line in runner_lines(err) if line["run"] == "claimed"]
+    assert claimed["ttl"] == 0.5 * 60 + 120  # the lane's call timeout and a margin: no lock goes stale mid-call
     [prompt] = _contacts(tmp_path)
     assert prompt == "Work the select stage. [transcript: stage]"  # the fake logs a prompt's first line
     record = schedule.record(occurrence)

@@ -62,6 +62,19 @@ def parse_answer(answer: str | None) -> dict[str, Any]:
     return document
 
 
+LOCK_MARGIN_SECONDS = 120.0
+MAX_LOCK_SECONDS = 86_400.0  # a day: the longest TTL a lane lock takes (`lanes claim --ttl`'s bound too)
+
+
+def lock_ttl(binding: LaneBinding) -> float:
+    """The run's lane locks outlast its one provider call (the lane's timeout, plus a margin for the claim and
+    the report): the run sends no heartbeat while it waits on the call, and a lock that went stale under a
+    live call would read as a dead run in health. Its recovery window (2 x TTL) stays far below the lane's
+    daily cadence: with the default 30-minute timeout, 64 minutes."""
+    longest = max((task.timeout_seconds for task in binding.tasks), default=0.0)
+    return min(longest + LOCK_MARGIN_SECONDS, MAX_LOCK_SECONDS)
+
+
 def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
     """Claim, call, report, settle; the segment is the worker's (admitted for this run's token)."""
     from factory_schedule.store.leases import LeaseHeldError
@@ -71,7 +84,7 @@ def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: s
     lane = pipeline_lane_of_run(run)
     try:
         answer, held = claim_with_locks(lanes, lane, segment.runner, occurrence=segment.occurrence, pid=os.getpid(),
-                                        command="run")
+                                        ttl=lock_ttl(binding), command="run")
     except PipelineError as error:
         emit({"run": "claim-refused", "lane": lane, "error": error.code, "message": error.message})
         worker.settle_as("unavailable", f"claim refused: {error.code}: {error.message}")
@@ -85,7 +98,8 @@ def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: s
         worker.settle_as("completed", f"nothing to claim: {answer.reason}")
         return EXIT_DONE
     task = dict(answer.result)
-    emit({"run": "claimed", "lane": lane, "task": task["task"], "stage": task["stage"], "locks": held})
+    emit({"run": "claimed", "lane": lane, "task": task["task"], "stage": task["stage"], "locks": held,
+          "ttl": lock_ttl(binding)})
     commissioned = binding.tasks[0]  # a run's lane has one task: `stage` or `review`
     unit = next(u for u in commissioned.units if u.work == task["stage"])
     one = Unit(work=f"task-{task['task']}", prompt=stage_prompt(unit.prompt, lane, task), path=unit.path)
