@@ -966,11 +966,15 @@ RunVerdict = Literal["ok", "failed", "disagrees"]
 RUN_FINDING_DAYS = 7  # a recorded run's failure or disagreement is reported for a week, or until its next run
 _ERROR_LINE = re.compile(r"\b(error|errors|fatal|traceback|exception|panic|failed|failure)\b", re.IGNORECASE)
 _WARNING_LINE = re.compile(r"\b(warn|warning|warnings|deprecated)\b", re.IGNORECASE)
+# A count of none ("0 errors", "no failures", "zero warnings") reports that nothing went wrong: not a marker.
+_NONE_COUNTED = re.compile(r"\b(?:0|no|zero)\s+(?:errors?|failures?|warnings?|exceptions?)\b", re.IGNORECASE)
 
 
 def classify_line(line: str) -> LineKind | None:
     """Whether a line of a runner's output reports an error, only a warning, or neither: the first marker
-    decides, so "warning: the retry failed" is a warning and "error: warnings are errors" an error."""
+    decides, so "warning: the retry failed" is a warning and "error: warnings are errors" an error; a count of
+    none ("0 errors", "no failures") is no marker at all."""
+    line = _NONE_COUNTED.sub(" ", line)
     error = _ERROR_LINE.search(line)
     warning = _WARNING_LINE.search(line)
     if error is not None and (warning is None or error.start() < warning.start()):

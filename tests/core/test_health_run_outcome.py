@@ -16,6 +16,8 @@ from .test_health_rules import NOW, OCCURRENCE, _running, _view
     ("error: the provider refused the call", "error"), ("Traceback (most recent call last):", "error"),
     ("FATAL could not open the journal", "error"), ("warning: --foo is deprecated", "warning"),
     ("WARN terminal does not support colour", "warning"), ("scanned 12 files", None), ("", None),
+    ("checked 40 files: 0 errors", None), ("No errors, no warnings.", None), ("found 0 errors, 2 warnings", "warning"),
+    ("zero failures; error: the report was cut", "error"),
 ])
 def test_a_line_of_output_reports_an_error_a_warning_or_neither(line: str, kind: str | None) -> None:
     assert classify_line(line) == kind
