@@ -245,6 +245,24 @@ def test_a_detached_tick_returns_at_once_and_its_keeper_runs_the_segment_to_the_
     assert provider_contacts(tmp_path) == ["item-1", "item-2"]
 
 
+def test_a_ctrl_c_at_a_foreground_tick_reaches_its_runners_sessions_and_stops_the_tick(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    ready, interrupted = tmp_path / "ready", tmp_path / "interrupted"
+    runner = (f"trap 'echo interrupted > {interrupted}; exit 130' INT; echo ready > {ready}; "
+              "while :; do sleep 0.1; done")
+    tick = _tick_process(sqlite_url, tmp_path, "/bin/sh", "-c", runner)
+    try:
+        wait_for(ready.exists, timeout=120, what="the runner to start")
+        tick.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C sends to its foreground process group
+        code, _lines, err = _finish(tick, timeout=60)
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+    assert interrupted.read_text() == "interrupted\n", err  # the runner's own session heard it
+    assert code == 130, err
+
+
 def test_a_tick_refuses_a_lease_ttl_under_one_second_before_touching_the_journal(
     sqlite_url: str, journal: Any
 ) -> None:

@@ -20,6 +20,7 @@ import functools
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -402,8 +403,10 @@ def run_segment(
     ttl: float,
     now: Callable[[], datetime],
     read_view: Callable[[], ScheduleView | None],
+    started: Callable[[int], None] | None = None,
 ) -> SegmentRun:
-    """Hold the segment's lease while COMMAND runs; release it only if the runner ended its segment."""
+    """Hold the segment's lease while COMMAND runs; release it only if the runner ended its segment.
+    `started` hears the runner's pid (the leader of its own session) once its gate opens."""
     scope = segment_scope(job.occurrence_id, job.segment)
     info: dict[str, Any] = {
         "pid": os.getpid(),
@@ -466,6 +469,8 @@ def run_segment(
                           detail=f"could not record the runner in its lease ({type(error).__name__}: {error}); "
                           "the runner was stopped before it started")
     _open_gate(process)
+    if started is not None:
+        started(process.pid)
     beat.start()
     code = process.wait()
     base["output"] = capture.finish()
@@ -516,13 +521,23 @@ def run_segments(
     read_view: Callable[[], ScheduleView | None],
     report: Callable[[SegmentRun], None],
 ) -> list[SegmentRun]:
-    """Run every admitted segment's COMMAND at once (each lane has its own deadline) and wait for all."""
+    """Run every admitted segment's COMMAND at once (each lane has its own deadline) and wait for all.
+
+    A Ctrl-C at a tick in the foreground reaches only the tick: each runner leads a session of its own (so
+    that a closed terminal or a dying tick does not take a paid call down with it). The tick passes the
+    interrupt on to every runner's session, as if the owner had pressed Ctrl-C at each, waits for them to
+    end as their own rules say (a call in flight is never sent again: health reconciles it), and stops."""
     runs: list[SegmentRun] = []
     lock = threading.Lock()
+    sessions: list[int] = []
+
+    def started(pid: int) -> None:
+        with lock:
+            sessions.append(pid)
 
     def one(job: SegmentJob) -> None:
         try:
-            result = run_segment(journal, journal_url, job, command, ttl, now, read_view)
+            result = run_segment(journal, journal_url, job, command, ttl, now, read_view, started)
         except Exception as error:
             scope = segment_scope(job.occurrence_id, job.segment)
             result = SegmentRun(job.lane, job.occurrence_id, job.segment, job.runner, scope, None, None, True,
@@ -534,8 +549,18 @@ def run_segments(
     threads = [threading.Thread(target=one, args=(job,), name=f"segment {job.occurrence_id}") for job in jobs]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:
+        with lock:
+            interrupted = list(sessions)
+        for session in interrupted:
+            with contextlib.suppress(OSError):
+                os.killpg(session, signal.SIGINT)
+        for thread in threads:
+            thread.join()
+        raise
     return runs
 
 
