@@ -19,7 +19,7 @@ from factory_schedule.core.bottleneck import Bottleneck, find_bottleneck
 from factory_schedule.core.commission import parse_commission
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineState
 from factory_schedule.store import Checkpoint, Event, Journal, JournalError, leases
-from factory_schedule.tui.host.health import check_health, read_pipeline
+from factory_schedule.tui.host.health import AlreadyRead, check_health, read_pipeline
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
@@ -121,9 +121,10 @@ def read_leases(journal: Journal) -> tuple[Lease, ...] | None:
 
 
 def read_health(journal: Journal, schedule: LifecycleSchedule, now: DateTime, host: str,
-                since: Checkpoint | None = None) -> tuple[HealthReport | None, str | None]:
+                since: Checkpoint | None = None,
+                already_read: AlreadyRead | None = None) -> tuple[HealthReport | None, str | None]:
     try:
-        return check_health(journal, schedule, now, host, since=since), None
+        return check_health(journal, schedule, now, host, since=since, already_read=already_read), None
     except Exception as error:  # the check is advisory; the dashboard keeps running
         return None, f"{type(error).__name__}: {error}"
 
@@ -164,11 +165,12 @@ def take_reading(
         return Reading(
             head=head, now=now, problem=Problem("UNREADABLE", f"{type(error).__name__}: {error}"), history=history
         )
-    health, health_problem = (None, None)
-    if complete and view is not None:
-        health, health_problem = read_health(journal, schedule, now, host, health_since)
     pipeline, unreadable = read_pipeline(journal, now)  # the reading health's own check makes
     pipeline_problem = None if unreadable is None else f"{unreadable[0]}: {unreadable[1]}"
+    health, health_problem = (None, None)
+    if complete and view is not None:  # health judges the same view and lanes' state, read once
+        health, health_problem = read_health(journal, schedule, now, host, health_since,
+                                             AlreadyRead(view, pipeline, unreadable))
     try:
         pipeline_head = journal.head(PIPELINE_AGGREGATE)
     except Exception:

@@ -61,6 +61,7 @@ from factory_schedule.tui.host.segments import (
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
     from factory_schedule.core.pipeline.model import PipelineState
+    from factory_schedule.core.results import ScheduleView
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
@@ -97,70 +98,6 @@ def lease_fact(
     )
 
 
-def gather_facts(
-    journal: Journal,
-    schedule: LifecycleSchedule,
-    now: datetime,
-    host: str,
-    plist_path: str | None = None,
-    grace_minutes: float = DEFAULT_GRACE_MINUTES,
-    alive: Callable[[object], bool] = process_alive,
-    zone: str | None = None,
-    since: Checkpoint | None = None,
-    loaded: LoadedProbe = launchctl_loaded,
-    check_chain: bool = True,
-    count_history: bool = False,
-) -> tuple[HealthFacts, Checkpoint | None]:
-    """Everything health's rules look at, and how far the chain verified; a probe that fails is noted, not fatal."""
-    from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
-
-    could_not: list[str] = []
-    chain_problem = state_problem = view = verified = None
-    try:
-        verified = journal.verify(SCHEDULE_AGGREGATE, since=since) if check_chain else None
-    except Exception as error:
-        chain_problem = str(error)
-    try:
-        view = schedule.read()
-    except ScheduleError as error:
-        state_problem = (error.code, error.message)
-    except Exception as error:
-        could_not.append(f"reading the schedule: {error}")
-    lease_facts: tuple[LeaseFact, ...] = ()
-    try:
-        lease_facts = tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal))
-    except Exception as error:
-        could_not.append(f"leases: {type(error).__name__}: {error}")
-    pipeline, pipeline_problem = read_pipeline(journal, now)
-    runs: tuple[RunFact, ...] = ()
-    try:
-        runs = recorded_runs(journal)
-    except Exception as error:
-        could_not.append(f"recorded runs: {type(error).__name__}: {error}")
-    history = None
-    if count_history and pipeline is not None:  # only a whole check (`health`) reads the lanes' history
-        try:
-            history = read_pipeline_history(journal)
-        except Exception as error:
-            could_not.append(f"the staged lanes' history: {type(error).__name__}: {error}")
-    grace = timedelta(minutes=grace_minutes)
-    night_states: dict[str, str] = {}
-    if view is not None:
-        try:
-            ids = [night.occurrence_id for night in nights_to_check(view, now, grace)]
-            night_states = {status.id: status.state for status in schedule.statuses(ids)} if ids else {}
-        except Exception as error:
-            could_not.append(f"lanes: {type(error).__name__}: {error}")
-    facts = HealthFacts(
-        now=now, host=host, chain_problem=chain_problem, view=view, state_problem=state_problem,
-        leases=lease_facts, night_states=night_states,
-        launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
-        host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
-        pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
-    )
-    return facts, verified
-
-
 def read_pipeline(journal: Journal, now: datetime) -> tuple[PipelineState | None, tuple[str, str] | None]:
     """The staged lanes' checked state, or why it does not read: reading it never fails health, so any
     error (a CORRUPT state, a journal that cannot be read) becomes the `pipeline-unreadable` finding."""
@@ -193,6 +130,16 @@ def read_pipeline_history(journal: Journal) -> PipelineHistory | None:
     return PipelineHistory(state, counts)
 
 
+@dataclass(frozen=True)
+class AlreadyRead:
+    """What the caller read at this same instant (the dashboard's reading: the schedule's view, the staged lanes'
+    state), so that health judges those very readings instead of reading and parsing them a second time."""
+
+    view: ScheduleView | None
+    pipeline: PipelineState | None
+    pipeline_problem: tuple[str, str] | None
+
+
 def check_health(
     journal: Journal,
     schedule: LifecycleSchedule,
@@ -206,18 +153,70 @@ def check_health(
     loaded: LoadedProbe = launchctl_loaded,
     check_chain: bool = True,
     count_history: bool = False,
+    already_read: AlreadyRead | None = None,
 ) -> HealthReport:
-    """Every check over what this host can see.
+    """Every check over what this host can see: the facts gathered (a probe that fails is noted, not fatal),
+    then judged by core's rules.
 
     `since` (an earlier report's `verified`) checks only the events appended after it: the live
     dashboard re-checks as the journal grows without re-reading a year of history each time;
     the `health` command always checks the whole chain, and with `count_history` counts the staged lanes'
     history against their state (the dashboard and the tick do not re-read it at every refresh or firing)."""
-    facts, verified = gather_facts(journal, schedule, now, host, plist_path, grace_minutes, alive, zone, since,
-                                   loaded, check_chain, count_history)
+    from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
+
+    could_not: list[str] = []
+    chain_problem = state_problem = view = verified = None
+    try:
+        verified = journal.verify(SCHEDULE_AGGREGATE, since=since) if check_chain else None
+    except Exception as error:
+        chain_problem = str(error)
+    if already_read is not None:
+        view = already_read.view
+        pipeline, pipeline_problem = already_read.pipeline, already_read.pipeline_problem
+    else:
+        try:
+            view = schedule.read()
+        except ScheduleError as error:
+            state_problem = (error.code, error.message)
+        except Exception as error:
+            could_not.append(f"reading the schedule: {error}")
+        pipeline, pipeline_problem = read_pipeline(journal, now)
+    lease_facts: tuple[LeaseFact, ...] = ()
+    try:
+        lease_facts = tuple(lease_fact(lease, host, alive) for lease in leases.list_leases(journal))
+    except Exception as error:
+        could_not.append(f"leases: {type(error).__name__}: {error}")
+    runs: tuple[RunFact, ...] = ()
+    try:
+        runs = recorded_runs(journal)
+    except Exception as error:
+        could_not.append(f"recorded runs: {type(error).__name__}: {error}")
+    history = None
+    if count_history and pipeline is not None:  # only a whole check (`health`) reads the lanes' history
+        try:
+            history = read_pipeline_history(journal)
+        except Exception as error:
+            could_not.append(f"the staged lanes' history: {type(error).__name__}: {error}")
+    grace = timedelta(minutes=grace_minutes)
+    night_states: dict[str, str] = {}
+    if view is not None:
+        try:
+            ids = [night.occurrence_id for night in nights_to_check(view, now, grace)]
+            night_states = {status.id: status.state for status in schedule.statuses(ids)} if ids else {}
+        except Exception as error:
+            could_not.append(f"lanes: {type(error).__name__}: {error}")
+    facts = HealthFacts(
+        now=now, host=host, chain_problem=chain_problem, view=view, state_problem=state_problem,
+        leases=lease_facts, night_states=night_states,
+        launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
+        host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
+        pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
+    )
     report = judge(facts)
     return HealthReport(report.checked_at, report.host, report.findings, report.repairs, report.could_not_check,
                         verified)
+
+
 
 
 @dataclass(frozen=True)
