@@ -1,5 +1,5 @@
-"""The owner's granted round is one more round of the escalated stage, never of another counter (review of the
-repair cap, `maxRevisions` + grants): a grant that revived a rejected brief must not give the prototype an extra
+"""The owner's granted round is one more round of the escalated stage, never of another counter (the repair
+cap is `maxRevisions` + grants): a grant that revived a rejected brief must not give the prototype an extra
 failed build, and a grant for slice 1's revisions must not give slice 2 (or its interrupted revision starts) a
 round past `maxRevisions` without the owner. Real journal files, no mocks."""
 

@@ -1,4 +1,4 @@
-"""A warning alone is never a failure (review of the run verdict): a line the runner marks as a warning stays a
+"""A warning alone is never a failure: a line the runner marks as a warning stays a
 warning when it mentions what failed ("warning: ... failed, retrying"), so a run that exited non-zero before
 its segment's record, having printed only warnings, is a disagreement the owner looks at, never `run-failed`.
 The lines come through the tick's real output capture, from a real process."""

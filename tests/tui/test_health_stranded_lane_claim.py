@@ -1,8 +1,8 @@
 """A task claimed by a staged lane's run that ended its occurrence without reporting it (a lost call, an answer
 that was not its report: the run settles `partial`) stalls its lane: the run gave back its locks, the task stays
 claimed by its token, and every later night's run is idle `claimed` (a run that only deferred is taken over by its
-occurrence's resumed segment instead). Health must tell the owner once that lasts past `stallHours` (review of
-'Scheduled like every other run'). Real journal file, real locks, no mocks."""
+occurrence's resumed segment instead). Health must tell the owner once that lasts past `stallHours`.
+Real journal file, real locks, no mocks."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """A staged lane run's locks identify their holder as the tick's segment leases do: the machine it ran on, its
 process's start time beside the pid, and its session. Without them, health cannot tell a run on another machine (or a
-container) that shares the journal and the hostname from a dead run here, and would confirm a live run gone
-(found by the review of the reconciler's automatic abandon)."""
+container) that shares the journal and the hostname from a dead run here, and would confirm a live run gone."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`factory-schedule run` for a staged lane's run whose lane lock another run holds (the lane's reviewer run
 still working: scheduler and reviewer share the lane's worker singleton) ends its segment like any refused
 claim: settled `unavailable`, nothing sent, the task left unclaimed; never an exit with its segment left running
-for a supervisor to reconcile (review: `lanes claim` exits 4 there and examples/lane_runner.sh settles).
+for a supervisor to reconcile (`lanes claim` exits 4 there, and examples/lane_runner.sh settles).
 Real processes over a real journal file."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Adversarial checks of the staged lanes' scheduled claims (review of 'Scheduled like every other run'): a claim
-is admitted only while its occurrence runs for the claiming token, replays included; and the lanes' settings
-never disagree with the runs the recorded commission schedules. Real journal files, no mocks."""
+"""A staged lane's scheduled claim is admitted only while its occurrence runs for the claiming token, replays
+included; the lanes adopt settings only from a commission the schedule recorded; and settings adopted before a
+run was scheduled never leave it unable to claim. Real journal files, no mocks."""
 
 from __future__ import annotations
 
