@@ -7,18 +7,17 @@ release-readiness, and the tasks of both lanes still kept for it with who did ea
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from rich.text import Text
 from textual.widget import Widget
-from textual.widgets import Input, Label, Static
+from textual.widgets import Static
 
 from factory_schedule.core.bottleneck import local
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
-from factory_schedule.tui.dashboard.screens.base import FormProblem, NotBlank, ScheduleForm, value_of
-from factory_schedule.tui.dashboard.screens.pipeline_base import OneOf, reading_pipeline, through_engine
+from factory_schedule.tui.dashboard.screens.base import value_of
+from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline, through_engine
 
 DECISIONS = ("approve", "deny")
 
@@ -59,9 +58,9 @@ def approval_evidence(reading: Reading, approval: Any) -> Text:
     return text
 
 
-class ApprovalForm(ScheduleForm):
+class ApprovalForm(OwnerDecisionForm):
     TITLE_TEXT = "Approve or deny a security-approve request (lanes.decide_approval)"
-    SUBMIT_LABEL = "Record the decision"
+    DECISIONS = DECISIONS
 
     def __init__(self, lanes: Any, reading: Reading, approval_id: str | None = None) -> None:
         super().__init__()
@@ -70,26 +69,14 @@ class ApprovalForm(ScheduleForm):
         pending = pending_approvals(reading)
         self.approval = next((a for a in pending if a.id == approval_id), pending[0])
 
-    def fields(self) -> Iterable[Widget]:
-        others = [a.id for a in pending_approvals(self.reading) if a.id != self.approval.id]
-        yield Static(approval_evidence(self.reading, self.approval), id="approval-evidence")
-        if others:
-            yield Static(Text(printable(f"Also waiting: {', '.join(others)}"), style="dim"))
-        yield Label("Decision (approve or deny)")
-        yield Input("", placeholder="approve or deny", id="decision",
-                    validators=[OneOf("decision", DECISIONS)])
-        yield Label("Decided by")
-        yield Input("owner", id="decided-by", validators=[NotBlank("decided by")])
+    def evidence(self) -> Widget:
+        return Static(approval_evidence(self.reading, self.approval), id="approval-evidence")
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one("#decision", Input).focus()
+    def others(self) -> list[str]:
+        return [a.id for a in pending_approvals(self.reading) if a.id != self.approval.id]
 
     def perform(self) -> str:
-        decision = value_of(self, "#decision")
-        if decision not in DECISIONS:
-            raise FormProblem("decision: approve or deny")
-        approved = decision == "approve"
+        approved = self.decision() == "approve"
         result = through_engine(lambda: self.lanes.decide_approval(
             approval=self.approval.id, decided_by=value_of(self, "#decided-by"), approved=approved))
         verb = "Approved" if approved else "Denied"

@@ -17,8 +17,8 @@ from textual.widgets import Input, Label, Static
 from factory_schedule.core.bottleneck import local
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
-from factory_schedule.tui.dashboard.screens.base import FormProblem, NotBlank, ScheduleForm, value_of
-from factory_schedule.tui.dashboard.screens.pipeline_base import OneOf, reading_pipeline, through_engine
+from factory_schedule.tui.dashboard.screens.base import NotBlank, value_of
+from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline, through_engine
 
 DECISIONS = ("revise", "park")
 
@@ -61,9 +61,9 @@ def escalation_evidence(reading: Reading, lane: str, task: Any, work: Any) -> Te
     return text
 
 
-class EscalationForm(ScheduleForm):
+class EscalationForm(OwnerDecisionForm):
     TITLE_TEXT = "Decide an escalation (lanes.decide_escalation)"
-    SUBMIT_LABEL = "Record the decision"
+    DECISIONS = DECISIONS
 
     def __init__(self, lanes: Any, reading: Reading, task: int | None = None) -> None:
         super().__init__()
@@ -72,27 +72,20 @@ class EscalationForm(ScheduleForm):
         found = open_escalations(reading)
         self.lane, self.escalated, self.work = next((e for e in found if e[1].n == task), found[0])
 
-    def fields(self) -> Iterable[Widget]:
-        others = [f"{lane} task {t.n} ({w.candidate})" for lane, t, w in open_escalations(self.reading)
-                  if t.n != self.escalated.n]
-        yield Static(escalation_evidence(self.reading, self.lane, self.escalated, self.work), id="escalation-evidence")
-        if others:
-            yield Static(Text(printable(f"Also waiting: {', '.join(others)}"), style="dim"))
-        yield Label("Decision (revise or park)")
-        yield Input("", placeholder="revise or park", id="decision", validators=[OneOf("decision", DECISIONS)])
+    def evidence(self) -> Widget:
+        return Static(escalation_evidence(self.reading, self.lane, self.escalated, self.work),
+                      id="escalation-evidence")
+
+    def others(self) -> list[str]:
+        return [f"{lane} task {t.n} ({w.candidate})" for lane, t, w in open_escalations(self.reading)
+                if t.n != self.escalated.n]
+
+    def more_fields(self) -> Iterable[Widget]:
         yield Label("Reason (kept in the journal)")
         yield Input("", id="reason", validators=[NotBlank("reason", longest=300)])
-        yield Label("Decided by")
-        yield Input("owner", id="decided-by", validators=[NotBlank("decided by")])
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one("#decision", Input).focus()
 
     def perform(self) -> str:
-        decision = value_of(self, "#decision")
-        if decision not in DECISIONS:
-            raise FormProblem("decision: revise or park")
+        decision = self.decision()
         result = through_engine(lambda: self.lanes.decide_escalation(
             lane=self.lane, task=self.escalated.n, decided_by=value_of(self, "#decided-by"), decision=decision,
             reason=value_of(self, "#reason")))

@@ -1,4 +1,5 @@
-"""What the staged lanes' owner forms share: a choice checked as it is typed, and a refusal shown with its code.
+"""What the staged lanes' owner forms share: the decision form's shape (the evidence, what else waits, a choice
+checked as it is typed, who decides), and a refusal shown with its code.
 
 The forms call `PipelineLanes`' own methods (the ones a runner, a reviewer or the CLI's `lanes`
 commands call); a `PipelineError` is shown as `CODE: message` and the form stays open, and since
@@ -7,13 +8,17 @@ the engine refuses before it records, nothing was written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.validation import ValidationResult, Validator
+from textual.widget import Widget
+from textual.widgets import Input, Label, Static
 
 from factory_schedule.core.pipeline import PipelineError, PipelineResult
-from factory_schedule.tui.dashboard.screens.base import FormProblem
+from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.screens.base import FormProblem, NotBlank, ScheduleForm, value_of
 
 
 class OneOf(Validator):
@@ -40,3 +45,43 @@ def through_engine(call: Callable[[], PipelineResult]) -> PipelineResult:
 
 def reading_pipeline(reading: Any) -> Any | None:
     return None if reading is None else reading.pipeline
+
+
+class OwnerDecisionForm(ScheduleForm):
+    """An owner's decision on the staged lanes: the evidence (`evidence()`), what else waits (`others()`), one
+    of `DECISIONS` typed and checked, any `more_fields()`, and who decides; the decision field has the focus."""
+
+    SUBMIT_LABEL = "Record the decision"
+    DECISIONS: ClassVar[tuple[str, ...]] = ()
+
+    def evidence(self) -> Widget:
+        raise NotImplementedError
+
+    def others(self) -> list[str]:
+        raise NotImplementedError
+
+    def more_fields(self) -> Iterable[Widget]:
+        return ()
+
+    def fields(self) -> Iterable[Widget]:
+        choices = " or ".join(self.DECISIONS)
+        yield self.evidence()
+        others = self.others()
+        if others:
+            yield Static(Text(printable(f"Also waiting: {', '.join(others)}"), style="dim"))
+        yield Label(f"Decision ({choices})")
+        yield Input("", placeholder=choices, id="decision", validators=[OneOf("decision", self.DECISIONS)])
+        yield from self.more_fields()
+        yield Label("Decided by")
+        yield Input("owner", id="decided-by", validators=[NotBlank("decided by")])
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#decision", Input).focus()
+
+    def decision(self) -> str:
+        """The typed decision, one of `DECISIONS` (refused in the form's words otherwise)."""
+        decision = value_of(self, "#decision")
+        if decision not in self.DECISIONS:
+            raise FormProblem(f"decision: {' or '.join(self.DECISIONS)}")
+        return decision
