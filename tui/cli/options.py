@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -146,13 +145,19 @@ def on_off(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected on/off, got {value!r}")
 
 
+def _number(value: str, what: str) -> float:
+    """`value` as a float, or argparse's error naming `what`. Every caller bounds it on both sides, and a
+    comparison with `nan` is false, so `nan`, `inf` and `1e300` all fail the caller's range."""
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {value!r}") from None
+
+
 def seconds(value: str) -> float:
     """A positive, finite number of seconds up to a day (`nan`, `inf` and `1e300` are refused)."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
-    if not (math.isfinite(number) and 0 < number <= MAX_SECONDS):
+    number = _number(value, "a number of seconds")
+    if not 0 < number <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"expected more than 0 and at most {MAX_SECONDS:g} seconds, got {value!r}")
     return number
 
@@ -171,22 +176,16 @@ def lease_ttl_seconds(value: str) -> float:
 
 def minutes(value: str) -> float:
     """A finite number of minutes from 0 up to a day."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of minutes, got {value!r}") from None
-    if not (math.isfinite(number) and 0 <= number <= MAX_SECONDS / 60):
+    number = _number(value, "a number of minutes")
+    if not 0 <= number <= MAX_SECONDS / 60:
         raise argparse.ArgumentTypeError(f"expected 0 to {MAX_SECONDS / 60:g} minutes, got {value!r}")
     return number
 
 
 def positive_number(value: str) -> float:
     """A positive, finite number (the demo's speed)."""
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if not (math.isfinite(number) and 0 < number <= 1e6):
+    number = _number(value, "a number")
+    if not 0 < number <= 1e6:
         raise argparse.ArgumentTypeError(f"expected a number above 0 and at most 1000000, got {value!r}")
     return number
 

@@ -191,18 +191,25 @@ def _tell_owner(journal: Any, url: str, schedule: Any, clock: SystemClock) -> No
         emit({"notify_failed": problem})
 
 
-def _tick(args: argparse.Namespace) -> int:
-    from factory_schedule.store import leases
-    from factory_schedule.tui.host import segments as process_runner
+def _runner_and_schedule(args: argparse.Namespace, missing: str) -> tuple[list[str], str, Any, Any, Any]:
+    """The runner command after `--` (BadInput `missing` without one), the journal's URL, the existing journal,
+    the system clock and the schedule over them: what the tick and a detached segment's keeper both start from."""
     from factory_schedule.tui.host.clock import SystemClock
 
     command = _strip_dashes(args.tick_command)
     if not command:
-        raise BadInput("tick needs a runner command after `--`")
+        raise BadInput(missing)
     url = journal_url_of(args)
     journal = open_existing(url)
     clock = SystemClock()
-    schedule = schedule_over(journal, clock)
+    return command, url, journal, clock, schedule_over(journal, clock)
+
+
+def _tick(args: argparse.Namespace) -> int:
+    from factory_schedule.store import leases
+    from factory_schedule.tui.host import segments as process_runner
+
+    command, url, journal, clock, schedule = _runner_and_schedule(args, "tick needs a runner command after `--`")
     owner = process_runner.new_tick_owner()
     _take_worker_lease(journal, owner, args.ttl, clock)
     beat = process_runner.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)
@@ -270,15 +277,9 @@ def _start_keeper(
 
 def _keep_segment(args: argparse.Namespace) -> int:
     from factory_schedule.tui.host import segments as process_runner
-    from factory_schedule.tui.host.clock import SystemClock
 
-    command = _strip_dashes(args.tick_command)
-    if not command:
-        raise BadInput("tick-segment needs the runner command after `--`")
-    url = journal_url_of(args)
-    journal = open_existing(url)
-    clock = SystemClock()
-    schedule = schedule_over(journal, clock)
+    command, url, journal, clock, schedule = _runner_and_schedule(
+        args, "tick-segment needs the runner command after `--`")
     job = process_runner.SegmentJob(args.lane, args.occurrence, args.segment, args.runner)
     run = process_runner.run_segment(journal, url, job, command, args.ttl, clock.now, schedule.read)
     emit({"segment_run": run})
