@@ -121,3 +121,15 @@ def test_the_notifier_command_is_split_into_words_and_a_mac_passes_the_text_as_a
     assert mac is not None and mac[0] == "osascript" and "item 1 of argv" in " ".join(mac)
     assert notifier_command(None, platform="linux")[0] is None
     assert safe_text("a\nb\x1b") == "a\\x0ab\\x1b" and len(safe_text("x" * 1000)) == 400
+
+
+def test_a_journals_own_files_sit_beside_its_sqlite_file_or_apart_per_server_journal(tmp_path: Path) -> None:
+    from factory_schedule.tui.host.run_output import log_folder
+
+    sqlite_url = f"sqlite:///{tmp_path / 'journal.db'}"
+    assert state_path(sqlite_url) == tmp_path / "journal.db.notified.json"
+    assert log_folder(sqlite_url) == tmp_path / "journal.db.runs"
+    one, two = "postgresql+psycopg://owner@db/one", "postgresql+psycopg://owner@db/two"
+    assert state_path(one).name.startswith("notified-") and state_path(one).suffix == ".json"
+    assert log_folder(one).name.startswith("runs-") and log_folder(one).parent == state_path(one).parent
+    assert state_path(one) != state_path(two) and log_folder(one) != log_folder(two)  # never shared

@@ -37,10 +37,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_data_dir
-
 from factory_schedule.core.health import Finding
-from factory_schedule.tui.host.paths import sqlite_file_of
+from factory_schedule.tui.host.paths import beside_journal
 from factory_schedule.tui.terminal_text import printable
 
 ENV_NOTIFY = "FACTORY_NOTIFY"
@@ -104,12 +102,9 @@ def notifier_command(configured: str | None, platform: str = sys.platform) -> tu
 
 
 def state_path(journal_url: str) -> Path:
-    """Beside a SQLite journal; for a server journal, in the user data folder, named by the URL's digest."""
-    path = sqlite_file_of(journal_url)
-    if path is not None:
-        return Path(os.path.expanduser(path + ".notified.json"))
-    digest = hashlib.sha256(journal_url.encode()).hexdigest()[:16]
-    return Path(user_data_dir("factory-schedule", appauthor=False)) / f"notified-{digest}.json"
+    """Beside a SQLite journal (`<file>.notified.json`); for a server journal, `notified-<digest>.json` in the
+    user data folder."""
+    return beside_journal(journal_url, ".notified.json", "notified", ".json")
 
 
 def read_state(path: Path) -> dict[str, Any]:

@@ -1,7 +1,9 @@
-"""Where the owner's journal lives unless they name another, and which file a SQLite URL names."""
+"""Where the owner's journal lives unless they name another, which file a SQLite URL names, and where the files
+that belong to a journal (its runs' logs, what was notified) are kept."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -34,3 +36,16 @@ def sqlite_file_of(url: str) -> str | None:
     if match is None or not match["path"] or match["path"] == ":memory:":
         return None
     return unquote(match["path"])
+
+
+def beside_journal(journal_url: str, suffix: str, server_stem: str, server_extension: str = "") -> Path:
+    """A file or folder that belongs to the journal: beside a SQLite file (`<file><suffix>`); for a server's
+    journal, in the user data folder, named `<server_stem>-<the URL's digest><server_extension>`, so that two
+    journals never share one."""
+    path = sqlite_file_of(journal_url)
+    if path is not None:
+        return Path(os.path.expanduser(path + suffix))
+    from platformdirs import user_data_dir  # not at import: it costs every command's start-up
+
+    digest = hashlib.sha256(journal_url.encode()).hexdigest()[:16]
+    return Path(user_data_dir("factory-schedule", appauthor=False)) / f"{server_stem}-{digest}{server_extension}"

@@ -14,7 +14,6 @@ judge it with core.health.run_outcome against the schedule's own record of the s
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -24,11 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from platformdirs import user_data_dir
-
 from factory_schedule.core.health import RunFact, classify_line
 from factory_schedule.store import CommandConflictError, Decision, Journal, NewEvent, VersionConflictError
-from factory_schedule.tui.host.paths import sqlite_file_of
+from factory_schedule.tui.host.paths import beside_journal
 from factory_schedule.tui.terminal_text import printable
 
 MAX_LOG_BYTES = 256 * 1024
@@ -43,12 +40,8 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def log_folder(journal_url: str) -> Path:
-    """Beside a SQLite journal (`<file>.runs`); for a server journal, in the user data folder by the URL's digest."""
-    path = sqlite_file_of(journal_url)
-    if path is not None:
-        return Path(os.path.expanduser(path + ".runs"))
-    digest = hashlib.sha256(journal_url.encode()).hexdigest()[:16]
-    return Path(user_data_dir("factory-schedule", appauthor=False)) / f"runs-{digest}"
+    """Beside a SQLite journal (`<file>.runs`); for a server journal, `runs-<digest>` in the user data folder."""
+    return beside_journal(journal_url, ".runs", "runs")
 
 
 def log_path(folder: Path, occurrence: str, segment: int, runner: str) -> Path:
