@@ -68,9 +68,10 @@ defer() {  # defer REASON [BOUND]: the claimed task stays this occurrence's; a s
   exit $rc
 }
 
-# The locks outlast the one provider call (30 minutes, and two for the claim and the report): this runner
-# sends no heartbeat while it waits, and a lock gone stale under a live call reads as a dead run in health.
-claim=$($FS lanes claim --lane "$LANE" --occurrence "$OCC" --runner "$RUNNER" --ttl 1920)
+# The lane's locks take the tick's lease TTL, and are heartbeated while the provider call runs (below): a lock
+# gone stale under a live call would read as a dead run in health.
+TTL=${FACTORY_LEASE_TTL:-60}
+claim=$($FS lanes claim --lane "$LANE" --occurrence "$OCC" --runner "$RUNNER" --ttl "$TTL")
 rc=$?
 case $rc in
   0) ;;
@@ -95,8 +96,12 @@ case $rc in
 esac
 call=$(field call <<<"$answer")
 final=$(mktemp)
-trap 'rm -f "$final"' EXIT
+beat=$("$PY" -c "print($TTL / 3)")
+( while sleep "$beat"; do $FS lanes heartbeat --lane "$LANE" --runner "$RUNNER" >/dev/null || exit; done ) &
+heartbeats=$!
+trap 'kill "$heartbeats" 2>/dev/null; rm -f "$final"' EXIT
 report=$($PROVIDER --work "task-$N" --bound "$BOUND" --answer "$final")
+kill "$heartbeats" 2>/dev/null
 if [ $? -ne 0 ] || [ -z "$(field kind <<<"$report")" ]; then
   report='{"kind": "lost"}'
 fi

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pendulum
 import pytest
 
 from factory_schedule.core import LifecycleSchedule
@@ -25,10 +28,11 @@ TRANSCRIPTS = REPO / "tests" / "tui" / "transcripts"
 SELECT_REPORT = {"artifact": "promotion/tiny-tower/select.md", "sha256": "ab" * 32, "evidence": ["top-n"]}
 
 
-def _transcripts(folder: Path, answer: str) -> Path:
-    """The `normal` Claude transcript whose result text is `answer`, as transcript `stage`."""
+def _transcripts(folder: Path, answer: str, sleep: float = 0.0) -> Path:
+    """The `normal` Claude transcript whose result text is `answer`, as transcript `stage` (after `sleep`
+    seconds of a call that is still running)."""
     (folder / "claude").mkdir(parents=True)
-    lines = []
+    lines = [f"#sleep {sleep:g}"] if sleep else []
     for line in (TRANSCRIPTS / "claude" / "normal.jsonl").read_text().splitlines():
         if '"type":"result"' in line:
             event = json.loads(line)
@@ -51,15 +55,25 @@ def world(sqlite_url: str) -> tuple[LifecycleSchedule, PipelineLanes]:
     return promotion_run_world(sqlite_url)
 
 
-def _tick_run(url: str, tmp_path: Path, answer: str) -> tuple[int, list[dict[str, Any]], str]:
+def _tick_run(url: str, tmp_path: Path, answer: str, sleep: float = 0.0,
+              watch: Callable[[], None] | None = None) -> tuple[int, list[dict[str, Any]], str]:
+    """A tick (lease TTL 1 s) running `run` for the promotion run; `watch` is called every 0.1 s meanwhile."""
     environment = cli_env(url, FAKE_PROVIDER_LOG=str(tmp_path / "contacts.log"),
-                          FAKE_TRANSCRIPTS=str(_transcripts(tmp_path / "transcripts", answer)))
+                          FAKE_TRANSCRIPTS=str(_transcripts(tmp_path / "transcripts", answer, sleep)))
     environment["PATH"] = fake_path(environment["PATH"])
-    done = subprocess.run([*CLI, "--journal", url, "tick", "--ttl", "1", "--lane", "portfolio/promotion", "--",
-                           *CLI, "run", "--prompts", str(_prompts(tmp_path / "prompts"))],
-                          capture_output=True, text=True, env=environment, cwd=REPO, timeout=180)
-    lines = json_lines(done.stdout)
-    return done.returncode, lines, done.stderr + run_logs(lines)  # the runner's own output is in its run's log
+    tick = subprocess.Popen([*CLI, "--journal", url, "tick", "--ttl", "1", "--lane", "portfolio/promotion", "--",
+                             *CLI, "run", "--prompts", str(_prompts(tmp_path / "prompts"))],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=REPO)
+    try:
+        while watch is not None and tick.poll() is None:
+            watch()
+            time.sleep(0.1)
+        out, err = tick.communicate(timeout=180)
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+    lines = json_lines(out)
+    return tick.returncode, lines, err + run_logs(lines)  # the runner's own output is in its run's log
 
 
 def _contacts(tmp_path: Path) -> list[str]:
@@ -77,7 +91,7 @@ def test_run_claims_the_runs_task_sends_its_stage_prompt_and_reports_the_answer(
     steps = [line["run"] for line in runner_lines(err)]
     assert steps == ["started", "claimed", "call", "reported", "settled"], err
     [claimed] = [line for line in runner_lines(err) if line["run"] == "claimed"]
-    assert claimed["ttl"] == 0.5 * 60 + 120  # the lane's call timeout and a margin: no lock goes stale mid-call
+    assert claimed["ttl"] == 1  # the tick's lease TTL
     [prompt] = _contacts(tmp_path)
     assert prompt == "Work the select stage. [transcript: stage]"  # the fake logs a prompt's first line
     record = schedule.record(occurrence)
@@ -88,6 +102,26 @@ def test_run_claims_the_runs_task_sends_its_stage_prompt_and_reports_the_answer(
     assert view is not None and [task["stage"] for task in view.done] == ["select"]
     assert [task["stage"] for task in view.tasks] == ["evidence"]
     assert leases.list_leases(_file_journal(lanes)) == []
+
+
+def test_a_runs_lane_locks_are_heartbeated_through_a_provider_call_longer_than_their_recovery_window(
+        sqlite_url: str, world: tuple[LifecycleSchedule, PipelineLanes], tmp_path: Path) -> None:
+    _schedule, lanes = world
+    journal = _file_journal(lanes)
+    seen: list[str] = []
+
+    def no_lane_lock_goes_stale() -> None:
+        now = pendulum.now("UTC")
+        for lease in leases.list_leases(journal):
+            if lease.scope.startswith("pipeline/"):
+                assert not leases.stale(lease, now), f"{lease.scope} went stale under a live call"
+                seen.append(lease.scope)
+
+    code, lines, err = _tick_run(sqlite_url, tmp_path, "```json\n" + json.dumps(SELECT_REPORT) + "\n```",
+                                 sleep=3.5, watch=no_lane_lock_goes_stale)  # 2 x TTL is 2 s
+    assert code == 0, (lines, err)
+    assert [line["run"] for line in runner_lines(err)][-2:] == ["reported", "settled"], err
+    assert len(seen) > 20, seen  # watched through the call, not only before or after it
 
 
 def test_an_answer_that_is_not_the_stages_report_settles_partial_and_leaves_the_task_claimed(

@@ -21,8 +21,10 @@ from factory_schedule.core.identity import is_pipeline_rhythm, pipeline_lane_of_
 from factory_schedule.core.pipeline import STAGES, PipelineError
 from factory_schedule.core.pipeline.contracts import contract_fields
 from factory_schedule.core.pipeline.model import REVIEW_STAGES
+from factory_schedule.tui.host.environment import ENV_LEASE_TTL
 from factory_schedule.tui.host.providers.prompts import LaneBinding, Unit
 from factory_schedule.tui.host.providers.work import EXIT_DONE, EXIT_UNRECORDED, SegmentWork, Unrecorded
+from factory_schedule.tui.host.segments import Heartbeat
 
 Emit = Callable[[dict[str, Any]], None]
 _FENCED = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.S)
@@ -62,17 +64,18 @@ def parse_answer(answer: str | None) -> dict[str, Any]:
     return document
 
 
-LOCK_MARGIN_SECONDS = 120.0
-MAX_LOCK_SECONDS = 86_400.0  # a day: the longest TTL a lane lock takes (`lanes claim --ttl`'s bound too)
+DEFAULT_LOCK_TTL_SECONDS = 60.0  # `lanes claim`'s default, when no tick named one
 
 
-def lock_ttl(binding: LaneBinding) -> float:
-    """The run's lane locks outlast its one provider call (the lane's timeout, plus a margin for the claim and
-    the report): the run sends no heartbeat while it waits on the call, and a lock that went stale under a
-    live call would read as a dead run in health. Its recovery window (2 x TTL) stays far below the lane's
-    daily cadence: with the default 30-minute timeout, 64 minutes."""
-    longest = max((task.timeout_seconds for task in binding.tasks), default=0.0)
-    return min(longest + LOCK_MARGIN_SECONDS, MAX_LOCK_SECONDS)
+def lock_ttl() -> float:
+    """The run's lane locks take the tick's lease TTL (`FACTORY_LEASE_TTL`, what its segment lease has), and
+    are heartbeated every third of it while the provider call runs, as the tick heartbeats the segment's: a
+    lock gone stale under a live call would read as a dead run in health."""
+    try:
+        ttl = float(os.environ.get(ENV_LEASE_TTL, DEFAULT_LOCK_TTL_SECONDS))
+    except ValueError:
+        return DEFAULT_LOCK_TTL_SECONDS
+    return ttl if 1.0 <= ttl <= 86_400.0 else DEFAULT_LOCK_TTL_SECONDS
 
 
 def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
@@ -82,9 +85,10 @@ def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: s
 
     segment = worker.segment
     lane = pipeline_lane_of_run(run)
+    ttl = lock_ttl()
     try:
         answer, held = claim_with_locks(lanes, lane, segment.runner, occurrence=segment.occurrence, pid=os.getpid(),
-                                        ttl=lock_ttl(binding), command="run")
+                                        ttl=ttl, command="run")
     except PipelineError as error:
         emit({"run": "claim-refused", "lane": lane, "error": error.code, "message": error.message})
         worker.settle_as("unavailable", f"claim refused: {error.code}: {error.message}")
@@ -98,17 +102,22 @@ def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: s
         worker.settle_as("completed", f"nothing to claim: {answer.reason}")
         return EXIT_DONE
     task = dict(answer.result)
-    emit({"run": "claimed", "lane": lane, "task": task["task"], "stage": task["stage"], "locks": held,
-          "ttl": lock_ttl(binding)})
+    emit({"run": "claimed", "lane": lane, "task": task["task"], "stage": task["stage"], "locks": held, "ttl": ttl})
     commissioned = binding.tasks[0]  # a run's lane has one task: `stage` or `review`
     unit = next(u for u in commissioned.units if u.work == task["stage"])
     one = Unit(work=f"task-{task['task']}", prompt=stage_prompt(unit.prompt, lane, task), path=unit.path)
     worker.binding = replace(binding, tasks=(replace(commissioned, units=(one,)),))
+    beats = [Heartbeat(lanes.journal, scope, segment.runner, ttl / 3, lanes.clock.now) for scope in held]
+    for beat in beats:
+        beat.start()
     try:
         made = worker.one_unit(worker.binding.tasks[0], one)
     except Unrecorded:
         release_locks(lanes, lane, segment.runner, task["task"])
         return EXIT_UNRECORDED
+    finally:
+        for beat in beats:
+            beat.stop()
     if made is None or made.outcome.kind != "result" or made.outcome.report.get("output") != "ok":
         release_locks(lanes, lane, segment.runner, task["task"])  # the task stays claimed, for a supervisor
         if segment.ended is None:
