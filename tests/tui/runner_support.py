@@ -149,3 +149,23 @@ def commissioned_journal(url: str) -> Any:
     schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
                             recorded_by="owner")
     return journal
+
+
+FAKE_NOTIFIER = """\
+import json, os, sys
+with open(os.environ["NOTIFY_LOG"], "a", encoding="utf-8") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+sys.exit(int(os.environ.get("NOTIFY_EXIT", "0")))
+"""
+
+
+def fake_notifier(folder: Path) -> tuple[str, Path]:
+    """A notification command that logs its arguments (to `NOTIFY_LOG`), and the log it writes."""
+    script = folder / "notifier.py"
+    script.write_text(FAKE_NOTIFIER)
+    return f"{sys.executable} {script}", folder / "notified.log"
+
+
+def notifications(log: Path) -> list[list[str]]:
+    """What the fake notifier was called with, one argument list a call."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []

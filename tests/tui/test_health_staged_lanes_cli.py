@@ -4,9 +4,7 @@ records its arguments), and a corrupt pipeline state is an error finding, never 
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -29,8 +27,7 @@ from tests.core.pipeline_support import (
 )
 from tests.core.pipeline_support import commission as pipeline_commission
 
-from .runner_support import cli
-from .test_reconciler_notify import FAKE_NOTIFIER
+from .runner_support import cli, fake_notifier, notifications
 
 
 def _harness(url: str, **pipeline: Any) -> Harness:
@@ -43,13 +40,7 @@ def _harness(url: str, **pipeline: Any) -> Harness:
 
 @pytest.fixture
 def notifier(tmp_path: Path) -> tuple[str, Path]:
-    script = tmp_path / "notifier.py"
-    script.write_text(FAKE_NOTIFIER)
-    return f"{sys.executable} {script}", tmp_path / "notified.log"
-
-
-def _sent(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return fake_notifier(tmp_path)
 
 
 def _notified_once(url: str, kind: str, notifier: tuple[str, Path]) -> dict[str, Any]:
@@ -59,7 +50,7 @@ def _notified_once(url: str, kind: str, notifier: tuple[str, Path]) -> dict[str,
     [finding] = [f for f in report["findings"] if f["kind"] == kind]
     assert [notice["kind"] for notice in report["notified"]] == [kind]
     _code, again, _ = cli(url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
-    assert again["notified"] == [] and len(_sent(log)) == 1
+    assert again["notified"] == [] and len(notifications(log)) == 1
     return finding
 
 
@@ -73,7 +64,7 @@ def test_a_waiting_security_approve_request_is_told_to_the_owner_once(
                              requested_by="run-pub", reason="ship it")
     finding = _notified_once(sqlite_url, "security-approve-waiting", notifier)
     assert finding["evidence"]["approval"] == "publish-1"
-    [[text]] = _sent(notifier[1])
+    [[text]] = notifications(notifier[1])
     assert "bravo waits at security-approve for public-publish" in text
 
 
@@ -129,5 +120,5 @@ def test_a_corrupt_pipeline_state_is_told_to_the_owner_once(sqlite_url: str, not
                    ("pipeline/lanes",))
     finding = _notified_once(sqlite_url, "pipeline-unreadable", notifier)
     assert finding["evidence"]["code"] == "CORRUPT"
-    [[text]] = _sent(notifier[1])
+    [[text]] = notifications(notifier[1])
     assert "the staged lanes' state does not read" in text

@@ -21,16 +21,10 @@ from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.notify import notifier_command, safe_text, state_path
 from factory_schedule.tui.host.segments import process_start_time, segment_scope, this_host
 
-from .runner_support import cli, commission_due_now
+from .runner_support import cli, commission_due_now, fake_notifier, notifications
 
 RUNNER = "r-$(touch pwned)"
 HOSTILE_RUNNER = RUNNER + "\x1b]0;all good\x07"  # the engine refuses it; a lease row written by hand holds it
-FAKE_NOTIFIER = """\
-import json, os, sys
-with open(os.environ["NOTIFY_LOG"], "a", encoding="utf-8") as log:
-    log.write(json.dumps(sys.argv[1:]) + "\\n")
-sys.exit(int(os.environ.get("NOTIFY_EXIT", "0")))
-"""
 
 
 @pytest.fixture
@@ -52,13 +46,7 @@ def journal(sqlite_url: str) -> Any:
 
 @pytest.fixture
 def notifier(tmp_path: Path) -> tuple[str, Path]:
-    script = tmp_path / "notifier.py"
-    script.write_text(FAKE_NOTIFIER)
-    return f"{sys.executable} {script}", tmp_path / "notified.log"
-
-
-def _sent(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return fake_notifier(tmp_path)
 
 
 def test_each_finding_that_needs_the_owner_is_notified_once_as_one_escaped_argument(
@@ -69,7 +57,7 @@ def test_each_finding_that_needs_the_owner_is_notified_once_as_one_escaped_argum
     assert code == 1, err
     kinds = sorted(notice["kind"] for notice in report["notified"])
     assert kinds == ["account-no-record", "stale-lease-live-process"], report
-    sent = _sent(log)
+    sent = notifications(log)
     assert len(sent) == 2 and all(len(arguments) == 1 for arguments in sent)
     for [text] in sent:
         assert all(unicodedata.category(ch)[0] != "C" for ch in text), text
@@ -79,7 +67,7 @@ def test_each_finding_that_needs_the_owner_is_notified_once_as_one_escaped_argum
 
     # Once per finding: the next run sends nothing, and the state file beside the journal says why.
     code, report, _ = cli(sqlite_url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
-    assert report["notified"] == [] and len(_sent(log)) == 2
+    assert report["notified"] == [] and len(notifications(log)) == 2
     state = state_path(sqlite_url)
     assert state.parent == Path(sqlite_url.removeprefix("sqlite:///")).parent
     assert stat.S_IMODE(state.stat().st_mode) == 0o600
@@ -102,7 +90,7 @@ def test_the_tick_tells_the_owner_on_a_night_nobody_watches(
 ) -> None:
     command, log = notifier
     _code, _answer, err = cli(sqlite_url, "tick", "--", "/bin/true", NOTIFY_LOG=str(log), FACTORY_NOTIFY=command)
-    assert sorted(text.split(":")[0] for [text] in _sent(log)) == ["factory-schedule"] * 2, err
+    assert sorted(text.split(":")[0] for [text] in notifications(log)) == ["factory-schedule"] * 2, err
 
 
 def test_without_a_notifier_nothing_is_sent_and_health_says_why(sqlite_url: str, journal: Any) -> None:
