@@ -191,7 +191,8 @@ class OccurrencesView(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="status-bar"):
-            yield Input(placeholder="/ status of an occurrence ID, e.g. alpha/basic/2026-12-14 (Esc: back to the list)", id="status-id")
+            yield Input(placeholder="/ status of an occurrence ID, e.g. alpha/basic/2026-12-14 (Esc: back to the list)",
+                        id="status-id", select_on_focus=False)  # a key that moved here is the ID's start, kept
         yield Static("", id="status-answer", classes="view-caption")
         yield DataTable(id="occurrences-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="occurrence-detail-scroll"):
