@@ -52,7 +52,8 @@ from .identity import (
     occurrence_key,
 )
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_LIMITS
-from .pipeline_settings import PipelineSettings
+from .pipeline_settings import RESOURCE_PATTERN, RUN_PATTERN, PipelineSettings
+from .refusal_words import refusal_in_words
 from .text import checked_document
 from .zones import is_valid_zone, parse_local_date, parse_wall_time, zoned_instant
 
@@ -64,6 +65,21 @@ DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 TASK_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 LANE_ID_PATTERN = (r"^[a-z0-9][a-z0-9-]{0,31}/(basic|full|audit|synthesis|bundle"
                    r"|promotion|promotion-reviewer|maturation|maturation-reviewer)$")
+
+NAME_WORDS = "1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+FORMS = {
+    WALL_TIME_PATTERN: "not a 24-hour time HH:MM (00:00 to 23:59)",
+    DATE_PATTERN: "not a date YYYY-MM-DD",
+    TASK_NAME_PATTERN: f"not a name: {NAME_WORDS}",
+    RESOURCE_PATTERN: f"not a name: {NAME_WORDS}",  # the same form as a task's name
+    PRODUCT_ID_PATTERN: ("not a Product ID: 1 to 32 lowercase letters, digits or '-', starting and ending "
+                         "with a letter or digit"),
+    LANE_ID_PATTERN: (f"not '<product>/<rhythm>': a Product ID (or portfolio), a '/', and one of the rhythms "
+                      f"{', '.join(RHYTHMS)}"),
+    RUN_PATTERN: ("not a run's identity: 1 to 64 lowercase letters, digits, '.', '_', '/' or '-', starting with "
+                  "a letter or digit"),
+}
+"""What each pattern a commission field is checked by means, in the words a refusal says."""
 
 Account = Literal["claude", "chatgpt"]
 Rhythm = Literal[
@@ -302,31 +318,9 @@ assert tuple(_SETTINGS_FIELD) == PIPELINE_RHYTHMS
 # --- parsing, the document form and its digest ------------------------------------------------
 
 
-def _path(location: Iterable[int | str]) -> str:
-    text = ""
-    for part in location:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
 def describe_validation_error(error: ValidationError, *, limit: int = 5) -> str:
-    """One readable line: each refusal as `path: reason`, the first `limit` of them."""
-    items = error.errors(include_url=False)
-    located = [tuple(item["loc"]) for item in items]
-    parts: list[str] = []
-    for item in items:
-        location = list(item["loc"])
-        if item["type"] == "too_short" and any(
-            len(other) > len(location) and list(other[: len(location)]) == location for other in located
-        ):
-            continue  # pydantic also counts the refused items as missing; their own errors say why
-        if item["type"] == "field_rule":
-            location.append(item["ctx"]["field"])
-        path = _path(location) or "commission"
-        message = item["msg"].removeprefix("Value error, ")
-        parts.append(f"{path}: {message}")
-    extra = f" (and {len(parts) - limit} more)" if len(parts) > limit else ""
-    return "; ".join(parts[:limit]) + extra
+    """One readable line: each refusal as `path: reason` in words, the first `limit` of them."""
+    return refusal_in_words(error, FORMS, limit=limit)
 
 
 def parse_commission(doc: dict[str, Any] | Commission) -> Commission:
