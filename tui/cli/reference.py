@@ -44,6 +44,9 @@ EXIT_MEANINGS: dict[int, str] = {
     output.EXIT_REPLAY_STILL_RUNNING: "`defer`: the replay of an earlier segment's deferral while this token runs a "
                                       "later segment (`still_running` names it); that segment was NOT deferred: "
                                       "use a fresh token per segment",
+    output.EXIT_REPLAY_NOT_LICENSED: "`lanes approval-use`: a replay of a recorded use of the approval (`\"licensed\": "
+                                     "false`); the action was licensed once, to the call that recorded it: do not "
+                                     "act again",
     output.EXIT_REFUSED_OTHER: "`call admit` refused for a reason this table does not name",
     output.EXIT_IDLE: "`lanes claim`: nothing this run may take; nothing written",
     output.EXIT_BROKEN_PIPE: "the reader of stdout went away (a pipe into `head`); what was committed stays committed",
@@ -57,7 +60,8 @@ ERROR_MEANINGS: dict[str, str] = {
     "LIMIT": "the state would grow past its size limit",
     "NOT_COMMISSIONED": "no commission is recorded",
     "NOT_CONFIGURED": "no commission revision with `pipeline` settings is adopted",
-    "REVISION": "not the next revision",
+    "REVISION": "out of order: not the next revision; for `lanes settings`, not the schedule's current recorded "
+                "revision",
     "NOT_A_LANE": "no such lane in the current commission",
     "UNKNOWN_OCCURRENCE": "no such occurrence",
     "UNKNOWN_CALL": "no such call of the occurrence",
