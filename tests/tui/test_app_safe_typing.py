@@ -226,7 +226,8 @@ async def test_park_needs_a_second_look_naming_that_the_candidate_is_never_selec
         form.query_one("#reason", Input).value = "no testers"
         step = await second_look(pilot, form)
         assert step.confirmation.consequence == "pocket-farm is never selected again: there is no unpark."
-        assert app.lanes.lane_view("promotion").parked == 1
+        view = app.lanes.lane_view("promotion")
+        assert view is not None and view.parked == 1
 
 
 @synchronously
