@@ -206,17 +206,17 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
 
 
 def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: str, occurrence: str,
-              now: DateTime) -> Change | Idle:
+              earlier: frozenset[str], now: DateTime) -> Change | Idle:
     """A resumed segment of a scheduled run takes over the task an earlier segment of the same occurrence
     claimed. The schedule has ended that segment (only the running segment's token may claim with the
     occurrence), so the earlier token can no longer report, and without this the task would stay claimed by
-    a run that is gone. Nothing moves to done and nothing is enqueued; a task no longer claimed (reported,
-    or returned by a supervisor) is answered idle. A review task is never handed to one of its producers."""
+    a run that is gone. Nothing moves to done and nothing is enqueued; a task no longer claimed by one of the
+    occurrence's `earlier` segment tokens is answered idle, saying whether one of them reported it or a
+    supervisor handed it back. A review task is never handed to one of its producers."""
     lane = state.lane(lane_name)
     task = lane.task(n)
-    if task is None or task.claimed_by is None or task.claimed_run != run or task.claimed_by == runner:
-        return Idle(lane_name, "occurrence-claimed", f"{occurrence} claimed task {n} in an earlier segment, "
-                                                     "which is no longer claimed by it")
+    if task is None or task.claimed_by not in earlier or task.claimed_run != run or task.claimed_by == runner:
+        return _no_longer_claimed(lane, n, occurrence, earlier)
     work = lane.work_of(task.candidate)
     if task.kind == "review" and work is not None and runner in producers(work):
         return Idle(lane_name, "self-review", f"task {n} reviews artifacts this runner produced")
@@ -227,6 +227,28 @@ def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: st
     data = {"lane": lane_name, "task": n, "runner": runner, "run": run, "from": task.claimed_by,
             "occurrence": occurrence, "done": [], "enqueued": []}
     return Change("task-handed-over", data, new, {**_claim_result(claimed, False), "resumedFrom": task.claimed_by})
+
+
+def _no_longer_claimed(lane: LaneRecord, n: int, occurrence: str, earlier: frozenset[str]) -> Idle:
+    """Why a resumed segment has no task to take over. `occurrence-reported`: an earlier segment reported it, so
+    the occurrence's work is done. `occurrence-handed-back`: a supervisor confirmed an earlier segment's run gone
+    and returned the task (pending again, or escalated to the owner at its cap): the occurrence did not do its
+    work, and its calls' effect stays on its record, so it never settles `completed`."""
+    done = next((d for d in lane.done if d.n == n), None)
+    if done is not None and done.by in earlier:
+        return Idle(lane.lane, "occurrence-reported", f"{occurrence} reported task {n} ({done.stage}) in an "
+                                                      "earlier segment")
+    task = lane.task(n)
+    if task is not None and task.claimed_by is None:
+        where = "it is pending again, for the lane's next run"
+    elif task is not None:
+        where = f"it is claimed by {task.claimed_by}"
+    elif done is not None:
+        where = f"{done.by} closed it" + (f" and enqueued task {done.enqueued}" if done.enqueued else "")
+    else:
+        where = "it is no longer open"
+    return Idle(lane.lane, "occurrence-handed-back", f"{occurrence} claimed task {n} in an earlier segment, "
+                                                     f"whose run a supervisor confirmed gone: {where}")
 
 
 def _claim_result(task: Task, activated: bool) -> dict[str, Any]:
