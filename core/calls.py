@@ -19,6 +19,7 @@ from .commission import Task
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
 from .model import Call, LedgerWeek, Occurrence, ReportedObservation, ScheduleState, SegmentWindow, at, instant_text
+from .refusal_words import refusal_in_words
 from .state import Schedule
 from .zones import iso_week_of, local_date_of
 
@@ -63,9 +64,7 @@ def parse_report(report: Any) -> ResultReport | UsageLimitReport | SignInReport 
     try:
         return _REPORT.validate_python(report)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "report"
-        raise invalid(f"report.{where}: {first['msg']}") from None
+        raise invalid(refusal_in_words(error, {}, root="report", limit=1)) from None
 
 
 @dataclass(frozen=True)

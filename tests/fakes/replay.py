@@ -9,7 +9,9 @@ output, so a test can count what was sent.
 Lines are printed as they are, after replacing `{{RESET}}` (epoch seconds an hour from now)
 and `{{RESET_LOCAL}}` (the same instant in this machine's local time, written as Codex
 writes it). Lines starting with `#` are directives: `#sleep SECONDS`, `#exit CODE`,
-`#kill` (the process kills itself with SIGKILL), `#stderr TEXT`.
+`#kill` (the process kills itself with SIGKILL), `#stderr TEXT`, `#spawn SECONDS` (a child that sleeps that
+long in the provider's process group, as a real CLI's tool process does; its pid is appended to
+$FAKE_PROVIDER_LOG.children).
 Standalone on purpose: it imports nothing of factory_schedule.
 """
 
@@ -20,6 +22,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,6 +43,14 @@ def _local_words(instant: float) -> str:
     suffix = "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
     hour = moment.hour % 12 or 12
     return f"{moment:%b} {day}{suffix}, {moment.year} {hour}:{moment:%M} {'AM' if moment.hour < 12 else 'PM'}"
+
+
+def _spawn(seconds: float, log: str | None) -> None:
+    child = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if log:
+        with open(log + ".children", "a", encoding="utf-8") as handle:
+            handle.write(f"{child.pid}\n")
 
 
 def _auth_status() -> int:
@@ -86,6 +97,8 @@ def main(provider: str) -> int:
                 os.kill(os.getpid(), signal.SIGKILL)
             elif directive == "stderr":
                 print(argument, file=sys.stderr, flush=True)
+            elif directive == "spawn":
+                _spawn(float(argument), log)
             continue
         line = raw.replace("{{RESET}}", str(reset)).replace("{{RESET_LOCAL}}", _local_words(reset))
         print(line, flush=True)
