@@ -53,7 +53,7 @@ from .identity import (
 )
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_LIMITS
 from .pipeline_settings import RESOURCE_PATTERN, RUN_PATTERN, PipelineSettings
-from .refusal_words import refusal_in_words
+from .refusal_words import refusal_in_words, refusals_in_words
 from .text import checked_document
 from .zones import is_valid_zone, parse_local_date, parse_wall_time, zoned_instant
 
@@ -336,6 +336,20 @@ def parse_commission(doc: dict[str, Any] | Commission) -> Commission:
         raise invalid(describe_validation_error(error)) from None
 
 
+def commission_problems(doc: Any) -> list[str]:
+    """Every refusal of `doc` as a commission, one `path: reason` line each; empty when it parses."""
+    if not isinstance(doc, dict):
+        return [f"commission: a JSON object is needed, got {type(doc).__name__}"]
+    try:
+        checked_document("commission", doc)
+        Commission.model_validate(doc)
+    except ScheduleError as error:
+        return [error.message]
+    except ValidationError as error:
+        return refusals_in_words(error, FORMS)
+    return []
+
+
 def commission_document(commission: dict[str, Any] | Commission) -> dict[str, Any]:
     """The commission's canonical JSON-ready form: camelCase keys, a basic lane's absent weekday omitted."""
     return parse_commission(commission).model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -513,7 +527,10 @@ def proposed_commission(
             f"stagger_minutes: {len(products)} Products and the staged lanes' {len(PIPELINE_RHYTHMS)} runs "
             f"{stagger_minutes} minutes apart do not all end by the {WINDOW_CLOSES} close"
         )
-    effective = parse_local_date(effective_from).to_date_string()
+    try:
+        effective = parse_local_date(effective_from).to_date_string()
+    except ScheduleError as error:
+        raise invalid(f"effectiveFrom: {error.message}") from None
     lanes: list[dict[str, Any]] = []
     for index, product in enumerate(products):
         lanes.append(_lane(product, "basic", _wall_text(opens + index * stagger_minutes), WINDOW_CLOSES, None))

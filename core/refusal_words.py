@@ -44,8 +44,8 @@ def reason_in_words(item: Mapping[str, Any], forms: Mapping[str, str]) -> str:
     return f"{message}, got {shown(given)}"
 
 
-def refusal_in_words(error: ValidationError, forms: Mapping[str, str], *, root: str = "", limit: int = 5) -> str:
-    """One readable line: each refusal as `path: reason`, the first `limit` of them.
+def refusals_in_words(error: ValidationError, forms: Mapping[str, str], *, root: str = "") -> list[str]:
+    """Each refusal as `path: reason`, in pydantic's order.
 
     `root` prefixes each path (`report` for a runner's report); a model validator's cross-field refusal
     (a `field_rule` error) names its field in its context, appended to the path.
@@ -63,5 +63,11 @@ def refusal_in_words(error: ValidationError, forms: Mapping[str, str], *, root: 
             location.append(item["ctx"]["field"])
         path = field_path([root, *location] if root else location) or "document"
         parts.append(f"{path}: {reason_in_words(item, forms)}")
+    return parts
+
+
+def refusal_in_words(error: ValidationError, forms: Mapping[str, str], *, root: str = "", limit: int = 5) -> str:
+    """One readable line: the first `limit` of `refusals_in_words`, joined."""
+    parts = refusals_in_words(error, forms, root=root)
     extra = f" (and {len(parts) - limit} more)" if len(parts) > limit else ""
     return "; ".join(parts[:limit]) + extra

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..commission import lanes_of, pipeline_lane_problem
+from ..commission import Commission, commission_digest, lanes_of, pipeline_lane_problem
 from ..errors import ScheduleError
 from ..identity import PORTFOLIO, is_pipeline_rhythm, parse_occurrence_id, pipeline_lane_of_run
 from ..pipeline_settings import PipelineSettings
@@ -83,6 +83,14 @@ def admitted_problem(view: ScheduleView | None, occurrence_id: str, runner: str)
     return None
 
 
+def earlier_runners(view: ScheduleView | None, occurrence_id: str, runner: str) -> frozenset[str]:
+    """The runner tokens of an occurrence's segments before `runner`'s: the runs whose claim a resumed segment
+    may take over, or whose report ended the occurrence's task."""
+    occurrence = next((o for o in view.occurrences if o.id == occurrence_id), None) if view is not None else None
+    segments = occurrence.segments if occurrence is not None else []
+    return frozenset(segment.runner for segment in segments if segment.runner != runner)
+
+
 def unscheduled_problem(view: ScheduleView | None, run: str) -> PipelineError | None:
     """NOT_ADMITTED when the current commission schedules `run`: such a run claims through its occurrence."""
     if view is None or not is_pipeline_rhythm(run):
@@ -104,3 +112,20 @@ def settings_problem(view: ScheduleView | None, settings: PipelineSettings) -> P
         return None
     return PipelineError("INVALID", f"{problem[0]}: {problem[1]} (the recorded commission, revision "
                                     f"{view.commission.get('revision')}, schedules it)")
+
+
+def recorded_revision_problem(view: ScheduleView | None, commission: Commission) -> PipelineError | None:
+    """REVISION unless `commission` is the schedule's current recorded revision, byte for byte: settings come
+    only from what the owner recorded, so a stray file can neither change the lanes nor, by its higher number,
+    leave the owner's next recorded revision refused as out of order."""
+    if view is None:
+        return PipelineError("REVISION", "no commission is recorded: record the commission revision first, then "
+                                         "adopt its settings")
+    current = view.commission.get("revision")
+    if commission.revision != current:
+        return PipelineError("REVISION", f"revision {commission.revision} is not recorded as the schedule's current "
+                                         f"commission (revision {current}); record it first")
+    if commission_digest(commission) != commission_digest(view.commission):
+        return PipelineError("REVISION", f"this document is not the recorded revision {current}: its content "
+                                         f"differs from what the schedule recorded")
+    return None

@@ -46,3 +46,15 @@ def test_an_accepted_first_commission_still_starts_the_journal(
     commission = commission_file(tmp_path, commission_due_now())
     assert main(["--journal", f"sqlite:///{new}", "record-commission", str(commission)]) == 0
     assert new.exists() and json.loads(capsys.readouterr().out)["version"] == 1
+
+
+def test_record_commission_of_a_revision_with_pipeline_settings_adopts_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from factory_schedule.core.commission import proposed_commission
+
+    journal = f"sqlite:///{tmp_path / 'journal.db'}"
+    commission = commission_file(tmp_path, proposed_commission(["alpha"], "2026-12-07", 40_000_000, pipeline=True))
+    assert main(["--journal", journal, "record-commission", str(commission)]) == 0
+    assert json.loads(capsys.readouterr().out)["settings_revision"] == 1
+    assert main(["--journal", journal, "lanes", "show", "--lane", "promotion"]) == 0  # configured, not 55

@@ -164,7 +164,8 @@ def _record_account(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
 
 
 def _record_commission(args: argparse.Namespace) -> int:
-    """Record the next revision; the one runner command that may start a journal.
+    """Record the next revision and adopt the `pipeline` settings it carries; the one runner command that may
+    start a journal.
 
     A journal that does not exist yet is created only for a first revision the rules accept: the rule
     is asked first, on no state, so a refused first record (a revision 2, a mistyped zone) leaves no
@@ -174,7 +175,10 @@ def _record_commission(args: argparse.Namespace) -> int:
     url = journal_url_of(args)
     if missing_journal(url) is not None:
         _refuse_unless_a_first_record(commission)
-    return _done(schedule_over(open_or_create(url)).record_commission(commission))
+    from factory_schedule.core.owner_commission import record_commission
+
+    recorded = record_commission(schedule_over(open_or_create(url)), commission)
+    return _done({**to_jsonable(recorded.commission), "settings_revision": recorded.settings_revision})
 
 
 def _refuse_unless_a_first_record(commission: Any) -> None:
