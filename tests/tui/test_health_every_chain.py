@@ -12,13 +12,14 @@ import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
-from factory_schedule.store import leases
+from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.run_output import RUNS_AGGREGATE, not_started, record_run, run_record
+from tests.core.pipeline_support import adopt
 from tests.core.pipeline_support import commission as pipeline_commission
 
-from .runner_support import cli, commissioned_journal
+from .runner_support import cli
 
 EVERY_CHAIN = (SCHEDULE_AGGREGATE, PIPELINE_AGGREGATE, RUNS_AGGREGATE, reconciler.HEALTH_AGGREGATE)
 
@@ -27,9 +28,9 @@ EVERY_CHAIN = (SCHEDULE_AGGREGATE, PIPELINE_AGGREGATE, RUNS_AGGREGATE, reconcile
 def journal(sqlite_url: str) -> Any:
     """A journal with events on every aggregate: a commission, the staged lanes' settings, a recorded run and a
     recorded lease removal."""
-    journal = commissioned_journal(sqlite_url)
+    journal = open_journal(sqlite_url)
     now = SystemClock().now()
-    PipelineLanes(journal, ManualClock(now - timedelta(hours=1))).record_settings(pipeline_commission())
+    adopt(PipelineLanes(journal, ManualClock(now - timedelta(hours=1))), pipeline_commission())
     record_run(journal, run_record("discovery/alpha/basic/2026-12-01", 1, "r-1", "alpha/basic", None,
                                    not_started("cannot run 'x'"), "host", now))
     lease = leases.Lease("segment/discovery/alpha/basic/2026-12-01/1", "r-1", 1.0, now, now, {"pid": 1})
