@@ -86,7 +86,7 @@ def remaining(schedule: Schedule, week: str) -> int:
 
 def refusal(schedule: Schedule, occurrence: Occurrence, task: Task, work: str, bound: int, sign_in: str,
             now: DateTime) -> Refusal | None:
-    """The first rule that refuses this call, in the order the README's "Calls" rule lists; None admits it."""
+    """The first rule that refuses this call, in the order the "Calls" rule lists; None admits it."""
     segment = occurrence.running_segment
     assert segment is not None
     window = segment.window

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from textual import work
@@ -102,7 +103,7 @@ class ScheduleApp(App[None]):
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
-        self._verified: Checkpoint | None = None  # how far this dashboard has checked the hash chain
+        self._verified: Mapping[str, Checkpoint] | None = None  # how far it has checked each hash chain
         self._poll_timer: Timer | None = None
         self._hidden_views: asyncio.Task[None] | None = None  # mounting the views behind the other tabs
 
@@ -118,7 +119,7 @@ class ScheduleApp(App[None]):
             for view, label, _key in VIEWS[1:]:
                 yield TabPane(label, id=view)  # its view is mounted once the first reading is on screen
         # Every shown key fits at 120 columns only without the palette's entry, which Textual docks over
-        # the last keys; ctrl+p is in the keys panel (? or F1) and the README.
+        # the last keys; ctrl+p is in the keys panel (? or F1) and the documentation.
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
