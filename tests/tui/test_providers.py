@@ -62,6 +62,9 @@ CLAUDE_EXPECTED: dict[str, tuple[dict[str, Any], str | None]] = {
                           "observation": {"status": "allowed", "rateLimitType": "five_hour"}}, None),
     "huge-tokens": ({"kind": "lost"}, None),
     "huge-line": ({"kind": "lost"}, None),
+    "normal-with-stderr": ({"kind": "result", "tokens": 3000, "output": "ok",
+                            "observation": {"status": "allowed", "rateLimitType": "five_hour", "resetsAt": SOON}},
+                           None),
 }
 
 CODEX_LIMIT = {"status": "rejected", "rateLimitType": "codex", "resetsAt": SOON}

@@ -7,7 +7,9 @@ admission still in flight is ended `lost` (nobody can know whether it went out).
 refusal or a stopping report ends the segment as the README's refusal table says:
 a closed usage window defers `usage-limit`, a refused sign-in `sign-in-needed`, a
 week's ceiling `budget-exhausted`; paid overage, an unverified owner record, a limit
-without a readable reset and the night's deadline settle. Work of unknown effect is
+without a readable reset, an unreachable provider and the night's deadline settle
+(an unreachable provider after its first call: the unsent work goes out on a later
+night, never one call after another into a dead line). Work of unknown effect is
 never sent again (the schedule refuses it, and this never asks twice).
 """
 
@@ -37,6 +39,7 @@ TRANSIENT_CODES = ("CONTENDED", "CONFLICT")
 EXIT_DONE = 0
 MIN_CALL_SECONDS = 1.0
 EXIT_UNRECORDED = 7  # a report the journal would not take after every retry: the segment is left to a supervisor
+PROVIDER_UNREACHABLE = "provider unreachable"  # how a settlement's reason starts when the provider could not be reached
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -233,7 +236,17 @@ class SegmentWork:
         if stop == "limit-unread":
             self.settle("the provider's usage limit was reached without a reset this runner can read")
             return False
+        if stop == "unreachable":
+            self.settle(f"{PROVIDER_UNREACHABLE}: {made.outcome.detail}")
+            return False
         return True
+
+    @staticmethod
+    def _stderr_tail(made: Made) -> dict[str, str]:
+        """The tail of the provider's stderr, for a call that did not complete cleanly: a clean call's stderr
+        (a CLI's own log lines, "ERROR ... reconnecting") would read as the runner's error."""
+        clean = made.outcome.kind == "result" and made.outcome.report.get("output") == "ok" and made.run.end.clean
+        return {} if clean else {"provider_stderr_tail": made.run.stderr_tail[-500:]}
 
     def _unit(self, task: TaskBinding, unit: Unit, retried_open: bool = False) -> str | None:
         admission = self._admit(task, unit)
@@ -254,8 +267,7 @@ class SegmentWork:
             "run": "call", "call": admission.call, "task": task.task, "work": unit.work,
             "report": made.outcome.report, "debit": getattr(ended, "debit", None), "stop": made.outcome.stop,
             "detail": made.outcome.detail, "session": made.outcome.session,
-            "provider_exit": made.run.end.exit_code, "provider_stderr_tail": made.run.stderr_tail[-500:],
-            **made.outcome.extra,
+            "provider_exit": made.run.end.exit_code, **self._stderr_tail(made), **made.outcome.extra,
         })
         return "next" if self._after_report(made) else None
 
