@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pendulum
 
 from factory_schedule.core import ScheduleError
+from factory_schedule.core.runner_findings import PROVIDER_STOPPED_ACCOUNT, PROVIDER_UNREACHABLE
 from factory_schedule.store import JournalError
 from factory_schedule.tui.host.providers.calls import Made, make_call
 from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
@@ -39,7 +40,6 @@ TRANSIENT_CODES = ("CONTENDED", "CONFLICT")
 EXIT_DONE = 0
 MIN_CALL_SECONDS = 1.0
 EXIT_UNRECORDED = 7  # a report the journal would not take after every retry: the segment is left to a supervisor
-PROVIDER_UNREACHABLE = "provider unreachable"  # how a settlement's reason starts when the provider could not be reached
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -234,7 +234,8 @@ class SegmentWork:
             self.settle("the provider ran on paid overage: the owner records the account again")
             return False
         if stop == "limit-unread":
-            self.settle("the provider's usage limit was reached without a reset this runner can read")
+            said = made.outcome.extra.get("provider_message") or made.outcome.detail
+            self.settle(f"{PROVIDER_STOPPED_ACCOUNT}, naming no reset this runner can read: {said}")
             return False
         if stop == "unreachable":
             self.settle(f"{PROVIDER_UNREACHABLE}: {made.outcome.detail}")
