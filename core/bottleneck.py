@@ -15,8 +15,9 @@ says so), then a promotion lane waiting for enough Top-N candidates.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pendulum import DateTime
 
@@ -204,6 +205,15 @@ def _pipeline_holds(state: PipelineState, plans: Sequence[LanePlan], now: DateTi
     return holds
 
 
+def _settings_step(commission: Mapping[str, Any]) -> str:
+    """The owner's step that gives the staged lanes their settings, from what the recorded revision carries."""
+    revision = commission.get("revision")
+    if "pipeline" in commission:  # carried but never adopted: recording that revision again adopts them
+        return (f"`factory-schedule record-commission FILE` of the recorded revision {revision} adopts its `pipeline` "
+                "settings (the revision itself replays)")
+    return "a commission revision with a `pipeline` member starts them (`factory-schedule commission new --pipeline`)"
+
+
 def find_bottleneck(*, pipeline: PipelineState | None, view: ScheduleView | None, plans: Sequence[LanePlan],
                     findings: Sequence[Finding], now: DateTime, zone: str) -> Bottleneck:
     """Every hold on the factory now, most pressing first (the first is the bottleneck)."""
@@ -214,7 +224,7 @@ def find_bottleneck(*, pipeline: PipelineState | None, view: ScheduleView | None
     if pipeline is None:
         if view is not None:
             holds.append(Hold("no-settings", "the promotion and maturation lanes have no settings",
-                              "a commission revision with a `pipeline` member starts them"))
+                              _settings_step(view.commission)))
     else:
         holds.extend(_pipeline_holds(pipeline, plans, now, zone))
     order: dict[str, int] = {kind: index for index, kind in enumerate(KIND_ORDER)}

@@ -19,6 +19,7 @@ from .commission import Task
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
 from .model import Call, LedgerWeek, Occurrence, ReportedObservation, ScheduleState, SegmentWindow, at, instant_text
+from .refusal_words import refusal_in_words
 from .state import Schedule
 from .zones import iso_week_of, local_date_of
 
@@ -71,9 +72,7 @@ def parse_report(report: Any) -> ResultReport | UsageLimitReport | SignInReport 
     try:
         return _REPORT.validate_python(report)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "report"
-        raise invalid(f"report.{where}: {first['msg']}") from None
+        raise invalid(refusal_in_words(error, {}, root="report", limit=1)) from None
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def remaining(schedule: Schedule, week: str) -> int:
 
 def refusal(schedule: Schedule, occurrence: Occurrence, task: Task, work: str, bound: int, sign_in: str,
             now: DateTime) -> Refusal | None:
-    """The first rule that refuses this call, in the order the README's "Calls" rule lists; None admits it."""
+    """The first rule that refuses this call, in the order the "Calls" rule lists; None admits it."""
     segment = occurrence.running_segment
     assert segment is not None
     window = segment.window

@@ -52,7 +52,8 @@ from .identity import (
     occurrence_key,
 )
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_LIMITS
-from .pipeline_settings import PipelineSettings
+from .pipeline_settings import RESOURCE_PATTERN, RUN_PATTERN, PipelineSettings
+from .refusal_words import refusal_in_words, refusals_in_words
 from .text import checked_document
 from .zones import is_valid_zone, parse_local_date, parse_wall_time, zoned_instant
 
@@ -64,6 +65,21 @@ DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 TASK_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 LANE_ID_PATTERN = (r"^[a-z0-9][a-z0-9-]{0,31}/(basic|full|audit|synthesis|bundle"
                    r"|promotion|promotion-reviewer|maturation|maturation-reviewer)$")
+
+NAME_WORDS = "1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+FORMS = {
+    WALL_TIME_PATTERN: "not a 24-hour time HH:MM (00:00 to 23:59)",
+    DATE_PATTERN: "not a date YYYY-MM-DD",
+    TASK_NAME_PATTERN: f"not a name: {NAME_WORDS}",
+    RESOURCE_PATTERN: f"not a name: {NAME_WORDS}",  # the same form as a task's name
+    PRODUCT_ID_PATTERN: ("not a Product ID: 1 to 32 lowercase letters, digits or '-', starting and ending "
+                         "with a letter or digit"),
+    LANE_ID_PATTERN: (f"not '<product>/<rhythm>': a Product ID (or portfolio), a '/', and one of the rhythms "
+                      f"{', '.join(RHYTHMS)}"),
+    RUN_PATTERN: ("not a run's identity: 1 to 64 lowercase letters, digits, '.', '_', '/' or '-', starting with "
+                  "a letter or digit"),
+}
+"""What each pattern a commission field is checked by means, in the words a refusal says."""
 
 Account = Literal["claude", "chatgpt"]
 Rhythm = Literal[
@@ -302,31 +318,9 @@ assert tuple(_SETTINGS_FIELD) == PIPELINE_RHYTHMS
 # --- parsing, the document form and its digest ------------------------------------------------
 
 
-def _path(location: Iterable[int | str]) -> str:
-    text = ""
-    for part in location:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
 def describe_validation_error(error: ValidationError, *, limit: int = 5) -> str:
-    """One readable line: each refusal as `path: reason`, the first `limit` of them."""
-    items = error.errors(include_url=False)
-    located = [tuple(item["loc"]) for item in items]
-    parts: list[str] = []
-    for item in items:
-        location = list(item["loc"])
-        if item["type"] == "too_short" and any(
-            len(other) > len(location) and list(other[: len(location)]) == location for other in located
-        ):
-            continue  # pydantic also counts the refused items as missing; their own errors say why
-        if item["type"] == "field_rule":
-            location.append(item["ctx"]["field"])
-        path = _path(location) or "commission"
-        message = item["msg"].removeprefix("Value error, ")
-        parts.append(f"{path}: {message}")
-    extra = f" (and {len(parts) - limit} more)" if len(parts) > limit else ""
-    return "; ".join(parts[:limit]) + extra
+    """One readable line: each refusal as `path: reason` in words, the first `limit` of them."""
+    return refusal_in_words(error, FORMS, limit=limit)
 
 
 def parse_commission(doc: dict[str, Any] | Commission) -> Commission:
@@ -340,6 +334,20 @@ def parse_commission(doc: dict[str, Any] | Commission) -> Commission:
         return Commission.model_validate(doc)
     except ValidationError as error:
         raise invalid(describe_validation_error(error)) from None
+
+
+def commission_problems(doc: Any) -> list[str]:
+    """Every refusal of `doc` as a commission, one `path: reason` line each; empty when it parses."""
+    if not isinstance(doc, dict):
+        return [f"commission: a JSON object is needed, got {type(doc).__name__}"]
+    try:
+        checked_document("commission", doc)
+        Commission.model_validate(doc)
+    except ScheduleError as error:
+        return [error.message]
+    except ValidationError as error:
+        return refusals_in_words(error, FORMS)
+    return []
 
 
 def commission_document(commission: dict[str, Any] | Commission) -> dict[str, Any]:
@@ -519,7 +527,10 @@ def proposed_commission(
             f"stagger_minutes: {len(products)} Products and the staged lanes' {len(PIPELINE_RHYTHMS)} runs "
             f"{stagger_minutes} minutes apart do not all end by the {WINDOW_CLOSES} close"
         )
-    effective = parse_local_date(effective_from).to_date_string()
+    try:
+        effective = parse_local_date(effective_from).to_date_string()
+    except ScheduleError as error:
+        raise invalid(f"effectiveFrom: {error.message}") from None
     lanes: list[dict[str, Any]] = []
     for index, product in enumerate(products):
         lanes.append(_lane(product, "basic", _wall_text(opens + index * stagger_minutes), WINDOW_CLOSES, None))

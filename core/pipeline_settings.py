@@ -13,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_v
 from pydantic.alias_generators import to_camel
 
 RUN_PATTERN = r"^[a-z0-9][a-z0-9._/-]{0,63}$"
+RESOURCE_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 
 Run = Annotated[StrictStr, Field(pattern=RUN_PATTERN, description="the identity of a scheduled run")]
 Resource = Annotated[
-    StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", description="an exclusive resource (a browser profile)")
+    StrictStr, Field(pattern=RESOURCE_PATTERN, description="an exclusive resource (a browser profile)")
 ]
 Resources = Annotated[tuple[Resource, ...], Field(max_length=4, description="exclusive resources a lane's runs hold")]
 

@@ -11,7 +11,7 @@ from .contracts import CONTRACTS, parse_report
 from .errors import PIPELINE_ERROR_CODES, PipelineError
 from .model import EXTERNAL_ACTIONS, PIPELINE_AGGREGATE, PIPELINE_PROTOCOL, STAGES, PipelineState
 from .rules import ALLOWED_TRANSITIONS
-from .service import ClaimIdle, LaneView, PipelineLanes, PipelineResult, parse_pipeline
+from .service import ApprovalUse, ClaimIdle, LaneView, PipelineLanes, PipelineResult, parse_pipeline
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
@@ -21,6 +21,7 @@ __all__ = [
     "PIPELINE_ERROR_CODES",
     "PIPELINE_PROTOCOL",
     "STAGES",
+    "ApprovalUse",
     "ClaimIdle",
     "LaneView",
     "PipelineError",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..commission import lanes_of, pipeline_lane_problem
+from ..commission import Commission, commission_digest, lanes_of, pipeline_lane_problem
 from ..errors import ScheduleError
 from ..identity import PORTFOLIO, is_pipeline_rhythm, parse_occurrence_id, pipeline_lane_of_run
 from ..pipeline_settings import PipelineSettings
@@ -104,3 +104,20 @@ def settings_problem(view: ScheduleView | None, settings: PipelineSettings) -> P
         return None
     return PipelineError("INVALID", f"{problem[0]}: {problem[1]} (the recorded commission, revision "
                                     f"{view.commission.get('revision')}, schedules it)")
+
+
+def recorded_revision_problem(view: ScheduleView | None, commission: Commission) -> PipelineError | None:
+    """REVISION unless `commission` is the schedule's current recorded revision, byte for byte: settings come
+    only from what the owner recorded, so a stray file can neither change the lanes nor, by its higher number,
+    leave the owner's next recorded revision refused as out of order."""
+    if view is None:
+        return PipelineError("REVISION", "no commission is recorded: record the commission revision first, then "
+                                         "adopt its settings")
+    current = view.commission.get("revision")
+    if commission.revision != current:
+        return PipelineError("REVISION", f"revision {commission.revision} is not recorded as the schedule's current "
+                                         f"commission (revision {current}); record it first")
+    if commission_digest(commission) != commission_digest(view.commission):
+        return PipelineError("REVISION", f"this document is not the recorded revision {current}: its content "
+                                         f"differs from what the schedule recorded")
+    return None

@@ -75,6 +75,15 @@ class PipelineResult:
     result: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ApprovalUse(PipelineResult):
+    """An external action's use of the owner's approval: `licensed` only for the use that recorded it. A replay
+    of that use (a retried run) answers the same recorded document with `licensed` false: the action was
+    licensed once, to the run that first asked, and a run that sees false does not act again."""
+
+    licensed: bool
+
+
 # A claim that found nothing to claim (nothing written): the rules' own answer, under its public name.
 ClaimIdle = rules.Idle
 
@@ -294,7 +303,8 @@ class PipelineLanes:
     # -- the owner's records -----------------------------------------------------------------
 
     def record_settings(self, commission: Any) -> PipelineResult:
-        """Adopt a commission revision's `pipeline` settings (only a newer revision changes them)."""
+        """Adopt the `pipeline` settings of the schedule's current recorded commission revision (REVISION for any
+        other document; only a newer revision changes them)."""
         try:
             parsed = parse_commission(commission)
         except ScheduleError as error:
@@ -304,7 +314,9 @@ class PipelineLanes:
         settings = parsed.pipeline
         payload = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
         def decide(state: PipelineState | None, now: DateTime) -> rules.Change:
-            problem = scheduled.settings_problem(self._schedule.read(), settings)
+            view = self._schedule.read()
+            problem = (scheduled.recorded_revision_problem(view, parsed)
+                       or scheduled.settings_problem(view, settings))
             if problem is not None:
                 raise problem
             return rules.record_settings(state, settings, parsed.revision, now)
@@ -455,18 +467,20 @@ class PipelineLanes:
             f"pipeline/approval/{approval}/decision", payload,
             lambda state, now: rules.decide_approval(state, approval, decided_by, approved, now)))
 
-    def record_external_action(self, *, approval: Any, candidate: Any, action: Any, runner: Any) -> PipelineResult:
+    def record_external_action(self, *, approval: Any, candidate: Any, action: Any, runner: Any) -> ApprovalUse:
         """Before a public publish, a payment or account change, an external-sensitive write or a legal-risk
-        acceptance: uses the owner's approval record, or is refused APPROVAL_REQUIRED with nothing written."""
+        acceptance: uses the owner's approval record, or is refused APPROVAL_REQUIRED with nothing written. The
+        answer's `licensed` says whether this call may act: true once, false on every replay."""
         approval = _matching("approval", approval, _WORD, "an approval ID")
         candidate = _matching("candidate", candidate, _CANDIDATE, "a normalized candidate ID")
         if action not in EXTERNAL_ACTIONS:
             raise PipelineError("INVALID", f"action: one of {', '.join(EXTERNAL_ACTIONS)}, got {action!r}")
         runner = text("runner", runner)
         payload = {"approval": approval, "candidate": candidate, "action": action, "runner": runner}
-        return self._done(self._command(
+        used = self._done(self._command(
             f"pipeline/approval/{approval}/use", payload,
             lambda state, now: rules.record_external_action(state, approval, candidate, action, runner, now)))
+        return ApprovalUse(used.command_id, used.version, used.replayed, used.result, licensed=not used.replayed)
 
     # -- views ------------------------------------------------------------------------------
 

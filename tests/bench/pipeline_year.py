@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from factory_schedule.core import ManualClock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, ClaimIdle, PipelineError, PipelineLanes
 from factory_schedule.store import open_journal
-from tests.core.pipeline_support import commission, lane_view, maturation_report, promotion_report, top_n
+from tests.core.pipeline_support import adopt, commission, lane_view, maturation_report, promotion_report, top_n
 
 Answer = TypeVar("Answer")  # what a timed command returns
 
@@ -102,7 +102,7 @@ class Year:
             self.outcomes[f"{lane}:{outcome}"] = self.outcomes.get(f"{lane}:{outcome}", 0) + 1
 
     def go(self, weeks: int) -> list[tuple[int, int]]:
-        self.lanes.record_settings(commission(threshold=2, cooldownHours=12))
+        adopt(self.lanes, commission(threshold=2, cooldownHours=12))
         sizes = []
         for self.week in range(weeks):
             fresh = [f"c{self.week:03d}-{i}" for i in range(2)]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.core import ManualClock, proposed_commission
+from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, LaneView, PipelineLanes, PipelineResult
 from factory_schedule.store import open_journal
 
@@ -63,8 +63,14 @@ def make_harness(tmp_path: Path, **pipeline: Any) -> Harness:
     url = f"sqlite:///{tmp_path / 'journal.db'}"
     clock = ManualClock(START)
     lanes = PipelineLanes(open_journal(url), clock)
-    lanes.record_settings(commission(**pipeline))
+    adopt(lanes, commission(**pipeline))
     return Harness(url, clock, lanes)
+
+
+def adopt(lanes: PipelineLanes, document: dict[str, Any]) -> None:
+    """The owner's path to settings: the commission revision recorded by the schedule, then adopted."""
+    LifecycleSchedule(lanes.journal, lanes.clock).record_commission(document)
+    lanes.record_settings(document)
 
 
 @contextmanager

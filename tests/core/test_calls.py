@@ -166,7 +166,7 @@ def test_only_the_running_segments_runner_may_admit_or_end_a_call(tmp_path):
         occurrence_id=ALPHA, runner="r-alpha", call=admission.call + 1, report=result_report(5)))
 
 
-# -- the refusal reasons, each recording nothing, in the seed's order ----------------------------------------------
+# -- the refusal reasons, each recording nothing, in the rules' order ---------------------------------------------
 
 
 def test_a_segment_holds_one_call_in_flight(tmp_path):
@@ -995,7 +995,7 @@ def test_a_call_admitted_or_ended_with_the_clock_behind_its_occurrence_is_invali
     refused(h, "INVALID", lambda: h.call(ALPHA, runner="r-alpha", work="w2"))
 
 
-# -- more of the seed's edges ---------------------------------------------------------------------------------------
+# -- more edges of the rules ----------------------------------------------------------------------------------------
 
 
 def test_a_limit_that_resets_inside_tonights_window_still_waits_for_the_next_nights_slot(tmp_path):

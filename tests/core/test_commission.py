@@ -247,7 +247,7 @@ def test_commission_refusals_name_the_field(case: str, mutation: Mutation, prefi
 def test_weekly_tokens_has_no_default() -> None:
     doc = commission()
     del doc["weeklyTokens"]
-    assert refused(doc) == "weeklyTokens: Field required"
+    assert refused(doc) == "weeklyTokens: missing (this field is required)"
 
 
 def test_a_commission_must_be_an_object() -> None:

@@ -1,4 +1,4 @@
-"""The staged lanes' four runs as commission lanes: their shape, the seed's stagger order, the proposal,
+"""The staged lanes' four runs as commission lanes: their shape, their stagger order, the proposal,
 and one-line refusals of a commission that gets them wrong (nothing written)."""
 
 from __future__ import annotations
@@ -124,7 +124,8 @@ def test_a_run_needs_the_pipeline_settings_and_the_settings_must_name_it() -> No
         ({"weekday": 3}, "lanes[5].weekday: a promotion lane runs every day and takes no weekday"),
         ({"product": "p0", "lane": "p0/promotion"},
          "lanes[5].rhythm: a Product has only basic and full; promotion belongs to portfolio"),
-        ({"lane": "portfolio/promotion-review"}, "lanes[5].lane: String should match pattern"),
+        ({"lane": "portfolio/promotion-review"},
+         "lanes[5].lane: 'portfolio/promotion-review' is not '<product>/<rhythm>'"),
         ({"tasks": []}, "lanes[5].tasks: Tuple should have at least 1 item after validation, not 0"),
     ],
 )

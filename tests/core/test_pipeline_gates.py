@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from factory_schedule.core import parse_commission
+from factory_schedule.core import LifecycleSchedule, parse_commission
 from factory_schedule.core.commission import commission_digest
 from factory_schedule.core.pipeline import PipelineError, PipelineLanes
 from factory_schedule.core.pipeline import rules as pipeline_rules
@@ -17,6 +17,7 @@ from tests.core.pipeline_support import (
     BOUNDARY,
     CRITERIA,
     Runs,
+    adopt,
     commission,
     drive_maturation,
     drive_promotion,
@@ -353,7 +354,9 @@ def test_a_commission_without_pipeline_settings_stays_valid_and_keeps_its_digest
     h = make_harness(tmp_path)
     _refused(h, "INVALID", h.lanes.record_settings, commission=plain)
     _refused(h, "CONFLICT", h.lanes.record_settings, commission=commission(revision=1, threshold=5))
-    h.lanes.record_settings(commission(revision=3))
+    schedule = LifecycleSchedule(h.lanes.journal, h.clock)
+    schedule.record_commission(commission(revision=2))
+    adopt(h.lanes, commission(revision=3))
     _refused(h, "REVISION", h.lanes.record_settings, commission=commission(revision=2))
     with pytest.raises(Exception) as bad:
         parse_commission({**plain, "pipeline": {"promotionWip": 9}})
@@ -365,7 +368,9 @@ def test_the_settings_are_the_owners_and_a_lower_wip_waits_for_current_work(tmp_
     h.lanes.record_top_n(week="2026-W50", candidates=top_n("alpha-one", "bravo"))
     _claim(h, "promotion", "promotion", "run-1")
     _claim(h, "promotion", "promotion", "run-2")
-    _refused(h, "INVALID", h.lanes.record_settings, commission=commission(revision=2, threshold=1, promotionWip=1))
+    lower = commission(revision=2, threshold=1, promotionWip=1)
+    LifecycleSchedule(h.lanes.journal, h.clock).record_commission(lower)
+    _refused(h, "INVALID", h.lanes.record_settings, commission=lower)
     assert len(h.lanes.lane_view("promotion").wip) == 2
 
 

@@ -56,7 +56,7 @@ def test_the_lanes_adopt_settings_only_from_a_commission_the_schedule_recorded(w
     before = world.lanes.journal.head("pipeline/lanes")
     with pytest.raises(PipelineError) as caught:
         world.lanes.record_settings(stranger)
-    assert caught.value.code == "INVALID", caught.value
+    assert caught.value.code == "REVISION", caught.value
     assert world.lanes.journal.head("pipeline/lanes") == before
     occurrence = admitted_promotion(world)
     claimed = world.lanes.claim(lane="promotion", runner="r-promo", occurrence=occurrence)
@@ -102,3 +102,46 @@ def test_a_commission_that_schedules_a_run_the_adopted_settings_name_otherwise_n
     assert tick.occurrence is not None
     claimed = lanes.claim(lane="promotion", runner="r-promo", occurrence=tick.occurrence.id)
     assert isinstance(claimed, PipelineResult)
+
+
+def _refused_settings(world: World, document: dict, needle: str) -> None:
+    before = world.lanes.journal.head("pipeline/lanes")
+    with pytest.raises(PipelineError) as caught:
+        world.lanes.record_settings(document)
+    assert caught.value.code == "REVISION" and needle in caught.value.message, caught.value
+    assert world.lanes.journal.head("pipeline/lanes") == before
+
+
+def test_a_revision_the_schedule_never_recorded_is_not_adopted_and_cannot_block_the_recorded_one(
+        world: World) -> None:
+    """'adopts only the settings of a commission revision the schedule recorded': a stray revision 9 is refused,
+    so the owner's next recorded revision is still adopted, not refused as 'not after the recorded 9'."""
+    _refused_settings(world, _settings_commission(world, 9, threshold=1), "not recorded")
+    recorded = _settings_commission(world, 2, threshold=1)
+    world.schedule.record_commission(recorded)
+    assert world.lanes.record_settings(recorded).result == {"revision": 2}
+
+
+def test_only_the_schedules_current_revision_is_adopted(world: World) -> None:
+    """'... and the current one': once revision 3 is recorded, revision 2's settings (recorded, but replaced)
+    are refused, and so is a document under the current number with other settings than the recorded ones."""
+    second = _settings_commission(world, 2, threshold=1)
+    world.schedule.record_commission(second)
+    third = _settings_commission(world, 3, threshold=2)
+    world.schedule.record_commission(third)
+    _refused_settings(world, second, "revision 2 is not recorded as the schedule's current")
+    _refused_settings(world, _settings_commission(world, 3, threshold=3), "not the recorded revision 3")
+    assert world.lanes.record_settings(third).result == {"revision": 3}
+
+
+def test_settings_without_a_recorded_commission_are_refused(tmp_path: Path) -> None:
+    from factory_schedule.core import ManualClock
+    from factory_schedule.core.pipeline import PipelineLanes
+    from factory_schedule.store import open_journal
+    from tests.core.pipeline_support import commission
+
+    lanes = PipelineLanes(open_journal(f"sqlite:///{tmp_path / 'journal.db'}"), ManualClock("2026-12-06T12:00:00Z"))
+    with pytest.raises(PipelineError) as caught:
+        lanes.record_settings(commission())
+    assert caught.value.code == "REVISION" and "no commission is recorded" in caught.value.message
+    assert lanes.state() is None

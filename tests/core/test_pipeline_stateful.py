@@ -28,6 +28,7 @@ from tests.core.pipeline_support import (
     BOUNDARY,
     CRITERIA,
     START,
+    adopt,
     commission,
     lane_view,
     maturation_report,
@@ -51,7 +52,7 @@ class PipelineMachine(RuleBasedStateMachine):
         self.clock = ManualClock(START)
         self.journal = open_journal(f"sqlite:///{self.folder / 'journal.db'}")
         self.lanes = PipelineLanes(self.journal, self.clock)
-        self.lanes.record_settings(commission(threshold=2, maxRevisions=2, maxRetries=1, maxSlices=2,
+        adopt(self.lanes, commission(threshold=2, maxRevisions=2, maxRetries=1, maxSlices=2,
                                               cooldownHours=1))
         self.week = 49
         self.k = 0

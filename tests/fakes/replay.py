@@ -9,8 +9,10 @@ output, so a test can count what was sent.
 Lines are printed as they are, after replacing `{{RESET}}` (epoch seconds an hour from now)
 and `{{RESET_LOCAL}}` (the same instant in this machine's local time, written as Codex
 writes it). Lines starting with `#` are directives: `#sleep SECONDS`, `#exit CODE`,
-`#kill` (the process kills itself with SIGKILL), `#stderr TEXT`, `#bigline BYTES` (one line of that many
-bytes, written a megabyte at a time: the fake never holds it whole).
+`#kill` (the process kills itself with SIGKILL), `#stderr TEXT`, `#spawn SECONDS` (a child that sleeps that
+long in the provider's process group, as a real CLI's tool process does; its pid is appended to
+$FAKE_PROVIDER_LOG.children), `#bigline BYTES` (one line of that many bytes, written a megabyte at a time:
+the fake never holds it whole).
 Standalone on purpose: it imports nothing of factory_schedule.
 
 The command line is parsed as the real CLIs parse theirs (`claude` with commander, `codex exec` with clap):
@@ -27,6 +29,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -131,6 +134,14 @@ def _local_words(instant: float) -> str:
     return f"{moment:%b} {day}{suffix}, {moment.year} {hour}:{moment:%M} {'AM' if moment.hour < 12 else 'PM'}"
 
 
+def _spawn(seconds: float, log: str | None) -> None:
+    child = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if log:
+        with open(log + ".children", "a", encoding="utf-8") as handle:
+            handle.write(f"{child.pid}\n")
+
+
 def _auth_status() -> int:
     logged_in = os.environ.get("FAKE_CLAUDE_LOGGED_OUT") is None
     document = {"loggedIn": logged_in, "authMethod": "claude.ai" if logged_in else "none"}
@@ -188,6 +199,8 @@ def main(provider: str) -> int:
                     left -= chunk
                 sys.stdout.write("\n")
                 sys.stdout.flush()
+            elif directive == "spawn":
+                _spawn(float(argument), log)
             continue
         line = raw.replace("{{RESET}}", str(reset)).replace("{{RESET_LOCAL}}", _local_words(reset))
         print(line, flush=True)

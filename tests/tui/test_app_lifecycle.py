@@ -20,7 +20,7 @@ from factory_schedule.tui.dashboard.screens.approval import ApprovalForm
 from factory_schedule.tui.dashboard.screens.escalation import EscalationForm
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 from factory_schedule.tui.host.demo_lanes import APPROVAL
-from tests.core.pipeline_support import Runs, commission, drive_maturation, drive_promotion, top_n
+from tests.core.pipeline_support import Runs, adopt, commission, drive_maturation, drive_promotion, top_n
 
 from .test_app_journeys import _screen_text, form_error, make_app, reading_of, synchronously
 
@@ -277,7 +277,7 @@ async def test_journal_text_in_the_lifecycle_view_and_forms_is_shown_as_text(tmp
     clock = ManualClock("2026-12-07T01:00:00Z")
     journal = open_journal(url)
     lanes = PipelineLanes(journal, clock)
-    lanes.record_settings(commission())
+    adopt(lanes, commission())
     hostile = "[red]ship[/red] \u202eit"
     lanes.request_approval(approval="publish-x", candidate="bravo", action="public-publish",
                            requested_by="[b]run[/b]", reason=hostile)

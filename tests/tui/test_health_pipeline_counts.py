@@ -20,7 +20,7 @@ from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.health import check_health
-from tests.core.pipeline_support import Harness, Runs, claim_next, drive_maturation, drive_promotion, top_n
+from tests.core.pipeline_support import Harness, Runs, adopt, claim_next, drive_maturation, drive_promotion, top_n
 from tests.core.pipeline_support import commission as pipeline_commission
 from tests.store.forgery import reseal_head
 from tests.tui.runner_support import cli
@@ -31,7 +31,7 @@ def _lanes_with_history(url: str) -> Harness:
     an approval request waiting: a real history."""
     clock = ManualClock(SystemClock().now() - timedelta(days=2))
     lanes = PipelineLanes(open_journal(url), clock)
-    lanes.record_settings(pipeline_commission(threshold=1))
+    adopt(lanes, pipeline_commission(threshold=1))
     lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie", "delta"))
     h = Harness(url, clock, lanes)
     runs = Runs()

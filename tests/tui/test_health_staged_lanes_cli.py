@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
-from factory_schedule.core import ManualClock
+from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from tests.core.pipeline_support import (
     Harness,
     Runs,
+    adopt,
     claim_next,
     drive_maturation,
     drive_promotion,
@@ -33,7 +34,11 @@ from .runner_support import cli, fake_notifier, notifications
 def _harness(url: str, **pipeline: Any) -> Harness:
     clock = ManualClock(SystemClock().now() - timedelta(hours=2))  # recent: nothing stalls yet
     lanes = PipelineLanes(open_journal(url), clock)
-    lanes.record_settings(pipeline_commission(**pipeline))
+    adopt(lanes, pipeline_commission(**pipeline))
+    schedule = LifecycleSchedule(lanes.journal, clock)
+    for account in ("claude", "chatgpt"):  # signed in: only the staged lanes' findings are left to tell
+        schedule.record_account(account=account, sequence=1, sign_in="owner@example.com", overage=False,
+                                recorded_by="owner")
     lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
     return Harness(url, clock, lanes)
 

@@ -15,7 +15,7 @@ import pytest
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PIPELINE_ERROR_CODES
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.cli.main import main
-from factory_schedule.tui.cli.output import EXIT_IDLE, PIPELINE_EXIT_CODES
+from factory_schedule.tui.cli.output import EXIT_IDLE, EXIT_OK, EXIT_REPLAY_NOT_LICENSED, PIPELINE_EXIT_CODES
 from tests.core.pipeline_support import commission, promotion_report, top_n
 
 
@@ -136,6 +136,22 @@ def test_the_owner_approves_an_external_action_on_the_command_line(configured: S
     code, used = shell("approval-use", "--approval", "pub-1", "--candidate", "alpha-one", "--action",
                        "public-publish", "--runner", "run-7")
     assert code == 0 and used["result"]["approval"]["usedBy"] == "run-7"
+
+
+def test_a_replayed_approval_use_answers_licensed_false_with_its_own_exit_code(configured: Shell):
+    shell = configured
+    shell("approval-request", "--approval", "pub-1", "--candidate", "alpha-one", "--action", "public-publish",
+          "--requested-by", "run-7", "--reason", "store listing")
+    shell("approval-decide", "--approval", "pub-1", "--decided-by", "owner", "--approved", "on")
+    use = ("approval-use", "--approval", "pub-1", "--candidate", "alpha-one", "--action", "public-publish",
+           "--runner", "run-7")
+    code, first = shell(*use)
+    assert (code, first["licensed"]) == (EXIT_OK, True)
+    before = shell.head()
+    for _ in range(2):
+        code, again = shell(*use)
+        assert (code, again["licensed"], again["replayed"]) == (EXIT_REPLAY_NOT_LICENSED, False, True)
+    assert shell.head() == before
 
 
 def test_a_lane_with_an_exclusive_resource_locks_it_and_abandon_waits_for_the_recovery_window(

@@ -47,3 +47,20 @@ def test_a_pid_is_recycled_only_when_its_process_started_strictly_after_the_reco
         assert segments.same_process_alive(child.pid, recorded, started=segments.ps_start_time) == (True, False)
     assert segments.same_process_alive(child.pid, "linux-ticks:1") == (
         (False, True) if os.path.isdir("/proc/self") else (True, False))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="zombies are told from /proc")
+def test_a_dead_runner_not_yet_reaped_is_gone_not_alive() -> None:
+    """A runner killed after its tick died waits as a zombie until the system reaps it: it does no work,
+    so health must not count it as a live holder."""
+    import time
+
+    process = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not segments._zombie(process.pid):
+        time.sleep(0.05)
+    try:
+        assert segments._zombie(process.pid)
+        assert not segments.process_alive(process.pid)
+    finally:
+        process.wait()

@@ -38,6 +38,7 @@ CLAUDE_EXPECTED: dict[str, tuple[dict[str, Any], str | None]] = {
     "forbidden-403": ({"kind": "sign-in-needed", "tokens": 0, "httpStatus": 403}, "sign-in"),
     "crash": ({"kind": "lost"}, None),
     "hang": ({"kind": "lost"}, None),
+    "hang-with-tool": ({"kind": "lost"}, None),
     "malformed": ({"kind": "lost"}, None),
     "cut-off": ({"kind": "lost"}, None),
     "unknown-event": ({"kind": "result", "tokens": 3000, "output": "ok",

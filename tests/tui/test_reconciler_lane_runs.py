@@ -25,6 +25,7 @@ from factory_schedule.tui.host.segments import this_host
 from tests.core.pipeline_support import (
     Harness,
     Runs,
+    adopt,
     claim_next,
     commission,
     drive_promotion,
@@ -41,7 +42,7 @@ def promotion_harness(url: str, monkeypatch: pytest.MonkeyPatch) -> Harness:
     monkeypatch.delenv("FACTORY_NOTIFY", raising=False)
     clock = ManualClock(pendulum.now("UTC").subtract(hours=1))
     lanes = PipelineLanes(open_journal(url), clock)
-    lanes.record_settings(commission(maxRevisions=2))
+    adopt(lanes, commission(maxRevisions=2))
     lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
     return Harness(url, clock, lanes)
 

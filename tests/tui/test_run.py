@@ -233,7 +233,7 @@ def test_run_check_names_each_lanes_problem_in_one_line(
     alpha, beta = json_lines(done.stdout)
     assert alpha["ok"] and alpha["tasks"] == {"scan": {"bound": BOUND, "work": ["10-unit-1"]}}
     assert alpha["warning"].endswith(f'set executable = "{alpha["executable"]}" in lane.toml')  # found on PATH
-    assert not beta["ok"] and beta["error"].endswith("lane.toml: bound: Input should be a valid integer")
+    assert not beta["ok"] and beta["error"].endswith("lane.toml: bound: Input should be a valid integer, got 'lots'")
 
 
 def test_run_outside_a_tick_is_refused_before_anything_is_written(sqlite_url: str, tmp_path: Path) -> None:

@@ -54,11 +54,13 @@ def test_a_prompt_is_read_without_its_bom_and_with_unix_line_endings(tmp_path: P
     (GOOD.replace('"claude"', '"codex"'), "provider: codex does not run task scan, which the commission pays from "
                                           "the claude account"),
     (GOOD.replace('"claude"', '"gemini"'), "lane.toml: provider: Input should be 'claude' or 'codex'"),
-    (GOOD + "colour = 1\n", "lane.toml: colour: Extra inputs are not permitted"),
+    (GOOD + "colour = 1\n", "lane.toml: colour: not a field of this document"),
     (GOOD + "[tasks.review]\nbound = 1\n", "lane.toml: tasks.review: not a task of lane alpha/basic (scan)"),
     (GOOD + 'executable = "no-such-cli"\n', "lane.toml: executable: 'no-such-cli' is not an executable on PATH"),
     (GOOD.replace("bound", "bound = ", 1), "lane.toml: not TOML"),
-    ('provider = "claude"\nbound = 1\n', "lane.toml: sign_in: Field required"),
+    ('provider = "claude"\nbound = 1\n', "lane.toml: sign_in: missing (this field is required)"),
+    (GOOD.replace('"owner@example.com"', '" me "'), "lane.toml: sign_in: ' me ' is not a sign-in: text with no "
+                                                     "space at its start or end"),
 ])
 def test_a_bad_setting_is_one_line_naming_its_field(tmp_path: Path, settings: str, expected: str) -> None:
     lane(tmp_path, settings)

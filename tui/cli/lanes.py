@@ -35,6 +35,7 @@ from factory_schedule.tui.cli.output import (
     EXIT_IDLE,
     EXIT_NOT_LEASE_OWNER,
     EXIT_OK,
+    EXIT_REPLAY_NOT_LICENSED,
     BadInput,
     emit,
     to_jsonable,
@@ -322,9 +323,14 @@ def _approval_decide(lanes: Any, v: dict[str, Any]) -> Any:
     return lanes.decide_approval(approval=v["approval"], decided_by=v["decided_by"], approved=v["approved"])
 
 
-def _approval_use(lanes: Any, v: dict[str, Any]) -> Any:
-    return lanes.record_external_action(approval=v["approval"], candidate=v["candidate"], action=v["action"],
-                                        runner=v["runner"])
+def _approval_use(args: argparse.Namespace) -> int:
+    """Exit 0 with `"licensed": true` for the use that licenses the action; a replay of it exits 12 with
+    `"licensed": false`, so a retried run can tell that the action was already licensed once."""
+    v = gather(args, APPROVAL_USE)
+    used = _open_lanes(args).record_external_action(approval=v["approval"], candidate=v["candidate"],
+                                                    action=v["action"], runner=v["runner"])
+    emit(used)
+    return EXIT_OK if used.licensed else EXIT_REPLAY_NOT_LICENSED
 
 
 def _show(lanes: Any, v: dict[str, Any]) -> Any:
@@ -356,8 +362,8 @@ def register(subcommands: Any) -> None:
          _approval_request),
         ("approval-decide", "the owner's approval record (--approved on) or refusal (--approved off)",
          APPROVAL_DECIDE, _approval_decide),
-        ("approval-use", "record an approved external action before doing it (exit 65 without approval)",
-         APPROVAL_USE, _approval_use),
         ("show", "a lane's state: WIP, tasks, counters, history, cooldown, contracts", SHOW, _show),
     ):
         add_command(commands, name, text, options, _on_lanes(options, act))
+    add_command(commands, "approval-use", "record an approved external action before doing it: act only on "
+                "licensed:true (12: a replay, licensed once already; 65: no approval)", APPROVAL_USE, _approval_use)

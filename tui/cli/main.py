@@ -24,6 +24,7 @@ from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, em
 # `handler` on its parsers), in the order `--help` lists them. One line each.
 COMMAND_MODULES = (
     "runner",
+    "commission",
     "run",
     "tick",
     "health",

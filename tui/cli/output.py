@@ -34,6 +34,9 @@ EXIT_REPLAY_NO_DISPATCH = 10
 # `defer`: the answer replays an earlier segment's deferral while the same token runs a later segment, which
 # this answer did NOT defer (`still_running` names it): never a plain success a runner could take for its own.
 EXIT_REPLAY_STILL_RUNNING = 11
+# `lanes approval-use`: the replay of a recorded use of an approval; the action was licensed once, to the call
+# that recorded it, and this answer (`"licensed": false`) licenses nothing: the run does not act again.
+EXIT_REPLAY_NOT_LICENSED = 12
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
 REFUSAL_EXIT_CODES: dict[str, int] = {

@@ -20,7 +20,13 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from factory_schedule.tui.cli.journal import journal_url_of, open_existing, open_or_create, schedule_over
+from factory_schedule.tui.cli.journal import (
+    journal_url_of,
+    missing_journal,
+    open_existing,
+    open_or_create,
+    schedule_over,
+)
 from factory_schedule.tui.cli.options import (
     Option,
     add_command,
@@ -158,9 +164,30 @@ def _record_account(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
 
 
 def _record_commission(args: argparse.Namespace) -> int:
+    """Record the next revision and adopt the `pipeline` settings it carries; the one runner command that may
+    start a journal.
+
+    A journal that does not exist yet is created only for a first revision the rules accept: the rule
+    is asked first, on no state, so a refused first record (a revision 2, a mistyped zone) leaves no
+    file behind, and the commands after it keep saying there is no journal.
+    """
     commission = read_commission_file(args.file)
-    # The one runner command that may start a journal: the first commission creates it.
-    return _done(schedule_over(open_or_create(journal_url_of(args))).record_commission(commission))
+    url = journal_url_of(args)
+    if missing_journal(url) is not None:
+        _refuse_unless_a_first_record(commission)
+    from factory_schedule.core.owner_commission import record_commission
+
+    recorded = record_commission(schedule_over(open_or_create(url)), commission)
+    return _done({**to_jsonable(recorded.commission), "settings_revision": recorded.settings_revision})
+
+
+def _refuse_unless_a_first_record(commission: Any) -> None:
+    """Raise the rules' own refusal when `commission` cannot start a journal now."""
+    from factory_schedule.core.commission import parse_commission
+    from factory_schedule.core.records import record_commission
+    from factory_schedule.tui.host.clock import SystemClock
+
+    record_commission(None, parse_commission(commission), SystemClock().now())
 
 
 def _start(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:

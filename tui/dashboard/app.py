@@ -118,7 +118,7 @@ class ScheduleApp(App[None]):
             for view, label, _key in VIEWS[1:]:
                 yield TabPane(label, id=view)  # its view is mounted once the first reading is on screen
         # Every shown key fits at 120 columns only without the palette's entry, which Textual docks over
-        # the last keys; ctrl+p is in the keys panel (? or F1) and the README.
+        # the last keys; ctrl+p is in the keys panel (? or F1) and the documentation.
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:

@@ -50,7 +50,7 @@ from factory_schedule.core.model import Occurrence
 from factory_schedule.core.model import at as parse_instant
 from factory_schedule.store import Journal, open_journal
 from factory_schedule.store import leases as lease_store
-from factory_schedule.tui.host.demo_lanes import DemoLanes
+from factory_schedule.tui.host.demo_lanes import PIPELINE_SETTINGS, DemoLanes
 
 DEMO_SEED = 20261207
 DEMO_ZONE = "Europe/London"
@@ -157,7 +157,7 @@ class DemoDriver:
         """Commission revisions and account records, at the times an owner would record them."""
         first = proposed_commission(
             products=list(DEMO_PRODUCTS), effective_from="2026-12-07", weekly_tokens=WEEKLY_CEILING
-        )
+        ) | {"pipeline": PIPELINE_SETTINGS}  # the lanes adopt their settings from this recorded revision
         self.at(DEMO_START, lambda: self.schedule.record_commission(first))
         self.at(DEMO_START.add(minutes=5), lambda: self._record("claude", 1, "owner@factory.example"))
         second = _beta_on_chatgpt(first, revision=2, effective_from="2026-12-10")

@@ -71,9 +71,8 @@ class DemoLanes:
         return run
 
     def setup(self, commission: dict[str, Any]) -> None:
-        with_pipeline = dict(commission, pipeline=PIPELINE_SETTINGS)
         at = self.driver.at
-        at(_utc(7, 9), self._safe(lambda: self.lanes.record_settings(with_pipeline)))
+        at(_utc(7, 9), self._safe(lambda: self.lanes.record_settings(commission)))
         at(_utc(7, 9, 5), self._safe(lambda: self._top_n(*FIRST_TOP_N)))
         for day, hour in PROMOTION_DAYS:
             at(_utc(day, hour), self._safe(lambda: self.step("promotion")))

@@ -131,8 +131,11 @@ def usable_pid(pid: object) -> bool:
 
 
 def process_alive(pid: object) -> bool:
-    """Whether a process with this ID exists on this host (signal 0 tests without sending)."""
+    """Whether a process with this ID exists on this host (signal 0 tests without sending) and is not a
+    zombie: a killed runner whose tick died first waits, dead, until the system reaps it, and does no work."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    if _zombie(pid):
         return False
     try:
         os.kill(pid, 0)
@@ -143,6 +146,16 @@ def process_alive(pid: object) -> bool:
     except OSError:
         return False
     return True
+
+
+def _zombie(pid: int) -> bool:
+    """Whether /proc shows this pid as a zombie (False where there is no /proc, or it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+    except OSError:
+        return False
+    return bool(fields) and fields[0] == "Z"
 
 
 def process_start_time(pid: object) -> str | None:

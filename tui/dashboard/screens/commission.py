@@ -232,5 +232,10 @@ class CommissionForm(ScheduleForm):
     def perform(self) -> str:
         if self.candidate is None:
             raise FormProblem("nothing previewed: use Proposed or Load first")
-        result = self.schedule.record_commission(self.candidate)
-        return f"Recorded commission revision {self.candidate.get('revision')} (journal v{result.version})."
+        from factory_schedule.core.owner_commission import record_commission
+
+        recorded = record_commission(self.schedule, self.candidate)
+        adopted = "" if recorded.settings_revision is None else (
+            f"; the staged lanes hold revision {recorded.settings_revision}'s settings")
+        return (f"Recorded commission revision {self.candidate.get('revision')} "
+                f"(journal v{recorded.commission.version}){adopted}.")

@@ -2,7 +2,7 @@
 (or a build's retry cap): `revise` grants one more round of the escalated stage, `park` ends the work.
 
 This is also the owner's only way to park a candidate: the engine has no owner park (nor any
-unpark) outside an escalation, and the seed gives the owner none, so the dashboard offers none.
+unpark) outside an escalation, and the owner has none by design, so the dashboard offers none.
 """
 
 from __future__ import annotations

@@ -223,7 +223,7 @@ class LifecycleView(VerticalScroll):
         if reading.pipeline is None:
             said = (f"The staged lanes could not be read: {reading.pipeline_problem}" if reading.pipeline_problem
                     else "The promotion and maturation lanes have no settings yet: record a commission revision "
-                         "with a `pipeline` member (`factory-schedule lanes settings`).")
+                         "with a `pipeline` member (`factory-schedule record-commission FILE` adopts them).")
             blocks = {"promotion": Text(printable(said), style="bold" if reading.pipeline_problem else "dim")}
         else:
             blocks = {lane: lane_block(reading, lane) for lane in LANES}

@@ -1,7 +1,13 @@
 """Run one provider call as a process: stream its stdout to a parser, enforce its deadline and bound.
 
-The provider runs in a session of its own so that stopping it stops everything it
-started. The prompt reaches it on stdin (a file, so a prompt of any size is written
+The provider runs in a process group of its own, inside its runner's session: stopping
+the group stops everything it started, and whatever kills the runner never leaves the
+call running unseen. On Linux the kernel kills the provider when the runner dies
+(PR_SET_PDEATHSIG); on any host, what the provider started keeps the runner's session,
+which health's probe counts as the run's (segments.session_alive), so a run is never
+reconciled while any of its call still lives.
+
+The prompt reaches the provider on stdin (a file, so a prompt of any size is written
 before the provider starts and no option parser ever reads it). Its stdout is read
 line by line, each line at most `MAX_LINE_BYTES` and the whole output at most
 `MAX_OUTPUT_BYTES` (past either the provider is stopped and the call's effect is
@@ -14,10 +20,12 @@ provider prints reaches the owner's terminal.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import queue
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -59,6 +67,35 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def dies_with_runner() -> Callable[[], None] | None:
+    """What the provider's child process runs before exec on Linux: ask the kernel to SIGKILL it when the
+    runner that started it dies, then exit at once if the runner died before the request took effect.
+    None where there is no such request (macOS): health's session probe alone holds there.
+
+    `prctl` is looked up here, in the runner, so the child between fork and exec only calls it (nothing
+    there may import or allocate behind a lock another thread of the runner holds)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    runner = os.getpid()
+    kill = int(signal.SIGKILL)
+
+    def request() -> None:
+        prctl(PR_SET_PDEATHSIG, kill, 0, 0, 0)
+        if os.getppid() != runner:
+            os._exit(125)
+
+    return request
 
 
 @dataclass(frozen=True)
@@ -120,7 +157,8 @@ def run_call(
             process = subprocess.Popen(
                 list(argv), stdin=stdin if stdin_text is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=stderr,
-                cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,
+                cwd=cwd, env=dict(env) if env is not None else None, process_group=0,
+                preexec_fn=dies_with_runner(),
             )
         except OSError as error:
             return CallRun(ProcessEnd(exit_code=None), "", None, start_error=f"{argv[0]}: {error.strerror}")

@@ -34,6 +34,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from factory_schedule.core.refusal_words import refusal_in_words
 from factory_schedule.tui.host.providers.binding_health import BindingRead, snapshot_of
 from factory_schedule.tui.host.providers.calls import ACCOUNT_OF, ProviderName
 
@@ -42,6 +43,8 @@ PROMPT_SUFFIXES = (".md", ".txt")
 MAX_PROMPT_BYTES = 1_000_000
 MAX_WORK_KEY = 200
 
+SIGN_IN_PATTERN = r"^\S(.*\S)?$"
+FORMS = {SIGN_IN_PATTERN: "not a sign-in: text with no space at its start or end"}
 Minutes = Annotated[float, Field(gt=0, le=24 * 60)]
 Tokens = Annotated[int, Field(ge=1)]
 
@@ -62,7 +65,7 @@ class LaneSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     provider: Literal["claude", "codex"]
-    sign_in: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$")]
+    sign_in: Annotated[str, Field(min_length=1, max_length=200, pattern=SIGN_IN_PATTERN)]
     bound: Tokens
     timeout_minutes: Minutes = 30
     args: list[str] = []
@@ -105,9 +108,7 @@ class LaneBinding:
 
 
 def _one_line(path: Path, error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "file"
-    return f"{path}: {where}: {first['msg']}"
+    return f"{path}: {refusal_in_words(error, FORMS, limit=1)}"
 
 
 def _read_settings(path: Path) -> LaneSettings:

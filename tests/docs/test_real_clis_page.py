@@ -1,7 +1,7 @@
-"""The README's "Running it for real" works as written, against the fake `claude` on PATH.
+"""The real CLIs guide's setup works as written, against the fake `claude` on PATH.
 
-Its shell blocks run verbatim under bash in a fresh HOME, in a folder holding a
-commission whose lane is due now (the README's `commission.json` is the owner's).
+Its two runnable shell blocks (`real-clis-setup`, `real-clis-launchd`) run verbatim under bash in a fresh
+HOME, in a folder holding a commission whose lane is due now (the page's `commission.json` is the owner's).
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import plistlib
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,15 +16,10 @@ from pathlib import Path
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
+from tests.tui.provider_support import FAKES
+from tests.tui.runner_support import REPO, commission_due_now
 
-from .provider_support import FAKES
-from .runner_support import REPO, commission_due_now
-
-
-def section_blocks(title: str) -> list[str]:
-    text = (REPO / "README.md").read_text()
-    section = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+from .pages import blocks_named
 
 
 def shell(script: str, cwd: Path, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -38,8 +32,9 @@ def shell(script: str, cwd: Path, home: Path, **env: str) -> subprocess.Complete
                           timeout=180)
 
 
-def test_the_readme_sets_up_a_lane_and_runs_a_night_as_written(tmp_path: Path) -> None:
-    setup, install = section_blocks("Running it for real")
+def test_the_real_clis_guide_sets_up_a_lane_and_runs_a_night_as_written(tmp_path: Path) -> None:
+    [setup] = [block.code for block in blocks_named("real-clis-setup")]
+    [install] = [block.code for block in blocks_named("real-clis-launchd")]
     home = tmp_path / "home"
     home.mkdir()
     commission = commission_due_now()

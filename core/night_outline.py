@@ -1,0 +1,79 @@
+"""What a commission's nights will look like, in lines an owner reads before recording it.
+
+Each lane's slot in the commission's local time, the first night's lanes in the order they
+start, and the week's provider calls and token bounds against the weekly ceiling: a week whose
+bounds add up past the ceiling will see its later calls refused `budget-exhausted`, which the
+owner learns here rather than on a Sunday night. Pure: a parsed commission in, text out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .commission import Commission, Lane, lane_occurrence_on
+from .zones import local_wall_of
+
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+DAYS_A_WEEK = 7
+
+
+@dataclass(frozen=True)
+class NightOutline:
+    """The outline's lines, and whether the week's bounds exceed the ceiling (a warning, not a refusal)."""
+
+    lines: tuple[str, ...]
+    over_ceiling: bool
+
+
+def _tokens(number: int) -> str:
+    return f"{number:,}"
+
+
+def _lane_calls(lane: Lane) -> int:
+    return sum(task.max_calls for task in lane.tasks)
+
+
+def _lane_bounds(lane: Lane) -> int:
+    return sum(task.max_calls * task.call_bound for task in lane.tasks)
+
+
+def _lane_line(lane: Lane, zone: str) -> str:
+    when = f"{WEEKDAYS[lane.weekday - 1]}s" if lane.weekday is not None else "every night"
+    tasks = ", ".join(f"{task.task} ({task.account}) {task.max_calls} x {_tokens(task.call_bound)}"
+                      for task in lane.tasks)
+    return (f"{lane.lane}: {when} {lane.time}-{lane.closes} {zone}, deadline {lane.deadline_minutes} min; "
+            f"{tasks} tokens")
+
+
+def night_outline(commission: Commission) -> NightOutline:
+    """The lanes, the first night and the week's totals against the ceiling."""
+    lines = [f"commission revision {commission.revision}: {len(commission.lanes)} lanes in {commission.zone}, "
+             f"from {commission.effective_from}"]
+    lines += [f"  {_lane_line(lane, commission.zone)}" for lane in commission.lanes]
+    first = commission.effective_date
+    tonight = sorted(
+        (occurrence for lane in commission.lanes
+         if (occurrence := lane_occurrence_on(commission, lane, first)) is not None),
+        key=lambda occurrence: (occurrence.slot, occurrence.lane),
+    )
+    starts = ", ".join(f"{local_wall_of(commission.zone, occurrence.slot)[1]} {occurrence.lane}"
+                       for occurrence in tonight)
+    lines.append(f"first night, {WEEKDAYS[first.isoweekday() - 1]} {first.to_date_string()}: "
+                 f"{starts or 'no lane is due'}")
+    calls = bounds = peak = 0
+    for weekday in range(1, DAYS_A_WEEK + 1):
+        due = [lane for lane in commission.lanes if lane.weekday in (None, weekday)]
+        calls += sum(_lane_calls(lane) for lane in due)
+        night = sum(_lane_bounds(lane) for lane in due)
+        bounds += night
+        peak = max(peak, night)
+    ceiling = commission.weekly_tokens
+    share = bounds * 100 // ceiling
+    lines.append(f"a week: at most {calls} calls whose bounds add up to {_tokens(bounds)} tokens "
+                 f"({share}% of the weekly ceiling {_tokens(ceiling)}); the busiest night {_tokens(peak)}")
+    over = bounds > ceiling
+    if over:
+        lines.append(f"warning: the week's bounds are above the ceiling by {_tokens(bounds - ceiling)} tokens: once "
+                     "the ceiling is spent, the week's later calls are refused budget-exhausted (raise weeklyTokens, "
+                     "or lower maxCalls or callBound)")
+    return NightOutline(tuple(lines), over)
