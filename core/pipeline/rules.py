@@ -43,8 +43,10 @@ from .model import (
     Work,
 )
 
-# Where each stage's completion goes (the reviewer's and owner's choices aside): the allowed transitions.
-ALLOWED_TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
+# Where each stage's completion goes (the reviewer's and owner's choices aside): the allowed transitions. A task
+# whose run is confirmed gone once more than `maxRetries` allows escalates from any stage, and the owner's revise
+# sends that stage again (`_with_abandons`).
+_COMPLETIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "promotion": {
         "select": ("evidence",),
         "evidence": ("brief",),
@@ -66,6 +68,20 @@ ALLOWED_TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
         "escalation": ("iterate", "complete:park"),
     },
 }
+
+
+def _with_abandons(lane: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    stages = [stage for stage in lane if stage != "escalation"]
+    allowed = {stage: tuple(dict.fromkeys((*targets, "escalation"))) for stage, targets in lane.items()
+               if stage != "escalation"}
+    ends = tuple(t for t in lane["escalation"] if t.startswith("complete:"))
+    allowed["escalation"] = (*dict.fromkeys((*(t for t in lane["escalation"] if not t.startswith("complete:")),
+                                             *stages)), *ends)
+    return allowed
+
+
+ALLOWED_TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    lane: _with_abandons(completions) for lane, completions in _COMPLETIONS.items()}
 
 
 @dataclass(frozen=True)
@@ -206,17 +222,17 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
 
 
 def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: str, occurrence: str,
-              now: DateTime) -> Change | Idle:
+              earlier: frozenset[str], now: DateTime) -> Change | Idle:
     """A resumed segment of a scheduled run takes over the task an earlier segment of the same occurrence
     claimed. The schedule has ended that segment (only the running segment's token may claim with the
     occurrence), so the earlier token can no longer report, and without this the task would stay claimed by
-    a run that is gone. Nothing moves to done and nothing is enqueued; a task no longer claimed (reported,
-    or returned by a supervisor) is answered idle. A review task is never handed to one of its producers."""
+    a run that is gone. Nothing moves to done and nothing is enqueued; a task no longer claimed by one of the
+    occurrence's `earlier` segment tokens is answered idle, saying whether one of them reported it or a
+    supervisor handed it back. A review task is never handed to one of its producers."""
     lane = state.lane(lane_name)
     task = lane.task(n)
-    if task is None or task.claimed_by is None or task.claimed_run != run or task.claimed_by == runner:
-        return Idle(lane_name, "occurrence-claimed", f"{occurrence} claimed task {n} in an earlier segment, "
-                                                     "which is no longer claimed by it")
+    if task is None or task.claimed_by not in earlier or task.claimed_run != run or task.claimed_by == runner:
+        return _no_longer_claimed(lane, n, occurrence, earlier)
     work = lane.work_of(task.candidate)
     if task.kind == "review" and work is not None and runner in producers(work):
         return Idle(lane_name, "self-review", f"task {n} reviews artifacts this runner produced")
@@ -227,6 +243,28 @@ def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: st
     data = {"lane": lane_name, "task": n, "runner": runner, "run": run, "from": task.claimed_by,
             "occurrence": occurrence, "done": [], "enqueued": []}
     return Change("task-handed-over", data, new, {**_claim_result(claimed, False), "resumedFrom": task.claimed_by})
+
+
+def _no_longer_claimed(lane: LaneRecord, n: int, occurrence: str, earlier: frozenset[str]) -> Idle:
+    """Why a resumed segment has no task to take over. `occurrence-reported`: an earlier segment reported it, so
+    the occurrence's work is done. `occurrence-handed-back`: a supervisor confirmed an earlier segment's run gone
+    and returned the task (pending again, or escalated to the owner at its cap): the occurrence did not do its
+    work, and its calls' effect stays on its record, so it never settles `completed`."""
+    done = next((d for d in lane.done if d.n == n), None)
+    if done is not None and done.by in earlier:
+        return Idle(lane.lane, "occurrence-reported", f"{occurrence} reported task {n} ({done.stage}) in an "
+                                                      "earlier segment")
+    task = lane.task(n)
+    if task is not None and task.claimed_by is None:
+        where = "it is pending again, for the lane's next run"
+    elif task is not None:
+        where = f"it is claimed by {task.claimed_by}"
+    elif done is not None:
+        where = f"{done.by} closed it" + (f" and enqueued task {done.enqueued}" if done.enqueued else "")
+    else:
+        where = "it is no longer open"
+    return Idle(lane.lane, "occurrence-handed-back", f"{occurrence} claimed task {n} in an earlier segment, "
+                                                     f"whose run a supervisor confirmed gone: {where}")
 
 
 def _claim_result(task: Task, activated: bool) -> dict[str, Any]:
@@ -280,7 +318,8 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
 def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed_by: str, evidence: str,
             now: DateTime, partial: tuple[str, ...] = ()) -> Change:
     """A supervisor confirms a claimed task's run is gone. A revision (repair) task's interrupted start is
-    `repair_start_failed`; any other task returns to pending, as itself (nothing of it was validated)."""
+    `repair_start_failed`; any other task returns to pending, as itself (nothing of it was validated), within
+    its retry cap (`_abandoned`)."""
     lane = state.lane(lane_name)
     task = lane.task(n)
     if task is None:
@@ -293,12 +332,34 @@ def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed
     if partial:
         raise PipelineError("INVALID", f"task {n} ({task.stage}) is not a revision: partial output is kept only "
                                        "for an interrupted revision")
-    released = _put(task, claimed_by=None, claimed_run=None, claimed_at=None)
-    new_lane = _put(lane, tasks=tuple(released if t.n == n else t for t in lane.tasks))
-    new = _put(state, **{lane_name: new_lane}, updated_at=stamp)
-    data = {"lane": lane_name, "task": n, "runner": runner, "confirmedBy": confirmed_by, "evidence": evidence,
-            "done": [], "enqueued": []}
-    return Change("task-abandoned", data, new, {"lane": lane_name, "task": n, "state": "pending"})
+    return _abandoned(state, lane, task, runner, confirmed_by, evidence, stamp)
+
+
+def _abandoned(state: PipelineState, lane: LaneRecord, task: Task, runner: str, confirmed_by: str, evidence: str,
+               stamp: str) -> Change:
+    """An ordinary task whose run is confirmed gone is retried as a failed build is: back to pending, as itself,
+    at most `maxRetries` times, so a run killed every night does not re-send (and pay for) its task every
+    night. The abandon past that cap escalates the task to the owner, whose `revise` sends it once more."""
+    work = lane.work_of(task.candidate)
+    assert work is not None  # the state's validator ties every task to current work
+    abandons = task.abandons + 1
+    cap = state.settings.max_retries
+    details = {"runner": runner, "confirmedBy": confirmed_by, "evidence": evidence, "abandons": abandons,
+               "cap": cap}
+    if task.abandons < cap:
+        released = _put(task, claimed_by=None, claimed_run=None, claimed_at=None, abandons=abandons)
+        new_lane = _put(lane, tasks=tuple(released if t.n == task.n else t for t in lane.tasks))
+        new = _put(state, **{lane.lane: new_lane}, updated_at=stamp)
+        data = {"lane": lane.lane, "task": task.n, **details, "outcome": "requeued", "done": [], "enqueued": []}
+        return Change("task-abandoned", data, new,
+                      {"lane": lane.lane, "task": task.n, "state": "pending", "abandons": abandons, "cap": cap})
+    reason = (f"the run of task {task.n} ({task.stage}) of {task.candidate} was confirmed gone {abandons} times; "
+              f"its retry cap {cap} is spent")
+    escalation = Escalation(stage=task.stage, reason=reason, at=stamp, abandons=abandons, subject=task.subject)
+    step = _Next(_put(work, stage="escalation", escalation=escalation), "escalation")
+    change = _transition(state, lane, task, step, confirmed_by, stamp, details)
+    return Change("task-abandoned", {**change.event_data, "outcome": "escalated"}, change.state,
+                  {**change.result, "state": "escalated", "abandons": abandons, "cap": cap})
 
 
 def repair_start_failed(state: PipelineState, lane: LaneRecord, task: Task, runner: str, confirmed_by: str,
@@ -350,6 +411,7 @@ class _Next:
     outcome: str | None = None  # go / pivot / park / release-ready when the work ends
     decision: GateDecision | None = None
     revision: Revision | None = None  # the next task is a revision: what it repairs
+    abandons: int = 0  # the next task's abandons so far (an abandoned task the owner sends once more)
 
 
 def _ref(task: Task, runner: str, report: Any) -> ArtifactRef:
@@ -534,6 +596,10 @@ def decide_escalation(state: PipelineState, lane_name: str, n: int, decided_by: 
     stamp = _stamp(state, now)
     if decision == "park":
         step = _Next(_put(work, escalation=None), None, outcome="park")
+    elif work.escalation.abandons:  # an abandoned task past its cap: sent once more, as it was
+        redo = work.escalation.stage
+        step = _Next(_put(work, escalation=None, stage=redo), redo, subject=work.escalation.subject,
+                     abandons=state.settings.max_retries)
     else:
         redo = work.escalation.stage
         counter = "retries" if redo == "prototype" else "revisions"
@@ -556,7 +622,8 @@ def _transition(state: PipelineState, lane: LaneRecord, task: Task, step: _Next,
         kind = "owner" if step.stage == "escalation" else (
             "review" if step.stage in REVIEW_STAGES[lane.lane] else "work")
         next_task = Task(n=n_next, lane=lane.lane, stage=step.stage, kind=kind,  # type: ignore[arg-type]
-                         candidate=work.candidate, enqueued_at=stamp, subject=step.subject, revision=step.revision)
+                         candidate=work.candidate, enqueued_at=stamp, subject=step.subject, revision=step.revision,
+                         abandons=step.abandons)
         work = _put(work, stage=step.stage)
         new_lane = _put(lane, wip=tuple(work if w.candidate == work.candidate else w for w in lane.wip),
                         tasks=(*remaining, next_task))

@@ -56,11 +56,15 @@ def _print_text(report: HealthReport) -> None:
 
 
 def _as_json(report: HealthReport) -> dict[str, Any]:
-    """The report as one object; `verified` says whether the whole hash chain checked out."""
+    """The report as one object; `verified` says whether every aggregate's whole hash chain checked out,
+    `verified_through` how far the schedule's did, and `verified_chains` how far each aggregate's did."""
+    from factory_schedule.core import SCHEDULE_AGGREGATE
+
     document = to_jsonable(report)
-    checkpoint = report.verified
-    document["verified"] = checkpoint is not None
-    document["verified_through"] = getattr(checkpoint, "version", None)
+    chains = report.verified
+    document["verified"] = chains is not None
+    document["verified_through"] = chains[SCHEDULE_AGGREGATE].version if chains else None
+    document["verified_chains"] = {name: point.version for name, point in chains.items()} if chains else {}
     return {**document, "healthy": report.healthy, "exit": report.exit_code}
 
 

@@ -48,15 +48,20 @@ def escalation_evidence(reading: Reading, lane: str, task: Any, work: Any) -> Te
     text.append(printable(f"{lane} task {task.n}: {work.candidate} ({work.product})"), style="bold")
     text.append("\n")
     text.append(printable(f"escalated {local(escalation.at, zone)}: {escalation.reason}"))
-    counter = "retries" if escalation.stage == "prototype" else "revisions"
-    cap = (settings.max_retries if counter == "retries" else settings.max_revisions) + work.grants
     text.append("\n")
-    text.append(printable(f"{counter} {getattr(work, counter)}/{cap}, {work.grants} granted by the owner before"))
+    if escalation.abandons:  # an abandoned task past its retry cap
+        text.append(printable(f"its run confirmed gone {escalation.abandons} times; retry cap {settings.max_retries}"))
+    else:
+        counter = "retries" if escalation.stage == "prototype" else "revisions"
+        cap = (settings.max_retries if counter == "retries" else settings.max_revisions) + work.grants
+        text.append(printable(f"{counter} {getattr(work, counter)}/{cap}, {work.grants} granted by the owner "
+                              "before"))
     for artifact in work.artifacts:
         text.append("\n")
         text.append(printable(f"{artifact.stage} (task {artifact.task}) by {artifact.runner}: {artifact.artifact}"))
     text.append("\n")
-    text.append(printable(f"revise: one more {escalation.stage} round (counted as a grant); park: the work ends "
+    grant = "sent once more" if escalation.abandons else "counted as a grant"
+    text.append(printable(f"revise: one more {escalation.stage} round ({grant}); park: the work ends "
                           "(no unpark: a parked candidate is never selected again)"), style="dim")
     return text
 

@@ -148,6 +148,11 @@ class SegmentWork:
             statuses = ["partial"]
         else:
             statuses = ["unavailable", "partial"]
+        self.settle_first(statuses, why)
+
+    def settle_first(self, statuses: list[str], why: str) -> None:
+        """Settle with the first of `statuses` the schedule's rules allow: its refusal (`RULE`) of one, such as
+        `completed` over a call of unknown effect, tries the next; the last one's refusal raises."""
         last: ScheduleError | None = None
         reason = why[:200].rstrip()  # the engine's limit, with no whitespace left at the cut (INVALID)
         for status in statuses:
@@ -286,10 +291,12 @@ class SegmentWork:
 
     def settle_as(self, status: str, why: str) -> None:
         """Settle with the status the run decided (a staged lane's run knows whether its stage was reported)."""
-        reason = why[:200].rstrip()  # the engine's limit, with no whitespace left at the cut (INVALID)
-        self.retry.run(lambda: self.schedule.settle(occurrence_id=self.segment.occurrence,
-                                                    settled_by=self.segment.runner, status=status, reason=reason))
-        self.segment.ended = {"run": "settled", "status": status, "reason": reason}
+        self.settle_first([status], why)
+
+    def calls_went_out(self) -> bool:
+        """Whether any call of the occurrence (any segment's) may have reached the provider."""
+        occurrence = self._occurrence()
+        return any(not call.unsent for call in getattr(occurrence, "calls", None) or [])
 
     def run(self) -> int:
         assert self.binding is not None
