@@ -239,6 +239,7 @@ def judge(facts: HealthFacts) -> HealthReport:
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
+        attempt("runners' CLIs", lambda: _runner_findings(view))
         attempt("runs", lambda: run_findings(view, facts.runs, facts.now))
         attempt("ledger", lambda: ledger_findings(view, facts.now))
         if facts.launch_agent is not None:
@@ -246,6 +247,12 @@ def judge(facts: HealthFacts) -> HealthReport:
             attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))
     return HealthReport(checked_at=facts.now, host=facts.host, findings=tuple(findings),
                         could_not_check=tuple(could_not))
+
+
+def _runner_findings(view: ScheduleView) -> list[Finding]:
+    from factory_schedule.core.runner_findings import runner_findings  # it builds on Finding, defined here
+
+    return runner_findings(view)
 
 
 # -- leases ----------------------------------------------------------------------------------
