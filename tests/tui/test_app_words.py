@@ -89,3 +89,15 @@ def test_the_gate_counts_say_apart_what_the_owner_parked(demo_url: str) -> None:
     reading = take_reading(journal, LifecycleSchedule(journal, ManualClock(DEMO_END)), DEMO_END, None, host=DEMO_HOST)
     words = flow(reading).plain
     assert "PARK 0; 1 parked by the owner on an escalation" in words, words
+
+
+@synchronously
+async def test_the_ledger_shows_the_share_and_the_calls_in_flight_at_80_columns(demo_url: str) -> None:
+    from .test_app_journeys import _screen_text
+
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("l")
+        await pilot.pause()
+        screen = _screen_text(app)
+        assert "in flight" in screen and "43.5%" in screen and "1 (150 000)" in screen, screen
