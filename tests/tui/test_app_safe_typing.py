@@ -382,3 +382,27 @@ async def test_a_stale_commission_form_rebuilds_its_preview_from_the_new_revisio
         await pilot.pause()
         assert "Another writer recorded commission revision 3" in notice(form)
         assert form.candidate is not None and form.candidate["revision"] == 4
+
+
+# -- 4. at 80x24 a form opens with what it decides and where to decide it both on screen ------------
+
+
+@pytest.mark.parametrize("key, decides, field", [
+    ("v", "#decision-request", "#decision"),
+    ("d", "#decision-request", "#decision"),
+    ("s", "#current-record", "#sign-in"),
+    ("r", "#reconcile-about", "#evidence"),
+    ("c", "#preview-scroll", "#products"),
+])
+@synchronously
+async def test_at_80x24_a_form_opens_with_what_it_decides_and_its_field_on_screen(
+        demo_url: str, key: str, decides: str, field: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, key)
+        await pilot.pause()
+        screen = form.region
+        for selector in (decides, field, "#submit"):
+            region = form.query_one(selector).region
+            assert region.height > 0 and screen.contains_region(region), f"{selector} is off screen: {region}"
+        assert app.focused is form.query_one(field) or key == "r"

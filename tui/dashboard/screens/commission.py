@@ -168,7 +168,7 @@ class CommissionForm(ScheduleForm):
         with Horizontal(classes="form-row"):
             yield Input(placeholder="path/to/commission.json", id="path", compact=True)
             yield Button("Load", id="load-file", compact=True)
-        with VerticalScroll(classes="preview"):
+        with VerticalScroll(classes="preview", id="preview-scroll"):
             yield Static("", id="preview")
 
     def on_mount(self) -> None:
