@@ -6,7 +6,7 @@ installed LaunchAgent's intervals, the host's zone) into `HealthFacts`; `judge`
 turns them into findings. So every rule can be tested with plain values, and the
 shell's part (tui/host/health.py) is only probing and repairing.
 
-What is reported: a journal whose hash chain breaks, or whose state does not
+What is reported: a journal aggregate whose hash chain breaks (each one named), or whose state does not
 parse; a missing commission (an empty journal is never healthy: it is most often
 a mistyped path); leases stale past 2 x TTL, or with a heartbeat from the future
 (a clock that was wrong: no evidence of a live holder), each with the evidence a
@@ -97,9 +97,9 @@ class HealthReport:
     findings: tuple[Finding, ...]
     repairs: tuple[Repair, ...] = ()
     could_not_check: tuple[str, ...] = ()
-    # How far the hash chain was verified (the store's Checkpoint, passed back as `since`); None when it was
-    # not: broken, or not checked at all.
-    verified: Checkpoint | None = None
+    # How far each aggregate's hash chain was verified (the store's Checkpoint by aggregate, passed back as
+    # `since`); None when they were not: one broken, or not checked at all.
+    verified: Mapping[str, Checkpoint] | None = None
 
     @property
     def healthy(self) -> bool:
@@ -175,7 +175,7 @@ class LaunchAgentFact:
 class HealthFacts:
     now: datetime
     host: str
-    chain_problem: str | None = None  # why the hash chain did not verify; None when it did
+    chain_problems: Mapping[str, str] = field(default_factory=dict)  # why each aggregate's chain did not verify
     view: ScheduleView | None = None
     state_problem: tuple[str, str] | None = None  # (code, message) when the stored state does not parse
     leases: tuple[LeaseFact, ...] = ()
@@ -205,9 +205,10 @@ def judge(facts: HealthFacts) -> HealthReport:
     """Every rule over the facts; a rule that raises is reported as not checked, never fatal."""
     findings: list[Finding] = []
     could_not = list(facts.could_not_check)
-    if facts.chain_problem is not None:
+    for aggregate, problem in sorted(facts.chain_problems.items()):
         findings.append(Finding("journal-chain-broken", "error",
-                                f"the journal's hash chain is broken: {facts.chain_problem}"))
+                                f"the journal's hash chain of {aggregate} is broken: {problem}",
+                                {"aggregate": aggregate, "detail": problem}))
     if facts.state_problem is not None:
         code, message = facts.state_problem
         findings.append(Finding("state-unreadable", "error", f"the schedule state does not parse: {message}",
@@ -240,6 +241,7 @@ def judge(facts: HealthFacts) -> HealthReport:
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
+        attempt("runners' CLIs", lambda: _runner_findings(view))
         attempt("runs", lambda: run_findings(view, facts.runs, facts.now))
         attempt("ledger", lambda: ledger_findings(view, facts.now))
         if facts.launch_agent is not None:
@@ -247,6 +249,12 @@ def judge(facts: HealthFacts) -> HealthReport:
             attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))
     return HealthReport(checked_at=facts.now, host=facts.host, findings=tuple(findings),
                         could_not_check=tuple(could_not))
+
+
+def _runner_findings(view: ScheduleView) -> list[Finding]:
+    from factory_schedule.core.runner_findings import runner_findings  # it builds on Finding, defined here
+
+    return runner_findings(view)
 
 
 # -- leases ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from textual import work
@@ -102,7 +103,7 @@ class ScheduleApp(App[None]):
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
-        self._verified: Checkpoint | None = None  # how far this dashboard has checked the hash chain
+        self._verified: Mapping[str, Checkpoint] | None = None  # how far it has checked each hash chain
         self._poll_timer: Timer | None = None
         self._hidden_views: asyncio.Task[None] | None = None  # mounting the views behind the other tabs
 
