@@ -108,7 +108,7 @@ def _health(args: argparse.Namespace) -> int:
             repairs += _repair_bindings(journal, schedule, prompts, clock, host)
         except Exception as error:
             return _could_not_check(args, f"repairing prompt bindings: {error}")
-    report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace,
+    report = health.check_health(journal, schedule, clock.now(), host, args.plist or installed_agent(), args.grace,
                                  count_history=True)
     findings = list(report.findings)
     could_not = list(report.could_not_check)
@@ -151,7 +151,7 @@ def _binding_findings(journal: Any, schedule: Any, prompts: str) -> list[Any]:
     return bindings.binding_findings(bindings.check_bindings(journal, lanes, prompts))
 
 
-def _installed_agent() -> str | None:
+def installed_agent() -> str | None:
     """The LaunchAgent `launchd install` suggests, when it is installed in the usual place."""
     path = os.path.expanduser(f"~/Library/LaunchAgents/{DEFAULT_LABEL}.plist")
     return path if os.path.exists(path) else None

@@ -28,6 +28,8 @@ COMMAND_MODULES = (
     "run",
     "tick",
     "health",
+    "check",
+    "prompts",
     "launchd",
     "dashboard",
     "demo",

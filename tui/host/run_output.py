@@ -113,7 +113,7 @@ class OutputCapture(threading.Thread):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             handle = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            return os.fdopen(handle, "wb")
+            return os.fdopen(handle, "wb", buffering=0)  # each chunk reaches the file as read: `tail -f` sees it
         except OSError as error:
             self.problem = f"cannot write {self.path}: {error.strerror}"
             return None

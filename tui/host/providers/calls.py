@@ -36,10 +36,11 @@ def _stream(provider: ProviderName, bound: int) -> Stream:
     return codex.CodexStream(bound)
 
 
-def command(provider: ProviderName, executable: str, prompt: str, extra_args: Sequence[str]) -> list[str]:
+def command(provider: ProviderName, executable: str, extra_args: Sequence[str]) -> list[str]:
+    """The command line of one call; its prompt goes on the process's stdin."""
     if provider == "claude":
-        return claude.command(executable, prompt, list(extra_args))
-    return codex.command(executable, prompt, list(extra_args))
+        return claude.command(executable, list(extra_args))
+    return codex.command(executable, list(extra_args))
 
 
 def make_call(
@@ -56,8 +57,8 @@ def make_call(
 ) -> Made:
     """Contact the provider once. Call this only with a fresh admission (`dispatch: true`)."""
     stream = _stream(provider, bound)
-    run = run_call(command(provider, executable, prompt, extra_args), stream.feed, timeout_seconds, cwd, env,
-                   transcript)
+    run = run_call(command(provider, executable, extra_args), stream.feed, timeout_seconds, cwd, env,
+                   transcript, stdin_text=prompt)
     if run.start_error is not None:
         # Nothing started, but the admission was spent: the schedule cannot tell, so the work is never re-sent.
         return Made(lost(f"the provider could not be started: {run.start_error}"), run)

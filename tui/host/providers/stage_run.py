@@ -43,6 +43,12 @@ def stages_of(run: str) -> tuple[str, ...]:
     return tuple(stage for stage in STAGES[lane] if (stage in REVIEW_STAGES[lane]) == reviewing)
 
 
+def lane_stages(lane: str) -> tuple[str, ...] | None:
+    """The stages a staged lane's run works (one prompt each), or None for a discovery lane."""
+    run = run_of(lane)
+    return None if run is None else stages_of(run)
+
+
 def stage_prompt(prompt: str, lane: str, task: dict[str, Any]) -> str:
     """The stage's prompt, with the claimed task as context and the report it must answer with."""
     fields = ", ".join(contract_fields(lane, str(task["stage"])))

@@ -7,7 +7,9 @@ admission still in flight is ended `lost` (nobody can know whether it went out).
 refusal or a stopping report ends the segment as the README's refusal table says:
 a closed usage window defers `usage-limit`, a refused sign-in `sign-in-needed`, a
 week's ceiling `budget-exhausted`; paid overage, an unverified owner record, a limit
-without a readable reset and the night's deadline settle. Work of unknown effect is
+without a readable reset, an unreachable provider and the night's deadline settle
+(an unreachable provider after its first call: the unsent work goes out on a later
+night, never one call after another into a dead line). Work of unknown effect is
 never sent again (the schedule refuses it, and this never asks twice).
 """
 
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pendulum
 
 from factory_schedule.core import ScheduleError
+from factory_schedule.core.runner_findings import PROVIDER_STOPPED_ACCOUNT, PROVIDER_UNREACHABLE
 from factory_schedule.store import JournalError
 from factory_schedule.tui.host.providers.calls import Made, make_call
 from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
@@ -236,9 +239,20 @@ class SegmentWork:
             self.settle("the provider ran on paid overage: the owner records the account again")
             return False
         if stop == "limit-unread":
-            self.settle("the provider's usage limit was reached without a reset this runner can read")
+            said = made.outcome.extra.get("provider_message") or made.outcome.detail
+            self.settle(f"{PROVIDER_STOPPED_ACCOUNT}, naming no reset this runner can read: {said}")
+            return False
+        if stop == "unreachable":
+            self.settle(f"{PROVIDER_UNREACHABLE}: {made.outcome.detail}")
             return False
         return True
+
+    @staticmethod
+    def _stderr_tail(made: Made) -> dict[str, str]:
+        """The tail of the provider's stderr, for a call that did not complete cleanly: a clean call's stderr
+        (a CLI's own log lines, "ERROR ... reconnecting") would read as the runner's error."""
+        clean = made.outcome.kind == "result" and made.outcome.report.get("output") == "ok" and made.run.end.clean
+        return {} if clean else {"provider_stderr_tail": made.run.stderr_tail[-500:]}
 
     def _unit(self, task: TaskBinding, unit: Unit, retried_open: bool = False) -> str | None:
         admission = self._admit(task, unit)
@@ -259,8 +273,7 @@ class SegmentWork:
             "run": "call", "call": admission.call, "task": task.task, "work": unit.work,
             "report": made.outcome.report, "debit": getattr(ended, "debit", None), "stop": made.outcome.stop,
             "detail": made.outcome.detail, "session": made.outcome.session,
-            "provider_exit": made.run.end.exit_code, "provider_stderr_tail": made.run.stderr_tail[-500:],
-            **made.outcome.extra,
+            "provider_exit": made.run.end.exit_code, **self._stderr_tail(made), **made.outcome.extra,
         })
         return "next" if self._after_report(made) else None
 
