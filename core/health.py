@@ -17,8 +17,9 @@ installed LaunchAgent whose intervals differ from the commission's. Of the stage
 lanes (promotion and maturation): a state that does not read (CORRUPT) as an
 error; a candidate's revision, retry or slice counter at its cap; a lane stalled
 for longer than its owner's `stallHours` despite claimable work (a pending task, or free WIP
-past its cooldown with eligible Top-N candidates or an untaken GO); and a
-security-approve request or an escalation waiting for the owner.
+past its cooldown with eligible Top-N candidates or an untaken GO); a
+security-approve request or an escalation waiting for the owner; and a record
+carrying instants from the future (a clock that was ahead wrote it).
 
 `plan_repairs` is the reconciler's part of the verdict: which leases the shell may
 act on. A dead runner is reconciled only on conclusive evidence (its process is
@@ -64,6 +65,7 @@ RECORD_EXPIRY_WARNING_DAYS = 3
 CEILING_WARNING_FRACTION = 0.9
 STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
 FUTURE_AFTER_TTLS = 1  # a heartbeat more than one TTL ahead of now is from a clock that was wrong
+CLOCK_AHEAD_TOLERANCE = timedelta(minutes=5)  # a staged-lane instant further ahead was written by a wrong clock
 HEALTHY, FINDINGS, COULD_NOT_CHECK = 0, 1, 2
 # The staged lanes' locks (tui/cli/lanes.py takes them for a run's claim): a lane's worker singleton, a task lock,
 # and an exclusive resource.
@@ -836,7 +838,60 @@ def launch_agent_loaded_findings(agent: LaunchAgentFact) -> list[Finding]:
 def staged_lane_findings(state: PipelineState, now: datetime, stall_after: timedelta,
                          locked: frozenset[str] = frozenset()) -> list[Finding]:
     """Counters at their caps, lanes stalled despite eligible work, and what waits for the owner."""
-    return [*cap_findings(state), *stall_findings(state, now, stall_after, locked), *owner_wait_findings(state)]
+    return [*cap_findings(state), *stall_findings(state, now, stall_after, locked), *owner_wait_findings(state),
+            *clock_ahead_findings(state, now)]
+
+
+def _pipeline_records(state: PipelineState) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+    """Every record of the staged lanes that carries instants: (what it is, whose, its instants by name)."""
+    records: list[tuple[str, dict[str, Any], dict[str, str]]] = []
+    for lane in (state.promotion, state.maturation):
+        for work in lane.wip:
+            instants = {"startedAt": work.started_at}
+            if work.escalation is not None:
+                instants["escalation.at"] = work.escalation.at
+            for task in lane.tasks:
+                if task.candidate == work.candidate:
+                    instants[f"task {task.n} enqueuedAt"] = task.enqueued_at
+                    if task.claimed_at is not None:
+                        instants[f"task {task.n} claimedAt"] = task.claimed_at
+            records.append((f"{lane.lane}'s {work.candidate}", {"lane": lane.lane, "candidate": work.candidate},
+                            instants))
+        ended = {f"task {done.n} doneAt": done.done_at for done in lane.done}
+        ended.update({f"{entry.candidate} ended at": entry.at for entry in lane.history})
+        records.append((f"{lane.lane}'s done tasks and history", {"lane": lane.lane}, ended))
+    for approval in state.approvals:
+        stamps = {"requestedAt": approval.requested_at, "decidedAt": approval.decided_at, "usedAt": approval.used_at}
+        records.append((f"approval {approval.id}", {"approval": approval.id},
+                        {name: instant for name, instant in stamps.items() if instant is not None}))
+    if state.top_n is not None:
+        records.append((f"the Top-N of {state.top_n.week}", {"week": state.top_n.week},
+                        {"recordedAt": state.top_n.recorded_at}))
+    records.append(("the gate decisions", {}, {f"decision {d.n} at": d.at for d in state.decisions}))
+    return records
+
+
+def clock_ahead_findings(state: PipelineState, now: datetime) -> list[Finding]:
+    """A staged-lane record carrying an instant later than this host's clock (past a small tolerance): a clock
+    that was ahead wrote it. The lanes' clock rule is per record, so that record alone (a candidate's work, an
+    approval) refuses what would change it until the clock passes its latest instant; the finding names the
+    record and its instants from the future, so the owner can check the clock that wrote them."""
+    now = datetime.fromtimestamp(now.timestamp(), UTC)
+    findings: list[Finding] = []
+    for what, whose, instants in _pipeline_records(state):
+        ahead = {name: instant for name, instant in instants.items()
+                 if _instant_of(instant) - now > CLOCK_AHEAD_TOLERANCE}
+        if not ahead:
+            continue
+        latest = max(ahead.values(), key=_instant_of)
+        hours = (_instant_of(latest) - now).total_seconds() / 3600
+        findings.append(Finding(
+            "pipeline-clock-ahead", "warning",
+            f"{what} carries {len(ahead)} instant(s) up to {latest}, {hours:.1f} h ahead of this host's clock: a "
+            "clock that was ahead wrote them; what would change this record is refused INVALID until the clock "
+            "passes them (check the clocks of the hosts that run the lanes)",
+            {**whose, "record": what, "latest": latest, "instants": ahead}))
+    return findings
 
 
 def cap_findings(state: PipelineState) -> list[Finding]:

@@ -259,7 +259,10 @@ class ScheduleApp(App[None]):
         self.action_hide_help_panel()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Escape hides the keys panel only while it is open; otherwise it is the focused widget's."""
+        """Escape hides the keys panel only while it is open; otherwise it is the focused widget's.
+
+        The views' single keys never act under a form (Textual stops the binding chain at a modal screen)
+        nor while a text field has the focus (it consumes every printable key)."""
         if action == "hide_keys":
             return bool(self.screen.query("HelpPanel"))
         return True
@@ -315,7 +318,27 @@ class ScheduleApp(App[None]):
         return [done.message for done in repair(self.journal, self.schedule, self.clock.now(), self.host)]
 
     def action_remove_released_leases(self) -> None:
-        """Health's x: what `health --repair` does, from the dashboard."""
+        """Health's x: what `health --repair` does, from the dashboard, once the owner confirms the repairs."""
+        from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
+
+        health = None if self.reading is None else self.reading.health
+        due = [finding.message for finding in (health.findings if health is not None else ())
+               if getattr(finding, "repairable", False)]
+        if not due:
+            self.notify("Nothing to repair.", timeout=4)
+            return
+        confirmation = Confirmation(
+            title="Make the repairs of health --repair",
+            values=tuple((f"finding {n}", message) for n, message in enumerate(due, start=1)),
+            changes=("each repair is journaled: a runner proven dead is reconciled, a lease that guards nothing is "
+                     "removed, a missed firing is recorded",),
+            confirm_label="Repair",
+        )
+        self.push_screen(ConfirmStep(confirmation), self._repair_confirmed)
+
+    def _repair_confirmed(self, confirmed: bool | None) -> None:
+        if not confirmed:
+            return
         try:
             removed = self.remove_released_leases()
         except Exception as error:  # a journal that cannot be read: say so, keep running

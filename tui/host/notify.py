@@ -51,7 +51,7 @@ NEEDS_OWNER = frozenset({
     "account-no-record", "stale-lease-live-process", "stale-lease-other-host", "lease-heartbeat-in-future",
     "launch-agent-not-loaded", "journal-chain-broken", "binding-blocked", "security-approve-waiting",
     "escalation-waiting", "lane-stalled", "pipeline-unreadable", "run-failed", "run-outcome-disagrees",
-    "lane-logged-out", "provider-unreachable", "provider-stopped-account",
+    "lane-logged-out", "provider-unreachable", "provider-stopped-account", "pipeline-clock-ahead",
 })  # fmt: skip
 VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",
