@@ -39,7 +39,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
-from factory_schedule.tui.cli.options import lease_ttl_seconds
+from factory_schedule.tui.cli.options import lease_ttl_seconds, segment_number
 from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNNER_FAILED, BadInput, emit
 from factory_schedule.tui.host.paths import ENV_JOURNAL
 
@@ -189,6 +189,8 @@ def _tell_owner(journal: Any, url: str, schedule: Any, clock: SystemClock) -> No
         emit({"notified": notice})
     for problem in told.failed:
         emit({"notify_failed": problem})
+    if told.unremembered is not None:
+        emit({"notify_failed": f"what was notified could not be remembered: {told.unremembered}"})
 
 
 def _runner_and_schedule(args: argparse.Namespace, missing: str) -> tuple[list[str], str, Any, Any, Any]:
@@ -323,7 +325,7 @@ def register(subcommands: Any) -> None:
     )
     keeper.add_argument("--lane", required=True)
     keeper.add_argument("--occurrence", required=True)
-    keeper.add_argument("--segment", type=int, required=True)
+    keeper.add_argument("--segment", type=segment_number, required=True)
     keeper.add_argument("--runner", required=True, help="the token the segment was admitted to")
     keeper.add_argument("--ttl", type=lease_ttl_seconds, default=DEFAULT_TTL_SECONDS)
     keeper.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
