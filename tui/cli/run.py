@@ -146,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
         worker.settle(f"prompt folder unusable: {error}")
         emit({**(segment.ended or {}), "occurrence": occurrence, "runner": runner, "sent": 0})
         return EXIT_BAD_INPUT
-    status = session.probe(binding.provider, binding.executable, binding.workdir)
+    status = session.probe(binding.provider, binding.executable, binding.workdir, passed=binding.env)
     segment.sign_in = status.sign_in or binding.sign_in
     worker = SegmentWork(schedule, binding, segment, emit)
     emit({"run": "started", "lane": lane, "occurrence": occurrence, "runner": runner,
