@@ -1,6 +1,6 @@
 """The lifecycle schedule: pure rules over an injected journal and clock.
 
-The public names are the ones `__all__` lists (the README's "How a runner uses it" shows
+The public names are the ones `__all__` lists (docs/guides/runner.md shows
 them at work); modules are one concept each.
 """
 

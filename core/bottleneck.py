@@ -32,8 +32,8 @@ NOT_SCHEDULED = "not scheduled (the commission has no {lane} lane: the run start
 
 # Most pressing first: the owner's holds, then the ceiling, then holds that free themselves.
 KIND_ORDER = (
-    "no-commission", "dead-runner", "sign-in", "escalation", "approval", "ceiling", "usage-reset", "review", "work",
-    "claimed", "start", "cooldown", "threshold", "no-settings",
+    "no-commission", "dead-runner", "sign-in", "provider", "escalation", "approval", "ceiling", "usage-reset", "review",
+    "work", "claimed", "start", "cooldown", "threshold", "no-settings",
 )  # fmt: skip
 
 
@@ -114,6 +114,25 @@ def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findin
                 account = f"the {deferral.account}" if deferral.account else "a"
                 holds.append(Hold("usage-reset", f"{occurrence.lane} hit {account} usage limit",
                                   f"the usage reset frees it; it resumes {when}"))
+    return holds
+
+
+def _runner_holds(findings: Sequence[Finding]) -> list[Hold]:
+    """A lane whose CLI is signed out (only the owner signs it in), a provider it could not reach, an account a
+    provider's message stopped: each holds that lane's nights until the owner acts."""
+    holds: list[Hold] = []
+    for finding in findings:
+        lane = str(finding.evidence.get("lane", "?"))
+        if finding.kind == "lane-logged-out":
+            holds.append(Hold("sign-in", f"{lane}'s CLI is signed out on the Mac",
+                              "the owner signing the CLI in again frees it at the lane's next slot"))
+        elif finding.kind == "provider-unreachable":
+            holds.append(Hold("provider", f"{lane} could not reach its provider",
+                              "the Mac's network (or the provider) coming back frees it at the lane's next slot"))
+        elif finding.kind == "provider-stopped-account":
+            accounts = ", ".join(str(a) for a in finding.evidence.get("accounts", [])) or "its"
+            holds.append(Hold("provider", f"the provider stopped {lane}'s {accounts} account",
+                              "the owner's plan, spend cap or credits with the provider frees it"))
     return holds
 
 
@@ -198,7 +217,7 @@ def _settings_step(commission: Mapping[str, Any]) -> str:
 def find_bottleneck(*, pipeline: PipelineState | None, view: ScheduleView | None, plans: Sequence[LanePlan],
                     findings: Sequence[Finding], now: DateTime, zone: str) -> Bottleneck:
     """Every hold on the factory now, most pressing first (the first is the bottleneck)."""
-    holds = _schedule_holds(view, plans, findings, zone)
+    holds = _schedule_holds(view, plans, findings, zone) + _runner_holds(findings)
     if view is None and pipeline is None:
         holds.append(Hold("no-commission", "nothing is commissioned yet",
                           "the owner's first commission (its lanes, times and weekly ceiling) starts the factory"))

@@ -51,16 +51,24 @@ class SignInReport(_Report):
     observation: ReportedObservation | None = None
 
 
+class UnreachableReport(_Report):
+    """The provider could not be reached: the runner's evidence (a refused connection, a failed name lookup)
+    shows that no request left the machine, so the work was not sent and uses nothing."""
+
+    kind: Literal["unreachable"]
+
+
 class LostReport(_Report):
     kind: Literal["lost"]
     observation: ReportedObservation | None = None
 
 
-Report = Annotated[ResultReport | UsageLimitReport | SignInReport | LostReport, Field(discriminator="kind")]
+Report = Annotated[ResultReport | UsageLimitReport | SignInReport | UnreachableReport | LostReport,
+                   Field(discriminator="kind")]
 _REPORT = TypeAdapter(Report)
 
 
-def parse_report(report: Any) -> ResultReport | UsageLimitReport | SignInReport | LostReport:
+def parse_report(report: Any) -> ResultReport | UsageLimitReport | SignInReport | UnreachableReport | LostReport:
     try:
         return _REPORT.validate_python(report)
     except ValidationError as error:
@@ -86,7 +94,7 @@ def remaining(schedule: Schedule, week: str) -> int:
 
 def refusal(schedule: Schedule, occurrence: Occurrence, task: Task, work: str, bound: int, sign_in: str,
             now: DateTime) -> Refusal | None:
-    """The first rule that refuses this call, in the order the README's "Calls" rule lists; None admits it."""
+    """The first rule that refuses this call, in the order the "Calls" rule lists; None admits it."""
     segment = occurrence.running_segment
     assert segment is not None
     window = segment.window
@@ -164,11 +172,14 @@ def end(schedule: Schedule, occurrence: Occurrence, call: Call, report: Any, now
     """Record what became of a call: its debit, its effect, and any stop it reports."""
     parsed = parse_report(report)
     refuse_backwards(occurrence, now)
-    reading = read_observation(parsed.observation, now)
+    observation = None if isinstance(parsed, UnreachableReport) else parsed.observation
+    reading = read_observation(observation, now)
     stamp = instant_text(now)
     tokens: int | None
     if isinstance(parsed, LostReport):
         outcome, tokens, debit, unknown, unsent = "lost", None, call.bound, True, False
+    elif isinstance(parsed, UnreachableReport):
+        outcome, tokens, debit, unknown, unsent = "unreachable", 0, 0, False, True
     else:
         tokens = parsed.tokens
         if isinstance(parsed, ResultReport):
@@ -215,7 +226,7 @@ def end(schedule: Schedule, occurrence: Occurrence, call: Call, report: Any, now
         event_type="call-ended",
         event_data={"occurrence": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit,
                     "unknown": ended.unknown, "overage": overage, "at": stamp,
-                    **({"observation": parsed.observation.kept().doc()} if parsed.observation else {})},
+                    **({"observation": observation.kept().doc()} if observation else {})},
         state=state,
         result={"occurrenceId": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit},
     )

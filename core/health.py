@@ -6,7 +6,7 @@ installed LaunchAgent's intervals, the host's zone) into `HealthFacts`; `judge`
 turns them into findings. So every rule can be tested with plain values, and the
 shell's part (tui/host/health.py) is only probing and repairing.
 
-What is reported: a journal whose hash chain breaks, or whose state does not
+What is reported: a journal aggregate whose hash chain breaks (each one named), or whose state does not
 parse; a missing commission (an empty journal is never healthy: it is most often
 a mistyped path); leases stale past 2 x TTL, or with a heartbeat from the future
 (a clock that was wrong: no evidence of a live holder), each with the evidence a
@@ -17,8 +17,9 @@ installed LaunchAgent whose intervals differ from the commission's. Of the stage
 lanes (promotion and maturation): a state that does not read (CORRUPT) as an
 error; a candidate's revision, retry or slice counter at its cap; a lane stalled
 for longer than its owner's `stallHours` despite claimable work (a pending task, or free WIP
-past its cooldown with eligible Top-N candidates or an untaken GO); and a
-security-approve request or an escalation waiting for the owner.
+past its cooldown with eligible Top-N candidates or an untaken GO); a
+security-approve request or an escalation waiting for the owner; and a record
+carrying instants from the future (a clock that was ahead wrote it).
 
 `plan_repairs` is the reconciler's part of the verdict: which leases the shell may
 act on. A dead runner is reconciled only on conclusive evidence (its process is
@@ -64,6 +65,7 @@ RECORD_EXPIRY_WARNING_DAYS = 3
 CEILING_WARNING_FRACTION = 0.9
 STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
 FUTURE_AFTER_TTLS = 1  # a heartbeat more than one TTL ahead of now is from a clock that was wrong
+CLOCK_AHEAD_TOLERANCE = timedelta(minutes=5)  # a staged-lane instant further ahead was written by a wrong clock
 HEALTHY, FINDINGS, COULD_NOT_CHECK = 0, 1, 2
 # The staged lanes' locks (tui/cli/lanes.py takes them for a run's claim): a lane's worker singleton, a task lock,
 # and an exclusive resource.
@@ -95,9 +97,9 @@ class HealthReport:
     findings: tuple[Finding, ...]
     repairs: tuple[Repair, ...] = ()
     could_not_check: tuple[str, ...] = ()
-    # How far the hash chain was verified (the store's Checkpoint, passed back as `since`); None when it was
-    # not: broken, or not checked at all.
-    verified: Checkpoint | None = None
+    # How far each aggregate's hash chain was verified (the store's Checkpoint by aggregate, passed back as
+    # `since`); None when they were not: one broken, or not checked at all.
+    verified: Mapping[str, Checkpoint] | None = None
 
     @property
     def healthy(self) -> bool:
@@ -173,7 +175,7 @@ class LaunchAgentFact:
 class HealthFacts:
     now: datetime
     host: str
-    chain_problem: str | None = None  # why the hash chain did not verify; None when it did
+    chain_problems: Mapping[str, str] = field(default_factory=dict)  # why each aggregate's chain did not verify
     view: ScheduleView | None = None
     state_problem: tuple[str, str] | None = None  # (code, message) when the stored state does not parse
     leases: tuple[LeaseFact, ...] = ()
@@ -203,9 +205,10 @@ def judge(facts: HealthFacts) -> HealthReport:
     """Every rule over the facts; a rule that raises is reported as not checked, never fatal."""
     findings: list[Finding] = []
     could_not = list(facts.could_not_check)
-    if facts.chain_problem is not None:
+    for aggregate, problem in sorted(facts.chain_problems.items()):
         findings.append(Finding("journal-chain-broken", "error",
-                                f"the journal's hash chain is broken: {facts.chain_problem}"))
+                                f"the journal's hash chain of {aggregate} is broken: {problem}",
+                                {"aggregate": aggregate, "detail": problem}))
     if facts.state_problem is not None:
         code, message = facts.state_problem
         findings.append(Finding("state-unreadable", "error", f"the schedule state does not parse: {message}",
@@ -238,6 +241,7 @@ def judge(facts: HealthFacts) -> HealthReport:
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
+        attempt("runners' CLIs", lambda: _runner_findings(view))
         attempt("runs", lambda: run_findings(view, facts.runs, facts.now))
         attempt("ledger", lambda: ledger_findings(view, facts.now))
         if facts.launch_agent is not None:
@@ -245,6 +249,12 @@ def judge(facts: HealthFacts) -> HealthReport:
             attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))
     return HealthReport(checked_at=facts.now, host=facts.host, findings=tuple(findings),
                         could_not_check=tuple(could_not))
+
+
+def _runner_findings(view: ScheduleView) -> list[Finding]:
+    from factory_schedule.core.runner_findings import runner_findings  # it builds on Finding, defined here
+
+    return runner_findings(view)
 
 
 # -- leases ----------------------------------------------------------------------------------
@@ -828,7 +838,60 @@ def launch_agent_loaded_findings(agent: LaunchAgentFact) -> list[Finding]:
 def staged_lane_findings(state: PipelineState, now: datetime, stall_after: timedelta,
                          locked: frozenset[str] = frozenset()) -> list[Finding]:
     """Counters at their caps, lanes stalled despite eligible work, and what waits for the owner."""
-    return [*cap_findings(state), *stall_findings(state, now, stall_after, locked), *owner_wait_findings(state)]
+    return [*cap_findings(state), *stall_findings(state, now, stall_after, locked), *owner_wait_findings(state),
+            *clock_ahead_findings(state, now)]
+
+
+def _pipeline_records(state: PipelineState) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+    """Every record of the staged lanes that carries instants: (what it is, whose, its instants by name)."""
+    records: list[tuple[str, dict[str, Any], dict[str, str]]] = []
+    for lane in (state.promotion, state.maturation):
+        for work in lane.wip:
+            instants = {"startedAt": work.started_at}
+            if work.escalation is not None:
+                instants["escalation.at"] = work.escalation.at
+            for task in lane.tasks:
+                if task.candidate == work.candidate:
+                    instants[f"task {task.n} enqueuedAt"] = task.enqueued_at
+                    if task.claimed_at is not None:
+                        instants[f"task {task.n} claimedAt"] = task.claimed_at
+            records.append((f"{lane.lane}'s {work.candidate}", {"lane": lane.lane, "candidate": work.candidate},
+                            instants))
+        ended = {f"task {done.n} doneAt": done.done_at for done in lane.done}
+        ended.update({f"{entry.candidate} ended at": entry.at for entry in lane.history})
+        records.append((f"{lane.lane}'s done tasks and history", {"lane": lane.lane}, ended))
+    for approval in state.approvals:
+        stamps = {"requestedAt": approval.requested_at, "decidedAt": approval.decided_at, "usedAt": approval.used_at}
+        records.append((f"approval {approval.id}", {"approval": approval.id},
+                        {name: instant for name, instant in stamps.items() if instant is not None}))
+    if state.top_n is not None:
+        records.append((f"the Top-N of {state.top_n.week}", {"week": state.top_n.week},
+                        {"recordedAt": state.top_n.recorded_at}))
+    records.append(("the gate decisions", {}, {f"decision {d.n} at": d.at for d in state.decisions}))
+    return records
+
+
+def clock_ahead_findings(state: PipelineState, now: datetime) -> list[Finding]:
+    """A staged-lane record carrying an instant later than this host's clock (past a small tolerance): a clock
+    that was ahead wrote it. The lanes' clock rule is per record, so that record alone (a candidate's work, an
+    approval) refuses what would change it until the clock passes its latest instant; the finding names the
+    record and its instants from the future, so the owner can check the clock that wrote them."""
+    now = datetime.fromtimestamp(now.timestamp(), UTC)
+    findings: list[Finding] = []
+    for what, whose, instants in _pipeline_records(state):
+        ahead = {name: instant for name, instant in instants.items()
+                 if _instant_of(instant) - now > CLOCK_AHEAD_TOLERANCE}
+        if not ahead:
+            continue
+        latest = max(ahead.values(), key=_instant_of)
+        hours = (_instant_of(latest) - now).total_seconds() / 3600
+        findings.append(Finding(
+            "pipeline-clock-ahead", "warning",
+            f"{what} carries {len(ahead)} instant(s) up to {latest}, {hours:.1f} h ahead of this host's clock: a "
+            "clock that was ahead wrote them; what would change this record is refused INVALID until the clock "
+            "passes them (check the clocks of the hosts that run the lanes)",
+            {**whose, "record": what, "latest": latest, "instants": ahead}))
+    return findings
 
 
 def cap_findings(state: PipelineState) -> list[Finding]:

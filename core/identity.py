@@ -32,7 +32,7 @@ from .errors import invalid
 from .text import checked_text
 from .zones import iso_week_of, monday_of_week, parse_local_date
 
-# The staged lanes' runs, in the seed's stagger order (promotion, its reviewer, maturation, its reviewer).
+# The staged lanes' runs, in their stagger order (promotion, its reviewer, maturation, its reviewer).
 PIPELINE_RHYTHMS: tuple[str, ...] = ("promotion", "promotion-reviewer", "maturation", "maturation-reviewer")
 DISCOVERY_RHYTHMS: tuple[str, ...] = ("basic", "full", "audit", "synthesis", "bundle")
 RHYTHMS: tuple[str, ...] = (*DISCOVERY_RHYTHMS, *PIPELINE_RHYTHMS)

@@ -4,8 +4,8 @@ Why: every tick asks, for every lane, which night holds the clock reading, when 
 due, where a resume may start and what coalesces; each question walks a lane's nights date by date,
 and each night costs two wall times resolved in the commission's zone by the compatible rule
 (`zones.zoned_instant`) plus its occurrence ID. A year's simulation asked for the same few hundred
-nights tens of thousands of times, and resolving them again was the largest block of a command's
-Python after the journal (issue #20's profile: over a second of pendulum conversions in six).
+nights tens of thousands of times, and resolving them again is the largest block of a command's
+Python after the journal (a profile of the year's simulation: over a second of pendulum conversions in six).
 
 A night depends only on the commission's zone and the lane's ID, weekday, opening and closing wall
 times and the date (`commission.lane_occurrence_on` reads nothing else), so it is memoised under

@@ -68,7 +68,7 @@ DeferralReason = Literal["usage-limit", "budget-exhausted", "sign-in-needed", "v
 DEFERRAL_REASONS: tuple[str, ...] = get_args(DeferralReason)
 SettlementStatus = Literal["completed", "partial", "deferred", "unavailable"]
 SETTLEMENT_STATUSES: tuple[str, ...] = get_args(SettlementStatus)
-CallOutcome = Literal["ok", "malformed", "usage-limit", "sign-in-needed", "lost"]
+CallOutcome = Literal["ok", "malformed", "usage-limit", "sign-in-needed", "unreachable", "lost"]
 
 
 def instant_text(instant: _dt.datetime) -> str:

@@ -4,7 +4,8 @@
 #
 # One run works ONE task of its lane, inside the occurrence the schedule admitted for it:
 #   1. `lanes claim --occurrence` takes the lane's next task for this run (exit 50: nothing to take, so it
-#      settles "completed"); the claim is refused (exit 67) unless the occurrence runs for this token;
+#      settles "completed", or "partial" when an earlier segment's task was handed back or a call's effect is
+#      unknown); the claim is refused (exit 67) unless the occurrence runs for this token;
 #   2. `call admit` before the one provider contact, against the same weekly ceiling and account stops
 #      as every discovery call (it defers on a closed window, a sign-in refusal, an exhausted week);
 #   3. the provider answers with the stage's report JSON (its final answer), and `call end` reports the
@@ -78,7 +79,15 @@ claim=$($FS lanes claim --lane "$LANE" --occurrence "$OCC" --runner "$RUNNER" --
 rc=$?
 case $rc in
   0) ;;
-  50) settle completed "nothing to claim: $(field reason <<<"$claim")" ;;
+  50) why=$(field reason <<<"$claim")
+      # An earlier segment's task a supervisor handed back was not worked: never "completed".
+      [ "$why" = occurrence-handed-back ] && settle partial "handed back: $(field detail <<<"$claim")"
+      $FS settle --occurrence "$OCC" --settled-by "$RUNNER" --status completed --reason "nothing to claim: $why" \
+        >/dev/null
+      rc=$?
+      [ $rc -eq 45 ] && settle partial "nothing to claim: $why (a call's effect is unknown)"  # RULE
+      log "settled completed (nothing to claim: $why), exit $rc"
+      exit $rc ;;
   *) log "claim refused (exit $rc): $claim"; settle unavailable "claim refused: exit $rc" ;;
 esac
 mapfile -t LOCKS < <("$PY" -c 'import json, sys; print("\n".join(json.load(sys.stdin).get("leases", [])))' <<<"$claim")

@@ -314,6 +314,15 @@ class Journal:
 
         return self._retrying(read)
 
+    def aggregates(self) -> list[str]:
+        """Every aggregate the journal holds anything of, by name: what a whole check verifies."""
+
+        def read() -> list[str]:
+            with self._transaction(write=False) as conn:
+                return [str(row[0]) for row in self._statement(conn, "aggregate_names", {}).fetchall()]
+
+        return self._retrying(read)
+
     def load(self, aggregate: str) -> Snapshot:
         """The aggregate's current state document and version, read together (its seal checked)."""
         version, text = self.load_text(aggregate)

@@ -1,7 +1,7 @@
 """The journal's connections: a small pool of DB-API connections, the one returned last handed out first.
 
-The journal used to borrow SQLAlchemy's pool; this is what it used of it, without the import
-(SQLAlchemy and SQLModel were about 0.35 s of every command line's start-up). Last in, first out:
+This is what the journal needs of SQLAlchemy's pool, without the import (SQLAlchemy and SQLModel cost
+about 0.35 s of every command line's start-up). Last in, first out:
 SQLite drops a connection's page cache whenever another connection has written since it last looked,
 so handing out the connection that did the last work keeps its cache warm; on PostgreSQL it keeps
 one warm connection (its prepared statements) doing the work. A decision that reads the journal

@@ -67,6 +67,10 @@ STATEMENTS = {
     "receipt": _RECEIPT_READ,
     "head": _HEAD_READ,
     "version": "SELECT version FROM aggregates WHERE aggregate = :aggregate",
+    # Every aggregate any table names: a head, an event or a receipt left without the others is still a chain
+    # to verify (and its verify says what is missing).
+    "aggregate_names": "SELECT aggregate FROM aggregates UNION SELECT aggregate FROM events "
+    "UNION SELECT aggregate FROM receipts ORDER BY 1",
     "history": f"SELECT {_EVENTS} FROM events WHERE aggregate = :aggregate AND version > :after "
     "ORDER BY version LIMIT :limit",
     "history_desc": f"SELECT {_EVENTS} FROM events WHERE aggregate = :aggregate ORDER BY version DESC LIMIT :limit",

@@ -141,6 +141,7 @@ class Task(Doc):
     claimed_at: Instant | None = None
     subject: ArtifactRef | None = None  # what a review task reviews (produced by another runner)
     revision: Revision | None = None  # a revision (repair) task's parent, input and critic log
+    abandons: Count = 0  # times a supervisor confirmed its claiming run gone and it went back to pending
 
     @model_validator(mode="after")
     def _consistent(self) -> Task:
@@ -180,6 +181,8 @@ class Escalation(Doc):
     reason: Annotated[StrictStr, Field(min_length=1, max_length=300)]
     at: Instant
     revision: Revision | None = None  # the revision the owner's granted round carries on (parent, input, log)
+    abandons: Count = 0  # an abandoned task past its cap: how often its run was confirmed gone
+    subject: ArtifactRef | None = None  # ...and, for a review task, the artifact the granted round reviews
 
 
 class Work(Doc):
@@ -254,6 +257,10 @@ class LaneRecord(Doc):
                     work.escalation.stage != REVISION_STAGES[self.lane]):
                 raise ValueError(f"{self.lane}.wip: {work.candidate}: an escalation at {work.escalation.stage} "
                                  "carries a revision")
+            if work.escalation is not None and work.escalation.abandons and (
+                    (work.escalation.subject is not None) != (work.escalation.stage in REVIEW_STAGES[self.lane])):
+                raise ValueError(f"{self.lane}.wip: {work.candidate}: an abandoned {work.escalation.stage} task's "
+                                 "escalation carries its subject exactly when it is a review")
             _check_work(self.lane, work)
         if len(self.done) > self.tasks_done:
             raise ValueError(f"{self.lane}.done: more kept than done")

@@ -10,6 +10,7 @@ unconsumed gate decision, then the normalized candidate ID.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +44,10 @@ from .model import (
     Work,
 )
 
-# Where each stage's completion goes (the reviewer's and owner's choices aside): the allowed transitions.
-ALLOWED_TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
+# Where each stage's completion goes (the reviewer's and owner's choices aside): the allowed transitions. A task
+# whose run is confirmed gone once more than `maxRetries` allows escalates from any stage, and the owner's revise
+# sends that stage again (`_with_abandons`).
+_COMPLETIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "promotion": {
         "select": ("evidence",),
         "evidence": ("brief",),
@@ -66,6 +69,20 @@ ALLOWED_TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
         "escalation": ("iterate", "complete:park"),
     },
 }
+
+
+def _with_abandons(lane: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    stages = [stage for stage in lane if stage != "escalation"]
+    allowed = {stage: tuple(dict.fromkeys((*targets, "escalation"))) for stage, targets in lane.items()
+               if stage != "escalation"}
+    ends = tuple(t for t in lane["escalation"] if t.startswith("complete:"))
+    allowed["escalation"] = (*dict.fromkeys((*(t for t in lane["escalation"] if not t.startswith("complete:")),
+                                             *stages)), *ends)
+    return allowed
+
+
+ALLOWED_TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    lane: _with_abandons(completions) for lane, completions in _COMPLETIONS.items()}
 
 
 @dataclass(frozen=True)
@@ -93,12 +110,41 @@ def _put(model: Any, **changes: Any) -> Any:
     return model.model_copy(update=changes)
 
 
-def _stamp(state: PipelineState, now: DateTime) -> str:
-    """The instant of a transition; refused INVALID when the clock reads earlier than the last one recorded."""
-    if now < at(state.updated_at):
-        raise PipelineError("INVALID", f"the clock reads {instant_text(now)}, earlier than the pipeline's last "
-                                       f"transition at {state.updated_at}; nothing was written")
+def _stamp(now: DateTime) -> str:
+    """The instant of a write that changes no record with a timeline of its own (settings and Top-Ns are
+    ordered by their revision and week, a new approval request starts its own)."""
     return instant_text(now)
+
+
+def _stamp_after(record: str, instants: Iterable[str | None], now: DateTime) -> str:
+    """The instant of a write to one record (a candidate's work, an approval): refused INVALID when the clock
+    reads earlier than the latest instant that record carries. The rule is per record, as the schedule's is
+    per occurrence, so a record written by a clock that was ahead waits for the clock alone, and every other
+    record goes on (health reports the record from the future)."""
+    latest = max((instant for instant in instants if instant is not None), key=at, default=None)
+    if latest is not None and now < at(latest):
+        raise PipelineError("INVALID", f"the clock reads {instant_text(now)}, earlier than {record}'s last "
+                                       f"transition at {latest}; nothing was written")
+    return instant_text(now)
+
+
+def work_instants(lane: LaneRecord, work: Work) -> list[str]:
+    """Every instant recorded on a candidate's current work: its start, its escalation, its open task's."""
+    instants = [work.started_at, *([work.escalation.at] if work.escalation else [])]
+    for task in lane.tasks:
+        if task.candidate == work.candidate:
+            instants += [task.enqueued_at, *([task.claimed_at] if task.claimed_at else [])]
+    return instants
+
+
+def _stamp_work(lane: LaneRecord, candidate: str, now: DateTime) -> str:
+    work = lane.work_of(candidate)
+    assert work is not None  # the state's validator ties every task to current work
+    return _stamp_after(f"{lane.lane}'s {candidate}", work_instants(lane, work), now)
+
+
+def approval_instants(approval: Approval) -> list[str]:
+    return [i for i in (approval.requested_at, approval.decided_at, approval.used_at) if i is not None]
 
 
 def configured(state: PipelineState | None) -> PipelineState:
@@ -120,7 +166,7 @@ def record_settings(state: PipelineState | None, settings: PipelineSettings, rev
     else:
         if revision <= state.settings_revision:
             raise PipelineError("REVISION", f"revision {revision} is not after the recorded {state.settings_revision}")
-        stamp = _stamp(state, now)
+        stamp = _stamp(now)
         for lane in LANES:
             held = len(state.lane(lane).wip)
             if settings.wip(lane) < held:
@@ -144,7 +190,7 @@ def record_top_n(state: PipelineState, week: str, entries: list[dict[str, Any]],
         raise PipelineError("REVISION", f"Top-N {week} is not after the recorded {state.top_n.week}")
     if len(entries) > state.settings.top_n:
         raise PipelineError("INVALID", f"candidates: {len(entries)} entries, above topN {state.settings.top_n}")
-    stamp = _stamp(state, now)
+    stamp = _stamp(now)
     sequence = state.top_n.sequence + 1 if state.top_n is not None else 1
     before = {c.id: c for c in state.candidates}
     held = {work.candidate for work in state.promotion.wip}
@@ -196,7 +242,7 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
                         else "no review task is pending")
     if pending:
         task = pending[0]
-        stamp = _stamp(state, now)
+        stamp = _stamp_work(lane, task.candidate, now)
         claimed = _put(task, claimed_by=runner, claimed_run=run, claimed_at=stamp)
         tasks = tuple(claimed if t.n == task.n else t for t in lane.tasks)
         new = _put(state, **{lane_name: _put(lane, tasks=tasks)}, updated_at=stamp)
@@ -206,27 +252,49 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
 
 
 def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: str, occurrence: str,
-              now: DateTime) -> Change | Idle:
+              earlier: frozenset[str], now: DateTime) -> Change | Idle:
     """A resumed segment of a scheduled run takes over the task an earlier segment of the same occurrence
     claimed. The schedule has ended that segment (only the running segment's token may claim with the
     occurrence), so the earlier token can no longer report, and without this the task would stay claimed by
-    a run that is gone. Nothing moves to done and nothing is enqueued; a task no longer claimed (reported,
-    or returned by a supervisor) is answered idle. A review task is never handed to one of its producers."""
+    a run that is gone. Nothing moves to done and nothing is enqueued; a task no longer claimed by one of the
+    occurrence's `earlier` segment tokens is answered idle, saying whether one of them reported it or a
+    supervisor handed it back. A review task is never handed to one of its producers."""
     lane = state.lane(lane_name)
     task = lane.task(n)
-    if task is None or task.claimed_by is None or task.claimed_run != run or task.claimed_by == runner:
-        return Idle(lane_name, "occurrence-claimed", f"{occurrence} claimed task {n} in an earlier segment, "
-                                                     "which is no longer claimed by it")
+    if task is None or task.claimed_by not in earlier or task.claimed_run != run or task.claimed_by == runner:
+        return _no_longer_claimed(lane, n, occurrence, earlier)
     work = lane.work_of(task.candidate)
     if task.kind == "review" and work is not None and runner in producers(work):
         return Idle(lane_name, "self-review", f"task {n} reviews artifacts this runner produced")
-    stamp = _stamp(state, now)
+    stamp = _stamp_work(lane, task.candidate, now)
     claimed = _put(task, claimed_by=runner, claimed_at=stamp)
     new_lane = _put(lane, tasks=tuple(claimed if t.n == n else t for t in lane.tasks))
     new = _put(state, **{lane_name: new_lane}, updated_at=stamp)
     data = {"lane": lane_name, "task": n, "runner": runner, "run": run, "from": task.claimed_by,
             "occurrence": occurrence, "done": [], "enqueued": []}
     return Change("task-handed-over", data, new, {**_claim_result(claimed, False), "resumedFrom": task.claimed_by})
+
+
+def _no_longer_claimed(lane: LaneRecord, n: int, occurrence: str, earlier: frozenset[str]) -> Idle:
+    """Why a resumed segment has no task to take over. `occurrence-reported`: an earlier segment reported it, so
+    the occurrence's work is done. `occurrence-handed-back`: a supervisor confirmed an earlier segment's run gone
+    and returned the task (pending again, or escalated to the owner at its cap): the occurrence did not do its
+    work, and its calls' effect stays on its record, so it never settles `completed`."""
+    done = next((d for d in lane.done if d.n == n), None)
+    if done is not None and done.by in earlier:
+        return Idle(lane.lane, "occurrence-reported", f"{occurrence} reported task {n} ({done.stage}) in an "
+                                                      "earlier segment")
+    task = lane.task(n)
+    if task is not None and task.claimed_by is None:
+        where = "it is pending again, for the lane's next run"
+    elif task is not None:
+        where = f"it is claimed by {task.claimed_by}"
+    elif done is not None:
+        where = f"{done.by} closed it" + (f" and enqueued task {done.enqueued}" if done.enqueued else "")
+    else:
+        where = "it is no longer open"
+    return Idle(lane.lane, "occurrence-handed-back", f"{occurrence} claimed task {n} in an earlier segment, "
+                                                     f"whose run a supervisor confirmed gone: {where}")
 
 
 def _claim_result(task: Task, activated: bool) -> dict[str, Any]:
@@ -246,7 +314,6 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
         return Idle(lane.lane, "wip-full", f"{lane.lane} holds {len(lane.wip)} of WIP {settings.wip(lane.lane)}")
     if lane.cooldown_until is not None and now < at(lane.cooldown_until):
         return Idle(lane.lane, "cooldown", f"the next selection waits until {lane.cooldown_until}")
-    stamp = _stamp(state, now)
     n = state.next_task
     if lane.lane == "promotion":
         pool = eligible(state)
@@ -254,6 +321,9 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
             return Idle(lane.lane, "below-threshold",
                         f"{len(pool)} eligible candidates, below the portfolio threshold {settings.threshold}")
         chosen = pool[0]
+        assert state.top_n is not None  # an eligible candidate is listed by the latest Top-N
+        # A work starts no earlier than the evidence it starts from: the Top-N that lists it.
+        stamp = _stamp_after(f"the Top-N of {state.top_n.week}", [state.top_n.recorded_at], now)
         work = Work(candidate=chosen.id, product=chosen.product, stage="select", started_at=stamp)
         consumed = (*state.consumed, chosen.id)[-MAX_CONSUMED:]
         extra: dict[str, Any] = {"consumed": consumed}
@@ -265,6 +335,7 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
         if not gos:
             return Idle(lane.lane, "no-go", "no durable GO decision waits for maturation")
         decision = min(gos, key=lambda d: (d.n, d.candidate))  # oldest unconsumed gate decision, then ID
+        stamp = _stamp_after(f"GO decision {decision.n}", [decision.at], now)
         work = Work(candidate=decision.candidate, product=decision.product, stage="intake", started_at=stamp,
                     decision=decision.n)
         extra = {"decisions": tuple(_put(d, consumed=True) if d.n == decision.n else d for d in state.decisions)}
@@ -280,25 +351,48 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
 def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed_by: str, evidence: str,
             now: DateTime, partial: tuple[str, ...] = ()) -> Change:
     """A supervisor confirms a claimed task's run is gone. A revision (repair) task's interrupted start is
-    `repair_start_failed`; any other task returns to pending, as itself (nothing of it was validated)."""
+    `repair_start_failed`; any other task returns to pending, as itself (nothing of it was validated), within
+    its retry cap (`_abandoned`)."""
     lane = state.lane(lane_name)
     task = lane.task(n)
     if task is None:
         raise PipelineError("UNKNOWN_TASK", f"{lane_name} has no open task {n}")
     if task.claimed_by != runner:
         raise PipelineError("NOT_OWNER", f"task {n} is not claimed by {runner}")
-    stamp = _stamp(state, now)
+    stamp = _stamp_work(lane, task.candidate, now)
     if task.revision is not None:
         return repair_start_failed(state, lane, task, runner, confirmed_by, evidence, partial, stamp)
     if partial:
         raise PipelineError("INVALID", f"task {n} ({task.stage}) is not a revision: partial output is kept only "
                                        "for an interrupted revision")
-    released = _put(task, claimed_by=None, claimed_run=None, claimed_at=None)
-    new_lane = _put(lane, tasks=tuple(released if t.n == n else t for t in lane.tasks))
-    new = _put(state, **{lane_name: new_lane}, updated_at=stamp)
-    data = {"lane": lane_name, "task": n, "runner": runner, "confirmedBy": confirmed_by, "evidence": evidence,
-            "done": [], "enqueued": []}
-    return Change("task-abandoned", data, new, {"lane": lane_name, "task": n, "state": "pending"})
+    return _abandoned(state, lane, task, runner, confirmed_by, evidence, stamp)
+
+
+def _abandoned(state: PipelineState, lane: LaneRecord, task: Task, runner: str, confirmed_by: str, evidence: str,
+               stamp: str) -> Change:
+    """An ordinary task whose run is confirmed gone is retried as a failed build is: back to pending, as itself,
+    at most `maxRetries` times, so a run killed every night does not re-send (and pay for) its task every
+    night. The abandon past that cap escalates the task to the owner, whose `revise` sends it once more."""
+    work = lane.work_of(task.candidate)
+    assert work is not None  # the state's validator ties every task to current work
+    abandons = task.abandons + 1
+    cap = state.settings.max_retries
+    details = {"runner": runner, "confirmedBy": confirmed_by, "evidence": evidence, "abandons": abandons,
+               "cap": cap}
+    if task.abandons < cap:
+        released = _put(task, claimed_by=None, claimed_run=None, claimed_at=None, abandons=abandons)
+        new_lane = _put(lane, tasks=tuple(released if t.n == task.n else t for t in lane.tasks))
+        new = _put(state, **{lane.lane: new_lane}, updated_at=stamp)
+        data = {"lane": lane.lane, "task": task.n, **details, "outcome": "requeued", "done": [], "enqueued": []}
+        return Change("task-abandoned", data, new,
+                      {"lane": lane.lane, "task": task.n, "state": "pending", "abandons": abandons, "cap": cap})
+    reason = (f"the run of task {task.n} ({task.stage}) of {task.candidate} was confirmed gone {abandons} times; "
+              f"its retry cap {cap} is spent")
+    escalation = Escalation(stage=task.stage, reason=reason, at=stamp, abandons=abandons, subject=task.subject)
+    step = _Next(_put(work, stage="escalation", escalation=escalation), "escalation")
+    change = _transition(state, lane, task, step, confirmed_by, stamp, details)
+    return Change("task-abandoned", {**change.event_data, "outcome": "escalated"}, change.state,
+                  {**change.result, "state": "escalated", "abandons": abandons, "cap": cap})
 
 
 def repair_start_failed(state: PipelineState, lane: LaneRecord, task: Task, runner: str, confirmed_by: str,
@@ -350,6 +444,7 @@ class _Next:
     outcome: str | None = None  # go / pivot / park / release-ready when the work ends
     decision: GateDecision | None = None
     revision: Revision | None = None  # the next task is a revision: what it repairs
+    abandons: int = 0  # the next task's abandons so far (an abandoned task the owner sends once more)
 
 
 def _ref(task: Task, runner: str, report: Any) -> ArtifactRef:
@@ -511,7 +606,7 @@ def complete(state: PipelineState, lane_name: str, n: int, runner: str, report: 
     if task.kind == "review" and runner in producers(work):
         raise PipelineError("SELF_REVIEW", f"{runner} produced an artifact of {task.candidate}; "
                                            "it may not review it")
-    stamp = _stamp(state, now)
+    stamp = _stamp_work(lane, task.candidate, now)
     approvals = _use_approvals(state, task.candidate, tuple(parsed.external_actions), runner, stamp)
     ref = _ref(task, runner, parsed)
     work = _with_artifact(work, ref)
@@ -531,9 +626,13 @@ def decide_escalation(state: PipelineState, lane_name: str, n: int, decided_by: 
         raise PipelineError("WRONG_RUN", f"task {n} is a {task.stage} task, not an escalation")
     work = lane.work_of(task.candidate)
     assert work is not None and work.escalation is not None
-    stamp = _stamp(state, now)
+    stamp = _stamp_work(lane, task.candidate, now)
     if decision == "park":
         step = _Next(_put(work, escalation=None), None, outcome="park")
+    elif work.escalation.abandons:  # an abandoned task past its cap: sent once more, as it was
+        redo = work.escalation.stage
+        step = _Next(_put(work, escalation=None, stage=redo), redo, subject=work.escalation.subject,
+                     abandons=state.settings.max_retries)
     else:
         redo = work.escalation.stage
         counter = "retries" if redo == "prototype" else "revisions"
@@ -556,7 +655,8 @@ def _transition(state: PipelineState, lane: LaneRecord, task: Task, step: _Next,
         kind = "owner" if step.stage == "escalation" else (
             "review" if step.stage in REVIEW_STAGES[lane.lane] else "work")
         next_task = Task(n=n_next, lane=lane.lane, stage=step.stage, kind=kind,  # type: ignore[arg-type]
-                         candidate=work.candidate, enqueued_at=stamp, subject=step.subject, revision=step.revision)
+                         candidate=work.candidate, enqueued_at=stamp, subject=step.subject, revision=step.revision,
+                         abandons=step.abandons)
         work = _put(work, stage=step.stage)
         new_lane = _put(lane, wip=tuple(work if w.candidate == work.candidate else w for w in lane.wip),
                         tasks=(*remaining, next_task))
@@ -612,6 +712,7 @@ def _use_approvals(state: PipelineState, candidate: str, actions: tuple[str, ...
         if index is None:
             raise PipelineError("APPROVAL_REQUIRED", f"{action} for {candidate} needs the owner's approval record "
                                                      "(security-approve); nothing was written")
+        _stamp_after(f"approval {approvals[index].id}", approval_instants(approvals[index]), at(stamp))
         approvals[index] = _put(approvals[index], used_at=stamp, used_by=runner)
     return tuple(approvals)
 
@@ -620,7 +721,7 @@ def request_approval(state: PipelineState, approval_id: str, candidate: str, act
                      reason: str, now: DateTime) -> Change:
     if any(a.id == approval_id for a in state.approvals):
         raise PipelineError("STALE", f"approval {approval_id} was already requested (under another request)")
-    stamp = _stamp(state, now)
+    stamp = _stamp(now)
     approval = Approval(id=approval_id, candidate=candidate, action=action,  # type: ignore[arg-type]
                         requested_by=requested_by, requested_at=stamp, reason=reason)
     approvals = [*state.approvals, approval]
@@ -640,7 +741,7 @@ def decide_approval(state: PipelineState, approval_id: str, decided_by: str, app
         raise PipelineError("UNKNOWN_TASK", f"no approval request {approval_id}")
     if approval.approved is not None:
         raise PipelineError("STALE", f"approval {approval_id} was already decided")
-    stamp = _stamp(state, now)
+    stamp = _stamp_after(f"approval {approval_id}", approval_instants(approval), now)
     decided = _put(approval, decided_by=decided_by, decided_at=stamp, approved=approved)
     new = _put(state, approvals=tuple(decided if a.id == approval_id else a for a in state.approvals),
                updated_at=stamp)
@@ -654,7 +755,7 @@ def record_external_action(state: PipelineState, approval_id: str, candidate: st
             or approval.approved is not True or approval.used_at is not None):
         raise PipelineError("APPROVAL_REQUIRED", f"{action} for {candidate} needs an unused owner approval record "
                                                  f"({approval_id} is not one); nothing was written")
-    stamp = _stamp(state, now)
+    stamp = _stamp_after(f"approval {approval_id}", approval_instants(approval), now)
     used = _put(approval, used_at=stamp, used_by=runner)
     new = _put(state, approvals=tuple(used if a.id == approval_id else a for a in state.approvals),
                updated_at=stamp)

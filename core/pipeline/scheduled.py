@@ -83,6 +83,14 @@ def admitted_problem(view: ScheduleView | None, occurrence_id: str, runner: str)
     return None
 
 
+def earlier_runners(view: ScheduleView | None, occurrence_id: str, runner: str) -> frozenset[str]:
+    """The runner tokens of an occurrence's segments before `runner`'s: the runs whose claim a resumed segment
+    may take over, or whose report ended the occurrence's task."""
+    occurrence = next((o for o in view.occurrences if o.id == occurrence_id), None) if view is not None else None
+    segments = occurrence.segments if occurrence is not None else []
+    return frozenset(segment.runner for segment in segments if segment.runner != runner)
+
+
 def unscheduled_problem(view: ScheduleView | None, run: str) -> PipelineError | None:
     """NOT_ADMITTED when the current commission schedules `run`: such a run claims through its occurrence."""
     if view is None or not is_pipeline_rhythm(run):

@@ -340,8 +340,9 @@ class PipelineLanes:
         token (`run` is then the occurrence's and may be left out): one claim per occurrence, whose retry
         replays the task it claimed; a later segment's runner of the same occurrence (after a deferral)
         takes over that task while it is still claimed by an earlier segment, else is answered idle
-        (`occurrence-claimed`). Without an occurrence (a run the commission does not schedule), one claim
-        per runner token and lane. See `scheduled`."""
+        (`occurrence-reported`, or `occurrence-handed-back` when a supervisor returned it). Without an
+        occurrence (a run the commission does not schedule), one claim per runner token and lane. See
+        `scheduled`."""
         lane = _lane(lane)
         runner = text("runner", runner)
         if occurrence is not None:
@@ -365,7 +366,8 @@ class PipelineLanes:
 
         def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
             # Admitted first, replay or not: a retry after its segment ended must not hand the task back.
-            problem = scheduled.admitted_problem(self._schedule.read(), occurrence_id, runner)
+            view = self._schedule.read()
+            problem = scheduled.admitted_problem(view, occurrence_id, runner)
             if problem is not None:
                 raise problem
             recorded = self.journal.receipt(command_id)
@@ -374,13 +376,15 @@ class PipelineLanes:
             current = rules.configured(state)
             as_run = scheduled.adopted_run(current.settings, lane, run)
             if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence,
-                return self._hand_over(lane, as_run, runner, occurrence_id, recorded.result.get("task"), state, now)
+                earlier = scheduled.earlier_runners(view, occurrence_id, runner)
+                return self._hand_over(lane, as_run, runner, occurrence_id, recorded.result.get("task"), earlier,
+                                       state, now)
             change = rules.claim(current, lane, as_run, runner, now)
             return change if isinstance(change, rules.Idle) else _Command(command_id, payload, change)
 
         return self._run(plan)
 
-    def _hand_over(self, lane: str, run: str, runner: str, occurrence_id: str, task: Any,
+    def _hand_over(self, lane: str, run: str, runner: str, occurrence_id: str, task: Any, earlier: frozenset[str],
                    state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
         """...whose task this resumed segment takes over, once (its retry replays the hand-over)."""
         command_id = scheduled.hand_over_command_id(lane, occurrence_id, runner)
@@ -390,7 +394,7 @@ class PipelineLanes:
             return _Command(command_id, payload, None)
         if not isinstance(task, int):
             raise PipelineError("CORRUPT", f"the claim of {occurrence_id} names no task")
-        change = rules.hand_over(rules.configured(state), lane, task, run, runner, occurrence_id, now)
+        change = rules.hand_over(rules.configured(state), lane, task, run, runner, occurrence_id, earlier, now)
         return change if isinstance(change, rules.Idle) else _Command(command_id, payload, change)
 
     def report(self, *, lane: Any, task: Any, runner: Any, report: Any) -> PipelineResult:

@@ -8,7 +8,7 @@ ask `admit_call` for the one provider call of its stage, report the call (`end_c
 stage's artifact (outcomes from tests/bench/pipeline_year.py's seeded draws) and settle. A call the
 schedule refuses (the week's ceiling, an account stop) defers the occurrence as discovery's runners
 do; when it resumes, its claim takes over the earlier segment's task (`task-handed-over`) and works it
-(were that task returned meanwhile, the claim is answered `occurrence-claimed`). Every Monday noon the
+(were that task reported or returned meanwhile, the claim is answered idle). Every Monday noon the
 portfolio records the week's Top-N; the owner answers escalations at noon.
 
 The pipeline's own commands (settings, Top-N, claim, report, abandon, escalation) are timed here, per
@@ -142,7 +142,9 @@ class StagedLanes:
             claimed = self.pipeline(self.lanes.claim, lane=lane, runner=runner, occurrence=occurrence.id)
             if isinstance(claimed, ClaimIdle):
                 self.figures.outcomes[f"{run}:idle {claimed.reason}"] += 1
-                year.settle(occurrence.id, runner, "completed", f"nothing to claim: {claimed.reason}")
+                handed_back = claimed.reason == "occurrence-handed-back"  # not worked: never completed
+                year.settle(occurrence.id, runner, "partial" if handed_back else "completed",
+                            f"nothing to claim: {claimed.reason}")
                 return
             task = claimed.result
             call_task = year.lanes[occurrence.lane].tasks[0]

@@ -204,3 +204,30 @@ def test_a_deferred_occurrence_frees_itself_at_its_next_slot(demo_url, reason):
         assert deferred[0].kind == "ceiling" and "weekly ceiling" in deferred[0].holds
     else:
         assert deferred[0].kind == "usage-reset" and "usage limit" in deferred[0].holds
+
+
+LOGGED_OUT = Finding("lane-logged-out", "error", "alpha/basic is signed out",
+                     {"lane": "alpha/basic", "occurrence": "discovery/alpha/basic/2026-12-20", "accounts": ["claude"]})
+UNREACHABLE = Finding("provider-unreachable", "error", "beta/basic could not reach its provider",
+                      {"lane": "beta/basic", "occurrence": "discovery/beta/basic/2026-12-20", "accounts": ["claude"]})
+STOPPED = Finding("provider-stopped-account", "error", "the provider stopped the account",
+                  {"lane": "gamma/basic", "occurrence": "discovery/gamma/basic/2026-12-20", "accounts": ["chatgpt"]})
+
+
+def test_a_signed_out_cli_is_the_owners_hold_and_named_by_the_sentence(tmp_path):
+    found = verdict(make_harness(tmp_path).lanes.state(), findings=[LOGGED_OUT])
+    assert found.current.kind == "sign-in"
+    assert found.sentence.startswith("Bottleneck: alpha/basic's CLI is signed out on the Mac; the owner signing")
+
+
+@pytest.mark.parametrize(("finding", "words"), [
+    (UNREACHABLE, "beta/basic could not reach its provider; the Mac's network"),
+    (STOPPED, "the provider stopped gamma/basic's chatgpt account; the owner's plan, spend cap or credits"),
+])
+def test_a_provider_that_holds_a_lane_comes_before_the_holds_that_free_themselves(tmp_path, finding, words):
+    h = make_harness(tmp_path)
+    h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
+    drive_promotion(h, Runs(), until="review")
+    found = verdict(h.lanes.state(), findings=[finding])
+    assert [hold.kind for hold in found.holds] == ["provider", "review"]
+    assert found.sentence.startswith(f"Bottleneck: {words}")

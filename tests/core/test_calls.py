@@ -166,7 +166,7 @@ def test_only_the_running_segments_runner_may_admit_or_end_a_call(tmp_path):
         occurrence_id=ALPHA, runner="r-alpha", call=admission.call + 1, report=result_report(5)))
 
 
-# -- the refusal reasons, each recording nothing, in the seed's order ----------------------------------------------
+# -- the refusal reasons, each recording nothing, in the rules' order ---------------------------------------------
 
 
 def test_a_segment_holds_one_call_in_flight(tmp_path):
@@ -451,6 +451,37 @@ def test_a_usage_limit_that_refused_the_call_leaves_its_work_unsent_and_uses_no_
     again = h.call(ALPHA, runner="r-alpha", work="w1", attempt=2)
     assert (again.admitted, again.replayed, again.dispatch) == (True, False, True)
     assert again.call != admission.call
+
+
+def test_an_unreachable_provider_leaves_its_work_unsent_debits_nothing_and_touches_no_account(tmp_path):
+    h = calls_harness(tmp_path, lanes=three_lanes(max_calls=1))
+    running(h, "alpha")
+    h.at("2026-12-07T02:05:00Z")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    end = h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call,
+                              report={"kind": "unreachable"})
+    assert (end.outcome, end.debit) == ("unreachable", 0)
+    assert h.ledger()["2026-W50"]["debited"] == 0
+    call = stored_call(h, ALPHA, admission.call)
+    assert (call["unsent"], call.get("unknown", False), call["tokens"]) == (True, False, 0)
+    view = h.schedule.read()
+    assert view is not None
+    claude = next(a for a in view.accounts if a.account == "claude")
+    assert (claude.window_closed_until, claude.sign_in_refused_at) == (None, None)
+    # The work was never sent: it may go out again, and the task's one call was not used.
+    again = h.call(ALPHA, runner="r-alpha", work="w1", attempt=2)
+    assert (again.admitted, again.dispatch) == (True, True)
+
+
+@pytest.mark.parametrize("report", [{"kind": "unreachable", "tokens": 0}, {"kind": "unreachable",
+                                                                           "observation": {"status": "allowed"}}])
+def test_an_unreachable_report_carries_nothing_but_its_kind(tmp_path, report):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    admission = h.call(ALPHA, runner="r-alpha", work="w1")
+    with writes_nothing(h), pytest.raises(ScheduleError) as caught:
+        h.schedule.end_call(occurrence_id=ALPHA, runner="r-alpha", call=admission.call, report=report)
+    assert caught.value.code == "INVALID"
 
 
 def test_a_usage_limit_report_that_shows_the_provider_consumed_tokens_is_unknown_and_never_resent(tmp_path):
@@ -964,7 +995,7 @@ def test_a_call_admitted_or_ended_with_the_clock_behind_its_occurrence_is_invali
     refused(h, "INVALID", lambda: h.call(ALPHA, runner="r-alpha", work="w2"))
 
 
-# -- more of the seed's edges ---------------------------------------------------------------------------------------
+# -- more edges of the rules ----------------------------------------------------------------------------------------
 
 
 def test_a_limit_that_resets_inside_tonights_window_still_waits_for_the_next_nights_slot(tmp_path):

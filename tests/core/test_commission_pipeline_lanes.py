@@ -1,4 +1,4 @@
-"""The staged lanes' four runs as commission lanes: their shape, the seed's stagger order, the proposal,
+"""The staged lanes' four runs as commission lanes: their shape, their stagger order, the proposal,
 and one-line refusals of a commission that gets them wrong (nothing written)."""
 
 from __future__ import annotations

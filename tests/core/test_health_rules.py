@@ -88,7 +88,8 @@ def test_a_journal_with_no_commission_is_never_healthy() -> None:
 
 
 def test_a_broken_chain_is_an_error_whatever_else_is_fine() -> None:
-    report = judge(HealthFacts(now=NOW, host=HOST, view=_view(), chain_problem="event 3 does not follow 2"))
+    report = judge(HealthFacts(now=NOW, host=HOST, view=_view(),
+                               chain_problems={"discovery/schedule": "event 3 does not follow 2"}))
     assert report.findings[0].kind == "journal-chain-broken" and report.findings[0].severity == "error"
     assert "event 3 does not follow 2" in report.findings[0].message
 

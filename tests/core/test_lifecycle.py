@@ -446,7 +446,7 @@ def test_a_reused_runner_token_replays_its_earlier_deferral_and_names_the_segmen
 
 
 def test_a_token_reused_over_two_nights_gets_its_first_nights_deferral_back_marked_as_not_ending_tonights(tmp_path):
-    """The README's runner with one fixed token, two nights running: the second night's deferral is the same
+    """The documented runner with one fixed token, two nights running: the second night's deferral is the same
     request as the first night's, so it replays that record and writes nothing, and the answer says that the
     segment the token runs tonight is still running, so the runner cannot take it for its own deferral."""
     h = make_harness(tmp_path)
@@ -467,7 +467,7 @@ def test_a_token_reused_over_two_nights_gets_its_first_nights_deferral_back_mark
     assert second.occurrence is not None and second.occurrence.state == "running"
     assert h.schedule.status(NIGHT1).state == "running"
 
-    # A fresh token per segment, as `tick` and the README's examples use, never meets this.
+    # A fresh token per segment, as `tick` and the documented examples use, never meets this.
     h.at("2026-12-08T02:15:00Z")
     assert h.schedule.defer(occurrence_id=NIGHT1, runner=token, reason="volume-unmounted", segment=2).replayed is False
     h.at("2026-12-09T02:00:00Z")
@@ -745,7 +745,7 @@ def test_status_and_plan_name_an_occurrence_through_its_life(tmp_path):
     assert NIGHT1 in {occurrence.id for occurrence in view.occurrences}
 
 
-# -- zones and weeks the seed names ---------------------------------------------------------------------------------
+# -- zones and weeks the rules name ----------------------------------------------------------------------------------
 
 
 def test_dst_in_berlin_a_slot_in_the_gap_moves_forward_and_the_repeated_hour_admits_once(tmp_path):

@@ -156,7 +156,8 @@ def test_an_interrupted_task_that_is_no_revision_returns_to_pending_as_itself(tm
         _abandon(h, claimed["task"], f"run-{runs.k}", partial=["artifacts/x.md"])
     assert refused.value.code == "INVALID"
     answer = _abandon(h, claimed["task"], f"run-{runs.k}")
-    assert answer.result == {"lane": "promotion", "task": claimed["task"], "state": "pending"}
+    assert answer.result == {"lane": "promotion", "task": claimed["task"], "state": "pending", "abandons": 1,
+                             "cap": 2}
     assert h.events()[-1].type == "task-abandoned"
     assert "revision" not in _open_task(h)
 

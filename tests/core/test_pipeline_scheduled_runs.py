@@ -20,6 +20,7 @@ from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, Pi
 from factory_schedule.core.pipeline.scheduled import occurrence_claim_command_id
 from factory_schedule.core.results import CallAdmission, CallRefusal
 from factory_schedule.store import open_journal
+from tests.core.pipeline_support import promotion_report
 
 SIGN_IN = "owner@example.com"
 NIGHT = "2026-12-07"
@@ -174,7 +175,7 @@ def test_a_resumed_segment_takes_over_its_occurrences_claimed_task_never_a_secon
     assert isinstance(third, PipelineResult) and third.result["resumedFrom"] == "r-second"
 
 
-def test_a_resumed_segment_whose_task_was_returned_or_reported_is_answered_idle(world: World) -> None:
+def test_a_resumed_segment_whose_task_a_supervisor_handed_back_is_answered_idle_handed_back(world: World) -> None:
     occurrence = admitted_promotion(world, runner="r-first")
     first = world.lanes.claim(lane="promotion", runner="r-first", occurrence=occurrence)
     assert isinstance(first, PipelineResult)
@@ -184,8 +185,22 @@ def test_a_resumed_segment_whose_task_was_returned_or_reported_is_answered_idle(
     with writes_nothing(world):
         idle = world.lanes.claim(lane="promotion", runner="r-second", occurrence=occurrence)
     assert not isinstance(idle, PipelineResult)
-    assert (idle.kind, idle.reason) == ("idle", "occurrence-claimed")
-    assert f"claimed task {first.result['task']}" in idle.detail
+    assert (idle.kind, idle.reason) == ("idle", "occurrence-handed-back")
+    assert f"claimed task {first.result['task']}" in idle.detail and "pending again" in idle.detail
+
+
+def test_a_resumed_segment_whose_task_an_earlier_segment_reported_is_answered_idle_reported(world: World) -> None:
+    occurrence = admitted_promotion(world, runner="r-first")
+    first = world.lanes.claim(lane="promotion", runner="r-first", occurrence=occurrence)
+    assert isinstance(first, PipelineResult)
+    n = first.result["task"]
+    world.lanes.report(lane="promotion", task=n, runner="r-first", report=promotion_report("select", n))
+    _deferred_and_resumed(world, occurrence, "r-first", "r-second")
+    with writes_nothing(world):
+        idle = world.lanes.claim(lane="promotion", runner="r-second", occurrence=occurrence)
+    assert not isinstance(idle, PipelineResult)
+    assert (idle.kind, idle.reason) == ("idle", "occurrence-reported")
+    assert f"reported task {n} (select)" in idle.detail
 
 
 def test_only_the_running_segments_token_takes_over_a_claimed_task(world: World) -> None:

@@ -7,7 +7,8 @@ done, at most its activation enqueued), WIP never above its limit, no review by 
 an artifact of the work, no GO without the frozen verifier's passing artifact, no external action
 without an owner approval, and deterministic selection. A supervisor may interrupt any claimed run: a
 revision task's interrupted start is a failed start of its reserved round (same task, same parent, input
-hash and critic log, its failures never reset), requeued only within the repair cap, else escalated.
+hash and critic log, its failures never reset), requeued only within the repair cap, else escalated; any
+other task returns to pending at most maxRetries times, then escalates to the owner.
 """
 
 from __future__ import annotations
@@ -206,9 +207,18 @@ class PipelineMachine(RuleBasedStateMachine):
                                     evidence="process gone", partial=partial if task.revision else [])
         after = self.lanes.state()
         assert after is not None
-        if task.revision is None:
-            released = after.lane(lane).task(n)
-            assert answer.result["state"] == "pending" and released is not None and released.claimed_by is None
+        if task.revision is None:  # an ordinary task: retried as a failed build is, within maxRetries
+            assert answer.result["abandons"] == task.abandons + 1
+            if task.abandons < state.settings.max_retries:
+                released = after.lane(lane).task(n)
+                assert answer.result["state"] == "pending" and released is not None and released.claimed_by is None
+                assert released.abandons == task.abandons + 1, "a task's abandons are never reset"
+            else:
+                escalated = after.lane(lane).work_of(task.candidate)
+                assert answer.result["state"] == "escalated", "past the cap: the owner's, never re-sent"
+                assert escalated is not None and escalated.escalation is not None
+                assert escalated.escalation.abandons == task.abandons + 1
+                assert (escalated.escalation.stage, escalated.escalation.subject) == (task.stage, task.subject)
             return
         cap = state.settings.max_revisions + work.grants
         if work.revisions < cap:
@@ -289,6 +299,7 @@ class PipelineMachine(RuleBasedStateMachine):
             for work in lane.wip:
                 assert work.revisions <= state.settings.max_revisions + work.grants
             for task in lane.tasks:
+                assert task.abandons <= state.settings.max_retries, "an abandoned task past its cap is pending"
                 seen = self.revisions.get((lane.lane, task.n))
                 if seen is not None:
                     assert task.revision is not None and task.revision.failed_starts >= seen.failed_starts, \

@@ -12,8 +12,15 @@ and `{{RESET_LOCAL}}` (the same instant in this machine's local time, written as
 writes it). Lines starting with `#` are directives: `#sleep SECONDS`, `#exit CODE`,
 `#kill` (the process kills itself with SIGKILL), `#stderr TEXT`, `#spawn SECONDS` (a child that sleeps that
 long in the provider's process group, as a real CLI's tool process does; its pid is appended to
-$FAKE_PROVIDER_LOG.children).
+$FAKE_PROVIDER_LOG.children), `#bigline BYTES` (one line of that many bytes, written a megabyte at a time:
+the fake never holds it whole).
 Standalone on purpose: it imports nothing of factory_schedule.
+
+The command line is parsed as the real CLIs parse theirs (`claude` with commander, `codex exec` with clap):
+an argument starting with `-` that is not one of their options is refused with their own words and exit
+status, `--` ends the options, a value option takes the next argument, a variadic one every argument up to
+the next option, and a missing prompt (or codex's `-`) is read from stdin. `codex exec` outside a git
+repository refuses to run unless `--skip-git-repo-check` is given, and refuses a flag given twice.
 """
 
 from __future__ import annotations
@@ -32,10 +39,92 @@ TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tui" / "transcripts"
 MARKER = re.compile(r"\[transcript: ([A-Za-z0-9_-]+)\]")
 
 
+# Claude Code's options (`claude --help`, 2.1.197) that the runner or an owner's `args` may use.
+CLAUDE_FLAGS = {"-p", "--print", "--verbose", "--dangerously-skip-permissions", "--include-partial-messages",
+                "--no-session-persistence", "--bare", "-c", "--continue", "--strict-mcp-config"}
+CLAUDE_VALUES = {"--output-format", "--model", "--permission-mode", "--append-system-prompt", "--system-prompt",
+                 "--fallback-model", "--max-budget-usd", "--effort", "--input-format", "--settings",
+                 "--session-id", "--json-schema", "--setting-sources", "-n", "--name"}
+CLAUDE_VARIADIC = {"--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools", "--add-dir",
+                   "--tools", "--mcp-config", "--betas"}
+# `codex exec`'s options (`codex exec --help`, 0.171.0).
+CODEX_FLAGS = {"--json", "--skip-git-repo-check", "--full-auto", "--dangerously-bypass-approvals-and-sandbox",
+               "--ephemeral", "--oss", "--strict-config", "--ignore-user-config", "--ignore-rules", "--trust"}
+CODEX_VALUES = {"-c", "--config", "-m", "--model", "-s", "--sandbox", "-C", "--cd", "-p", "--profile",
+                "--color", "-o", "--output-last-message", "--output-schema", "--add-dir", "--enable", "--disable",
+                "--local-provider", "-i", "--image"}
+NOT_TRUSTED = "Not inside a trusted directory and --skip-git-repo-check was not specified."
+
+
+class Refused(Exception):
+    """The command line is refused as the real CLI refuses it: its words, its exit status."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _parse(provider: str, args: list[str]) -> tuple[list[str], list[str]]:
+    """(the options given, the positional arguments), or Refused as the real parser would."""
+    flags, values, variadic = ((CLAUDE_FLAGS, CLAUDE_VALUES, CLAUDE_VARIADIC) if provider == "claude"
+                               else (CODEX_FLAGS, CODEX_VALUES, set()))
+    options: list[str] = []
+    positional: list[str] = []
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--":
+            positional.extend(rest)
+            break
+        if arg == "-" or not arg.startswith("-"):
+            positional.append(arg)
+            continue
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+        if name in flags and name == arg:
+            if provider == "codex" and name in options:
+                raise Refused(f"error: the argument '{name}' cannot be used multiple times", 2)
+            options.append(name)
+        elif name in values:
+            options.append(name)
+            if name == arg:
+                if not rest:
+                    raise Refused(f"error: option '{name}' argument missing" if provider == "claude" else
+                                  f"error: a value is required for '{name}' but none was supplied", 1 if
+                                  provider == "claude" else 2)
+                rest.pop(0)
+        elif name in variadic:
+            options.append(name)
+            while rest and not rest[0].startswith("-"):
+                rest.pop(0)
+        elif provider == "claude":
+            raise Refused(f"error: unknown option '{arg}'", 1)
+        else:
+            raise Refused(f"error: unexpected argument '{arg}' found", 2)
+    return options, positional
+
+
+def _inside_git_repository(folder: Path) -> bool:
+    return any((parent / ".git").exists() for parent in (folder, *folder.parents))
+
+
 def _prompt(provider: str, args: list[str]) -> str:
-    if provider == "claude":
-        return args[args.index("-p") + 1] if "-p" in args and args.index("-p") + 1 < len(args) else ""
-    return args[-1] if args else ""
+    """The prompt the real CLI would send, read as it reads it; Refused where it refuses the command line."""
+    if provider == "codex":
+        if args[:1] != ["exec"]:
+            raise Refused("this fake plays `codex exec` only", 2)
+        options, positional = _parse(provider, args[1:])
+        if "--skip-git-repo-check" not in options and not _inside_git_repository(Path.cwd()):
+            raise Refused(NOT_TRUSTED, 1)
+    else:
+        options, positional = _parse(provider, args)
+        if "-p" not in options and "--print" not in options:
+            raise Refused("this fake plays `claude -p` only", 1)
+    if len(positional) > 1:
+        raise Refused(f"error: unexpected argument '{positional[1]}' found" if provider == "codex"
+                      else "error: too many arguments", 2 if provider == "codex" else 1)
+    if not positional or positional[0] == "-":
+        return sys.stdin.read()
+    return positional[0]
 
 
 def _local_words(instant: float) -> str:
@@ -81,7 +170,11 @@ def main(provider: str) -> int:
             return 1
         print("Logged in using ChatGPT", file=sys.stderr)
         return 0
-    prompt = _prompt(provider, args)
+    try:
+        prompt = _prompt(provider, args)
+    except Refused as refused:
+        print(refused, file=sys.stderr)
+        return refused.code
     found = MARKER.search(prompt)
     name = found.group(1) if found else os.environ.get("FAKE_TRANSCRIPT", "normal")
     folder = Path(os.environ.get("FAKE_TRANSCRIPTS", TRANSCRIPTS))
@@ -90,7 +183,8 @@ def main(provider: str) -> int:
     if log:
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"provider": provider, "transcript": name, "pid": os.getpid(),
-                                     "prompt": prompt.splitlines()[0] if prompt else ""}) + "\n")
+                                     "prompt": prompt.splitlines()[0] if prompt else "", "sent": prompt,
+                                     "argv": args}) + "\n")
     reset = int(time.time()) + 3600
     for raw in path.read_text(encoding="utf-8").splitlines():
         if raw.startswith("#"):
@@ -105,6 +199,14 @@ def main(provider: str) -> int:
                 os.kill(os.getpid(), signal.SIGKILL)
             elif directive == "stderr":
                 print(argument, file=sys.stderr, flush=True)
+            elif directive == "bigline":
+                left = int(argument)
+                while left > 0:
+                    chunk = min(left, 1 << 20)
+                    sys.stdout.write("x" * chunk)
+                    left -= chunk
+                sys.stdout.write("\n")
+                sys.stdout.flush()
             elif directive == "spawn":
                 _spawn(float(argument), log)
             continue

@@ -32,6 +32,7 @@ from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import ScheduleForm
 from factory_schedule.tui.dashboard.screens.commission import CommissionForm, difference
+from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
 from factory_schedule.tui.dashboard.widgets.header import HeaderBar
 from factory_schedule.tui.dashboard.widgets.history import summary
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401
@@ -84,6 +85,19 @@ def form_error(app: ScheduleApp) -> str:
     return str(app.screen.query_one("#form-error", Static).render())
 
 
+async def confirm_write(pilot: Any) -> ConfirmStep:
+    """Answer yes in the confirm step a form's submit shows, by keys: Enter on its focused Record button, or
+    (a second look, whose Back button has the focus) Tab to the confirm button, then Enter."""
+    await pilot.pause()
+    step = pilot.app.screen
+    assert isinstance(step, ConfirmStep), f"no confirm step was shown, but {step!r}"
+    if step.confirmation.second_look:
+        await pilot.press("tab")
+    await pilot.press("enter")
+    await pilot.pause()
+    return step
+
+
 @synchronously
 async def test_recording_a_sign_in_turns_the_sign_in_deferred_plan_to_resume(demo_url: str) -> None:
     app = make_app(demo_url)
@@ -97,7 +111,7 @@ async def test_recording_a_sign_in_turns_the_sign_in_deferred_plan_to_resume(dem
         assert form.query_one("#sequence", Input).value == "2"  # the next sequence, prefilled
         await pilot.press(*"owner@factory.example")
         await pilot.press("enter")
-        await pilot.pause()
+        await confirm_write(pilot)
         assert not isinstance(app.screen, type(form))
         assert plan_action(app, "beta/basic") == "resume"
         assert tonight_cell(app, "beta/basic", "plan").startswith("resumes")
@@ -116,7 +130,7 @@ async def test_confirming_a_dead_runner_reconciles_it(demo_url: str) -> None:
         assert form.query_one("#runner", Input).value == "r-43"
         assert "4194999" in form.query_one("#evidence", Input).value  # the health check's lease evidence
         await pilot.press("enter")
-        await pilot.pause()
+        await confirm_write(pilot)
         assert app.schedule.status(KILLED).state == "interrupted"
         assert tonight_cell(app, "gamma/basic", "state") == "interrupted"
         view = app.schedule.read()
@@ -136,6 +150,8 @@ async def _refused(app: ScheduleApp, pilot, key: str, fill: dict[str, str], expe
     await pilot.pause()
     form.submit()
     await pilot.pause()
+    if isinstance(app.screen, ConfirmStep):  # the fields are valid: the engine answers once the owner confirms
+        await confirm_write(pilot)
     assert app.screen is form, "a refused form stays open"
     assert expected in form_error(app)
     assert app.journal.head(SCHEDULE_AGGREGATE) == head
@@ -205,7 +221,7 @@ async def test_a_commission_revision_is_previewed_with_its_difference_then_recor
         assert candidate is not None and candidate["revision"] == 3
         assert "+ lane delta/basic" in difference(commission_of(app), candidate)
         form.submit()
-        await pilot.pause()
+        await confirm_write(pilot)
         assert commission_of(app)["revision"] == 3
         assert "delta/basic" in app.query_one("#tonight-table", DataTable).rows
 
@@ -288,6 +304,7 @@ async def test_status_answers_for_any_occurrence_id_typed_in(demo_url: str) -> N
         await pilot.pause()
         answer = str(app.query_one("#status-answer", Static).render())
         assert "state coalesced" in answer and "coalesced into discovery/alpha/basic/2026-12-19" in answer
+        app.query_one("#status-id", Input).focus()
         app.query_one("#status-id", Input).value = "discovery/nope"
         await pilot.press("enter")
         await pilot.pause()
@@ -545,7 +562,8 @@ async def test_the_sign_in_form_shows_the_current_sign_in_and_warns_on_another_i
         warning = str(form.query_one("#sign-in-warning", Static).render())
         assert "differs" in warning and "owner@factory.example" in warning
         await pilot.press("enter")
-        await pilot.pause()
+        step = await confirm_write(pilot)
+        assert "sign-in owner@factory.example → someone@else.example" in " ".join(step.confirmation.changes)
         view = reading_of(app).view
         assert view is not None
         record = view.accounts[1].record
@@ -684,7 +702,7 @@ async def test_confirming_a_dead_runner_also_removes_its_released_lease(demo_url
         await pilot.press("r")
         await pilot.pause()
         await pilot.press("enter")
-        await pilot.pause()
+        await confirm_write(pilot)
         assert app.schedule.status(KILLED).state == "interrupted"
         assert "stale-lease-segment-ended" not in _finding_kinds(app)
         assert "dead-runner" not in _finding_kinds(app)
@@ -703,6 +721,8 @@ async def test_healths_x_makes_the_repairs_of_health_repair_and_is_offered_only_
         assert "x" in app.screen.active_bindings, "a conclusive dead runner is a repair x can make"
         await pilot.press("x")
         await pilot.pause()
+        assert app.schedule.status(KILLED).state == "running", "nothing is repaired before the owner confirms"
+        await confirm_write(pilot)
         await pilot.pause()
         assert app.schedule.status(KILLED).state == "interrupted"
         assert not [kind for kind in _finding_kinds(app) if kind.startswith("stale-lease")]

@@ -22,7 +22,7 @@ from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 from factory_schedule.tui.host.demo_lanes import APPROVAL
 from tests.core.pipeline_support import Runs, adopt, commission, drive_maturation, drive_promotion, top_n
 
-from .test_app_journeys import _screen_text, form_error, make_app, reading_of, synchronously
+from .test_app_journeys import _screen_text, confirm_write, form_error, make_app, reading_of, synchronously
 
 
 def shown(app: ScheduleApp, selector: str) -> str:
@@ -96,12 +96,12 @@ async def test_approving_with_the_form_records_the_owners_approval_for_one_use(d
         await pilot.press("v")
         await pilot.pause()
         assert isinstance(app.screen, ApprovalForm)
+        assert "asked by run-publish" in shown(app, "#decision-request")
         evidence = shown(app, "#approval-evidence")
-        assert "asked by run-publish" in evidence and "gate decision #1: GO" in evidence
-        assert "maturation: release-ready" in evidence
+        assert "gate decision #1: GO" in evidence and "maturation: release-ready" in evidence
         await type_into(pilot, "#decision", "approve")
         await pilot.press("enter")
-        await pilot.pause()
+        await confirm_write(pilot)
         assert not isinstance(app.screen, ApprovalForm)
     state = PipelineLanes(open_journal(demo_url), ManualClock(DEMO_END)).state()
     approval = next(a for a in state.approvals if a.id == APPROVAL)
@@ -120,7 +120,7 @@ async def test_denying_with_the_form_ends_the_request(demo_url: str) -> None:
         await pilot.pause()
         await type_into(pilot, "#decision", "deny")
         await pilot.press("enter")
-        await pilot.pause()
+        await confirm_write(pilot)
         app.refresh_reading(force=True)
         await pilot.pause()
         assert "denied by owner" in shown(app, "#lifecycle-approvals")
@@ -152,7 +152,7 @@ async def test_the_approval_form_checks_as_you_type_and_a_refusal_shows_its_code
         await type_into(pilot, "#decision", "approve")
         assert isinstance(app.screen, ApprovalForm | EscalationForm)
         app.screen.submit()
-        await pilot.pause()
+        await confirm_write(pilot)
         assert form_error(app) == (f"CONFLICT: pipeline/approval/{APPROVAL}/decision was recorded with a "
                                    "different request")
         assert pipeline_head(app) == before and isinstance(app.screen, ApprovalForm)
@@ -166,13 +166,13 @@ async def test_deciding_an_escalation_with_the_form_revises_or_parks(demo_url: s
         await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, EscalationForm)
-        evidence = shown(app, "#escalation-evidence")
-        assert "promotion task 20: pocket-farm (beta)" in evidence and "the brief was rejected 2 times" in evidence
-        assert "review (task 19) by rev-p19" in evidence
+        request = shown(app, "#decision-request")
+        assert "promotion task 20: pocket-farm (beta)" in request and "the brief was rejected 2 times" in request
+        assert "review (task 19) by rev-p19" in shown(app, "#escalation-evidence")
         await type_into(pilot, "#decision", decision)
         await type_into(pilot, "#reason", "the testers count is in the new brief")
         await pilot.press("enter")
-        await pilot.pause()
+        await confirm_write(pilot)
         assert not isinstance(app.screen, EscalationForm)
         view = app.lanes.lane_view("promotion")
     if decision == "revise":
@@ -255,10 +255,10 @@ async def test_a_candidate_goes_from_top_n_to_security_approve_and_the_owner_app
         h.tick()
         await pilot.press("v")
         await pilot.pause()
-        assert "publish-bravo: public-publish of bravo" in shown(app, "#approval-evidence")
+        assert "publish-bravo: public-publish of bravo" in shown(app, "#decision-request")
         await type_into(pilot, "#decision", "approve")
         await pilot.press("enter")
-        await pilot.pause()
+        await confirm_write(pilot)
         assert "security-approve (0 waiting)" in shown(app, "#lifecycle-flow")
         assert "publish-bravo: public-publish of bravo" in shown(app, "#lifecycle-approvals")
         assert "approved by owner, not used yet" in shown(app, "#lifecycle-approvals")
@@ -291,5 +291,5 @@ async def test_journal_text_in_the_lifecycle_view_and_forms_is_shown_as_text(tmp
         assert "asked by [b]run[/b]" in holds
         await pilot.press("v")
         await pilot.pause()
-        evidence = shown(app, "#approval-evidence")
+        evidence = shown(app, "#decision-request")
         assert "[red]ship[/red] \\u202eit" in evidence and "\u202e" not in evidence

@@ -1,4 +1,4 @@
-"""The demo: a journal written by the real engine, with every scenario the README promises, the same every time."""
+"""The demo: a journal written by the real engine, with every scenario the dashboard guide shows, the same each time."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from factory_schedule.tui.host.providers import claude, codex
+from factory_schedule.tui.host.providers import claude, claude_text, codex
 from factory_schedule.tui.host.providers.calls import make_call
 from factory_schedule.tui.host.providers.ending import ProcessEnd
 from tests.tui.provider_support import FAKE_SETTINGS, TRANSCRIPTS, fake_env
@@ -20,6 +20,7 @@ from tests.tui.provider_support import FAKE_SETTINGS, TRANSCRIPTS, fake_env
 BOUND = 150_000
 HANG_TIMEOUT = 3.0
 SOON = "SOON"  # stands for "the reset the fake wrote: about an hour from now"
+WITHIN_A_DAY = "WITHIN_A_DAY"  # stands for "a reset a limit's text named: a local time in the next day"
 
 CLAUDE_EXPECTED: dict[str, tuple[dict[str, Any], str | None]] = {
     "normal": ({"kind": "result", "tokens": 3000, "output": "ok",
@@ -44,6 +45,27 @@ CLAUDE_EXPECTED: dict[str, tuple[dict[str, Any], str | None]] = {
                        "observation": {"status": "allowed", "rateLimitType": "five_hour", "resetsAt": SOON}}, None),
     "over-bound": ({"kind": "result", "tokens": 183_500, "output": "malformed"}, None),
     "sparse-window": ({"kind": "result", "tokens": 3000, "output": "ok", "observation": {"status": "allowed"}}, None),
+    # Captured from the real CLI (tests/real_clis/capture.sh): logged out, and an API on a closed port.
+    "real-logged-out": ({"kind": "sign-in-needed", "tokens": 0, "httpStatus": 401}, "sign-in"),
+    "real-unreachable": ({"kind": "unreachable"}, "unreachable"),
+    # Derived from public reports of the real CLI's words (anthropics/claude-code#59637, #18078, #51981 for the
+    # limit texts; #69023 for a 429 without a reset; the 2.1.x `overageInUse` field; `errors[]` on
+    # error_during_execution):
+    "limit-text": ({"kind": "usage-limit", "tokens": 0,
+                    "observation": {"status": "rejected", "resetsAt": WITHIN_A_DAY}}, "usage-limit"),
+    "limit-text-no-reset": ({"kind": "lost"}, "limit-unread"),
+    "overage-in-use": ({"kind": "result", "tokens": 3000, "output": "ok",
+                        "observation": {"status": "allowed", "rateLimitType": "five_hour", "resetsAt": SOON,
+                                        "isUsingOverage": True}}, "overage"),
+    "error-during-execution": ({"kind": "lost"}, None),
+    "unauthorized-not-error": ({"kind": "sign-in-needed", "tokens": 0, "httpStatus": 401}, "sign-in"),
+    "fractional-reset": ({"kind": "result", "tokens": 3000, "output": "ok",
+                          "observation": {"status": "allowed", "rateLimitType": "five_hour"}}, None),
+    "huge-tokens": ({"kind": "lost"}, None),
+    "huge-line": ({"kind": "lost"}, None),
+    "normal-with-stderr": ({"kind": "result", "tokens": 3000, "output": "ok",
+                            "observation": {"status": "allowed", "rateLimitType": "five_hour", "resetsAt": SOON}},
+                           None),
 }
 
 CODEX_LIMIT = {"status": "rejected", "rateLimitType": "codex", "resetsAt": SOON}
@@ -60,15 +82,27 @@ CODEX_EXPECTED: dict[str, tuple[dict[str, Any], str | None]] = {
     "cut-off": ({"kind": "lost"}, None),
     "unknown-event": ({"kind": "result", "tokens": 24_885, "output": "ok"}, None),
     "over-bound": ({"kind": "result", "tokens": 241_000, "output": "malformed"}, None),
+    # Captured from the real CLI (tests/real_clis/capture.sh): offline, it reconnects until it is killed.
+    "real-offline": ({"kind": "unreachable"}, "unreachable"),
+    # Derived from the real CLI's words (openai/codex event_processor_with_jsonl_output.rs prints an `error`
+    # per reconnect; the account messages as its users quote them):
+    "reconnect-then-completed": ({"kind": "result", "tokens": 24_885, "output": "ok"}, None),
+    "spend-cap": ({"kind": "lost"}, "limit-unread"),
+    "plan-upgrade": ({"kind": "lost"}, "limit-unread"),
+    "quota": ({"kind": "lost"}, "limit-unread"),
+    "huge-tokens": ({"kind": "lost"}, None),
+    "huge-line": ({"kind": "lost"}, None),
 }
 
 
 
 
 def _assert_report(got: dict[str, Any], expected: dict[str, Any], before: float) -> None:
-    if "observation" in expected and expected["observation"].get("resetsAt") == SOON:
+    wanted = expected.get("observation", {}).get("resetsAt")
+    if wanted in (SOON, WITHIN_A_DAY):
         reset = got.get("observation", {}).get("resetsAt")
-        assert isinstance(reset, int) and before + 3500 <= reset <= time.time() + 3600, got
+        earliest, latest = (before + 3500, time.time() + 3600) if wanted == SOON else (before, time.time() + 90000)
+        assert isinstance(reset, int) and earliest <= reset <= latest, got
         expected = {**expected, "observation": {**expected["observation"], "resetsAt": reset}}
     assert got == expected
 
@@ -91,10 +125,10 @@ def test_a_replayed_transcript_is_reported_exactly_as_the_provider_said(
     _assert_report(made.outcome.report, expected, before)
     assert made.outcome.stop == stop
     assert len(log.read_text().splitlines()) == 1  # one contact, once
-    if name == "hang":
-        assert made.run.end.timed_out
+    if name in ("hang", "real-offline"):
+        assert made.run.end.timed_out == (name == "hang")
     if name == "over-bound":
-        assert made.run.end.over_bound
+        assert made.run.end.stopped
         assert time.time() - before < HANG_TIMEOUT  # stopped at the bound, not left to its deadline
 
 
@@ -140,8 +174,21 @@ def test_claude_decides_an_api_error_by_is_error_never_by_subtype() -> None:
 
 
 def test_claude_a_window_event_of_an_unknown_shape_makes_the_call_lost() -> None:
-    odd = '{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":"soon"}}'
+    odd = '{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","isUsingOverage":"no"}}'
     assert _claude([odd, RESULT]).report == {"kind": "lost"}
+
+
+def test_claude_a_reset_that_is_not_whole_seconds_is_no_reset_and_never_loses_a_completed_call() -> None:
+    odd = '{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":"soon"}}'
+    assert _claude([odd, RESULT]).report == {"kind": "result", "tokens": 15, "output": "ok",
+                                             "observation": {"status": "allowed"}}
+
+
+def test_claude_a_closed_window_with_an_unreadable_reset_stops_the_segment_unguessed() -> None:
+    odd = '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1.5}}'
+    limited = '{"type":"result","subtype":"success","is_error":true,"usage":{"input_tokens":0}}'
+    outcome = _claude([odd, limited])
+    assert (outcome.report, outcome.stop) == ({"kind": "lost"}, "limit-unread")
 
 
 def test_claude_a_closed_window_whose_reset_the_schedule_would_refuse_is_never_sent() -> None:
@@ -195,12 +242,45 @@ def test_codex_reads_each_reset_form_and_never_guesses_one() -> None:
     assert codex.reset_from_message("purchase more credits", now, "UTC") is None
 
 
-def test_codex_an_error_event_then_turn_completed_is_lost_not_a_result() -> None:
+def test_codex_an_error_event_the_turn_recovers_from_is_a_completed_turn() -> None:
     stream = codex.CodexStream(BOUND)
-    for line in ('{"type":"error","message":"stream error"}',
+    for line in ('{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion)"}',
                  '{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1}}'):
         stream.feed(line)
-    assert stream.outcome(ProcessEnd(exit_code=0), 0.0).report == {"kind": "lost"}
+    assert stream.outcome(ProcessEnd(exit_code=0), 0.0).report == {"kind": "result", "tokens": 6, "output": "ok"}
+
+
+def test_codex_an_error_event_that_ends_the_turn_is_lost() -> None:
+    stream = codex.CodexStream(BOUND)
+    stream.feed('{"type":"error","message":"stream disconnected before completion"}')
+    assert stream.outcome(ProcessEnd(exit_code=1), 0.0).report == {"kind": "lost"}
+
+
+def test_codex_a_connection_that_failed_after_the_turn_acted_is_lost_not_unsent() -> None:
+    stream = codex.CodexStream(BOUND)
+    for line in ('{"type":"item.completed","item":{"id":"i0","type":"command_execution","command":"ls"}}',
+                 '{"type":"error","message":"Reconnecting... waiting for network (Connection failed: x)"}'):
+        stream.feed(line)
+    outcome = stream.outcome(ProcessEnd(exit_code=None, stopped=True), 0.0)
+    assert (outcome.report, outcome.stop) == ({"kind": "lost"}, "unreachable")
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("API Error: Unable to connect to API (ConnectionRefused)", "nothing-sent"),
+    ("API Error: Unable to connect to API (FailedToOpenSocket)", "nothing-sent"),
+    ("API Error: Unable to connect to API (ENOTFOUND)", "nothing-sent"),
+    ("API Error: Unable to connect to API (ECONNRESET)", "unknown"),
+    ("API Error: Unable to connect to API", "unknown"),
+    ("API Error: 500 Internal server error", None),
+])
+def test_claude_an_unreachable_api_is_conclusive_only_before_any_byte_was_sent(text: str, verdict: Any) -> None:
+    assert claude_text.unreachable(text) == verdict
+
+
+def test_claude_errors_of_a_failed_run_are_kept_for_the_owner(tmp_path: Path) -> None:
+    made = make_call("claude", "claude", "[transcript: error-during-execution]", BOUND, HANG_TIMEOUT,
+                     env=fake_env())
+    assert "the Bash tool is not allowed" in made.outcome.extra["provider_message"]
 
 
 @pytest.mark.parametrize(("provider", "name", "words"), [

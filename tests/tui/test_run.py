@@ -261,3 +261,33 @@ def test_a_lane_whose_prompts_cannot_be_used_is_settled_unavailable_and_nothing_
     assert (alpha.settlement.status, alpha.calls) == ("unavailable", [])
     assert "provider: codex does not run task scan" in alpha.settlement.reason
     assert contacts(tmp_path) == []
+
+
+def test_an_unreachable_provider_costs_one_call_debits_nothing_and_ends_the_segment(
+        sqlite_url: str, schedule: LifecycleSchedule, tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts"
+    claude_lane(prompts, "alpha/basic", "real-unreachable", "real-unreachable", "real-unreachable")
+    codex_lane(prompts, "beta/basic", "real-offline", "real-offline")
+    record(schedule, lanes_commission(("alpha", "scan", "claude"), ("beta", "review", "chatgpt")))
+    code, lines, err = tick(sqlite_url, tmp_path, prompts)
+    assert code == 0, (lines, err)
+    for lane in ("alpha/basic", "beta/basic"):
+        occurrence = occurrence_of(schedule, lane)
+        assert [(c.outcome, c.debit, c.unsent) for c in occurrence.calls] == [("unreachable", 0, True)]
+        assert occurrence.settlement.status == "unavailable"
+        assert occurrence.settlement.reason.startswith("provider unreachable: ")
+    assert week_debited(schedule) == 0
+    assert len(contacts(tmp_path)) == 2  # one call a segment, then nothing more into a dead line
+
+
+def test_a_clean_call_whose_provider_logged_errors_on_stderr_leaves_no_error_line(
+        sqlite_url: str, schedule: LifecycleSchedule, tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts"
+    claude_lane(prompts, "alpha/basic", "normal-with-stderr")
+    record(schedule, lanes_commission(("alpha", "scan", "claude")))
+    code, lines, err = tick(sqlite_url, tmp_path, prompts)
+    assert code == 0, (lines, err)
+    [segment_run] = [line["segment_run"] for line in lines if "segment_run" in line]
+    assert segment_run["verdict"] == "ended", segment_run
+    [call] = [line for line in runner_lines(err) if line["run"] == "call"]
+    assert "provider_stderr_tail" not in call

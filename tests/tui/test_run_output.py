@@ -8,6 +8,7 @@ from __future__ import annotations
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,24 @@ def test_a_log_past_its_bound_keeps_its_head_and_its_last_lines(tmp_path: Path) 
     assert text.startswith("line 0 ") and "more bytes were cut" in text and text.endswith("error: the very last line\n")
     assert len(text.encode()) < MAX_LOG_BYTES + 64 * 1024
     assert output.error_lines == ("error: the very last line",)
+
+
+def test_a_runners_log_holds_each_line_while_the_runner_still_runs(tmp_path: Path) -> None:
+    """`tail -f` on a running segment's log shows what the runner printed so far, line by line."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nprint('{\"run\": \"started\"}', flush=True)\nsys.stdin.read()"],
+        stdout=subprocess.PIPE, stdin=subprocess.PIPE)
+    assert writer.stdout is not None and writer.stdin is not None
+    log = tmp_path / "run.log"
+    capture = OutputCapture(writer.stdout, log)
+    capture.start()
+    try:
+        for _ in range(500):  # the runner is still running: the line must reach the file, not a buffer
+            if log.exists() and log.read_text() == '{"run": "started"}\n':
+                break
+            time.sleep(0.02)
+        assert log.read_text() == '{"run": "started"}\n'
+    finally:
+        writer.stdin.close()
+        writer.wait()
+        capture.finish()

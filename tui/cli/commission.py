@@ -20,15 +20,14 @@ from factory_schedule.tui.terminal_text import printable
 EXIT_OVER_CEILING = EXIT_UNEXPECTED  # a warning, as health's: the commission is sound but the week does not fit
 
 
-def host_zone() -> str:
-    """The IANA zone this machine keeps its clock in, or the proposal's default where it names none."""
-    from pendulum.tz import local_timezone
-
+def owner_zone() -> str:
+    """This machine's zone (where its owner most likely lives), or the proposal's default where it has none."""
     from factory_schedule.core.commission import DEFAULT_ZONE
     from factory_schedule.core.zones import is_valid_zone
+    from factory_schedule.tui.host.clock import host_zone
 
-    name = getattr(local_timezone(), "name", None)
-    return name if isinstance(name, str) and "/" in name and is_valid_zone(name) else DEFAULT_ZONE
+    found = host_zone()
+    return found if found is not None and is_valid_zone(found) else DEFAULT_ZONE
 
 
 def _products(value: str) -> list[str]:
@@ -41,7 +40,7 @@ def _new(args: argparse.Namespace) -> int:
     from factory_schedule.core.commission import proposed_commission
     from factory_schedule.core.zones import is_valid_zone
 
-    zone = args.zone or host_zone()
+    zone = args.zone or owner_zone()
     if args.effective_from is not None:
         effective_from = args.effective_from
     elif is_valid_zone(zone):

@@ -56,11 +56,15 @@ def _print_text(report: HealthReport) -> None:
 
 
 def _as_json(report: HealthReport) -> dict[str, Any]:
-    """The report as one object; `verified` says whether the whole hash chain checked out."""
+    """The report as one object; `verified` says whether every aggregate's whole hash chain checked out,
+    `verified_through` how far the schedule's did, and `verified_chains` how far each aggregate's did."""
+    from factory_schedule.core import SCHEDULE_AGGREGATE
+
     document = to_jsonable(report)
-    checkpoint = report.verified
-    document["verified"] = checkpoint is not None
-    document["verified_through"] = getattr(checkpoint, "version", None)
+    chains = report.verified
+    document["verified"] = chains is not None
+    document["verified_through"] = chains[SCHEDULE_AGGREGATE].version if chains else None
+    document["verified_chains"] = {name: point.version for name, point in chains.items()} if chains else {}
     return {**document, "healthy": report.healthy, "exit": report.exit_code}
 
 
@@ -103,7 +107,7 @@ def _health(args: argparse.Namespace) -> int:
             repairs += _repair_bindings(journal, schedule, prompts, clock, host)
         except Exception as error:
             return _could_not_check(args, f"repairing prompt bindings: {error}")
-    report = health.check_health(journal, schedule, clock.now(), host, args.plist or _installed_agent(), args.grace,
+    report = health.check_health(journal, schedule, clock.now(), host, args.plist or installed_agent(), args.grace,
                                  count_history=True)
     findings = list(report.findings)
     could_not = list(report.could_not_check)
@@ -144,7 +148,7 @@ def _binding_findings(journal: Any, schedule: Any, prompts: str) -> list[Any]:
     return bindings.binding_findings(bindings.check_bindings(journal, lanes, prompts))
 
 
-def _installed_agent() -> str | None:
+def installed_agent() -> str | None:
     """The LaunchAgent `launchd install` suggests, when it is installed in the usual place."""
     path = os.path.expanduser(f"~/Library/LaunchAgents/{DEFAULT_LABEL}.plist")
     return path if os.path.exists(path) else None

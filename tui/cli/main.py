@@ -29,6 +29,8 @@ COMMAND_MODULES = (
     "provider_env",
     "tick",
     "health",
+    "check",
+    "prompts",
     "launchd",
     "dashboard",
     "demo",

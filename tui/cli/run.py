@@ -61,6 +61,8 @@ from factory_schedule.tui.host.environment import ENV_LANE, ENV_OCCURRENCE, ENV_
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
+    from factory_schedule.tui.host.providers.prompts import LaneBinding
+    from factory_schedule.tui.host.providers.work import Segment
 
 ENV_PROMPTS = "FACTORY_PROMPTS"
 
@@ -109,11 +111,9 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _stages(lane: str) -> tuple[str, ...] | None:
-    """The stages a staged lane's run works (one prompt each), or None for a discovery lane."""
     from factory_schedule.tui.host.providers import stage_run
 
-    run = stage_run.run_of(lane)
-    return None if run is None else stage_run.stages_of(run)
+    return stage_run.lane_stages(lane)
 
 
 def _segment_from(args: argparse.Namespace) -> tuple[str, str, str]:
@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
     # Imported here: `--help` and every other subcommand start without the providers' modules.
-    from factory_schedule.tui.host.providers import prompts, session, stage_run
+    from factory_schedule.tui.host.providers import prompts
     from factory_schedule.tui.host.providers.work import Segment, SegmentWork
 
     occurrence, runner, lane = _segment_from(args)
@@ -146,8 +146,18 @@ def _run(args: argparse.Namespace) -> int:
         worker.settle(f"prompt folder unusable: {error}")
         emit({**(segment.ended or {}), "occurrence": occurrence, "runner": runner, "sent": 0})
         return EXIT_BAD_INPUT
+    return work_segment(schedule, binding, segment, lane)
+
+
+def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Segment, lane: str) -> int:
+    """One admitted segment's work, through the lane's CLI: its sign-in asked first, then each unit of work (a
+    staged lane's run: one stage of its claimed task); one JSON line when it starts and one when it ends."""
+    from factory_schedule.tui.host.providers import session, stage_run
+    from factory_schedule.tui.host.providers.work import SegmentWork
+
+    occurrence, runner = segment.occurrence, segment.runner
     status = session.probe(binding.provider, binding.executable, binding.workdir, passed=binding.env)
-    segment.sign_in = status.sign_in or binding.sign_in
+    segment.sign_in = session.observed_sign_in(status, binding.sign_in)
     worker = SegmentWork(schedule, binding, segment, emit)
     emit({"run": "started", "lane": lane, "occurrence": occurrence, "runner": runner,
           "provider": binding.provider, "sign_in": segment.sign_in,
@@ -159,9 +169,8 @@ def _run(args: argparse.Namespace) -> int:
         code = EXIT_OK
     elif run is not None:
         from factory_schedule.core.pipeline import PipelineLanes
-        from factory_schedule.tui.host.clock import SystemClock
 
-        code = stage_run.work_one_stage(PipelineLanes(schedule.journal, SystemClock()), worker, binding, run, emit)
+        code = stage_run.work_one_stage(PipelineLanes(schedule.journal, schedule.clock), worker, binding, run, emit)
     else:
         code = worker.run()
     emit({**(segment.ended or {"run": "left-running"}), "occurrence": occurrence, "runner": runner,

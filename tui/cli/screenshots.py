@@ -1,4 +1,4 @@
-"""`factory-schedule screenshots`: the README's pictures, one SVG per view and form, from the demo journal."""
+"""`factory-schedule screenshots`: the README's and the docs' pictures, one SVG per view and form, of the demo."""
 
 from __future__ import annotations
 
@@ -15,6 +15,6 @@ def _screenshots(args: argparse.Namespace) -> int:
 
 
 def register(subcommands: Any) -> None:
-    parser = subcommands.add_parser("screenshots", help="save an SVG of each dashboard view (for the README)")
+    parser = subcommands.add_parser("screenshots", help="save an SVG of each dashboard view (for the docs)")
     parser.add_argument("--out", default="screenshots", metavar="FOLDER", help="where to write them (screenshots/)")
     parser.set_defaults(handler=_screenshots)

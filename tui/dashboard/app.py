@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from textual import work
@@ -102,7 +103,7 @@ class ScheduleApp(App[None]):
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
-        self._verified: Checkpoint | None = None  # how far this dashboard has checked the hash chain
+        self._verified: Mapping[str, Checkpoint] | None = None  # how far it has checked each hash chain
         self._poll_timer: Timer | None = None
         self._hidden_views: asyncio.Task[None] | None = None  # mounting the views behind the other tabs
 
@@ -118,7 +119,7 @@ class ScheduleApp(App[None]):
             for view, label, _key in VIEWS[1:]:
                 yield TabPane(label, id=view)  # its view is mounted once the first reading is on screen
         # Every shown key fits at 120 columns only without the palette's entry, which Textual docks over
-        # the last keys; ctrl+p is in the keys panel (? or F1) and the README.
+        # the last keys; ctrl+p is in the keys panel (? or F1) and the documentation.
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
@@ -258,7 +259,10 @@ class ScheduleApp(App[None]):
         self.action_hide_help_panel()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Escape hides the keys panel only while it is open; otherwise it is the focused widget's."""
+        """Escape hides the keys panel only while it is open; otherwise it is the focused widget's.
+
+        The views' single keys never act under a form (Textual stops the binding chain at a modal screen)
+        nor while a text field has the focus (it consumes every printable key)."""
         if action == "hide_keys":
             return bool(self.screen.query("HelpPanel"))
         return True
@@ -314,7 +318,27 @@ class ScheduleApp(App[None]):
         return [done.message for done in repair(self.journal, self.schedule, self.clock.now(), self.host)]
 
     def action_remove_released_leases(self) -> None:
-        """Health's x: what `health --repair` does, from the dashboard."""
+        """Health's x: what `health --repair` does, from the dashboard, once the owner confirms the repairs."""
+        from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
+
+        health = None if self.reading is None else self.reading.health
+        due = [finding.message for finding in (health.findings if health is not None else ())
+               if getattr(finding, "repairable", False)]
+        if not due:
+            self.notify("Nothing to repair.", timeout=4)
+            return
+        confirmation = Confirmation(
+            title="Make the repairs of health --repair",
+            values=tuple((f"finding {n}", message) for n, message in enumerate(due, start=1)),
+            changes=("each repair is journaled: a runner proven dead is reconciled, a lease that guards nothing is "
+                     "removed, a missed firing is recorded",),
+            confirm_label="Repair",
+        )
+        self.push_screen(ConfirmStep(confirmation), self._repair_confirmed)
+
+    def _repair_confirmed(self, confirmed: bool | None) -> None:
+        if not confirmed:
+            return
         try:
             removed = self.remove_released_leases()
         except Exception as error:  # a journal that cannot be read: say so, keep running

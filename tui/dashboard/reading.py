@@ -8,6 +8,7 @@ a `Problem` with its code, and the History page is still read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -121,7 +122,7 @@ def read_leases(journal: Journal) -> tuple[Lease, ...] | None:
 
 
 def read_health(journal: Journal, schedule: LifecycleSchedule, now: DateTime, host: str,
-                since: Checkpoint | None = None,
+                since: Mapping[str, Checkpoint] | None = None,
                 already_read: AlreadyRead | None = None) -> tuple[HealthReport | None, str | None]:
     try:
         return check_health(journal, schedule, now, host, since=since, already_read=already_read), None
@@ -137,7 +138,7 @@ def take_reading(
     *,
     host: str,
     complete: bool = True,
-    health_since: Checkpoint | None = None,
+    health_since: Mapping[str, Checkpoint] | None = None,
 ) -> Reading:
     """Read head, state, plans, a History page, leases and health; never raises for a bad state.
 

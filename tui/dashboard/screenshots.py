@@ -1,4 +1,4 @@
-"""The README's pictures: the demo journal, the dashboard headless at 120x40, an SVG per view and form.
+"""The README's and the docs' pictures: the demo journal, the dashboard headless at 120x40, an SVG per view and form.
 
 Run `factory-schedule screenshots` (or `--out FOLDER`). The demo is built the same
 way every time (seeded, fixed instants, host `demo-mac`), so the pictures change

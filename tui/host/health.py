@@ -16,7 +16,7 @@ that was taken on another host, is never touched: that stays the owner's finding
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -130,6 +130,28 @@ def read_pipeline_history(journal: Journal) -> PipelineHistory | None:
     return PipelineHistory(state, counts)
 
 
+def verify_chains(journal: Journal, since: Mapping[str, Checkpoint] | None,
+                  could_not: list[str]) -> tuple[dict[str, Checkpoint], dict[str, str]]:
+    """Each aggregate's hash chain (the schedule's, the staged lanes', health's own and any other the journal
+    holds), from where `since` left it: how far each verified, and why each that broke did not. A journal
+    whose aggregates cannot be listed still has the schedule's chain checked, and says what it could not."""
+    from factory_schedule.core import SCHEDULE_AGGREGATE
+
+    names = {SCHEDULE_AGGREGATE}
+    try:
+        names.update(journal.aggregates())
+    except Exception as error:
+        could_not.append(f"listing the journal's aggregates: {type(error).__name__}: {error}")
+    verified: dict[str, Checkpoint] = {}
+    problems: dict[str, str] = {}
+    for name in sorted(names):
+        try:
+            verified[name] = journal.verify(name, since=(since or {}).get(name))
+        except Exception as error:
+            problems[name] = str(error)
+    return verified, problems
+
+
 @dataclass(frozen=True)
 class AlreadyRead:
     """What the caller read at this same instant (the dashboard's reading: the schedule's view, the staged lanes'
@@ -149,7 +171,7 @@ def check_health(
     grace_minutes: float = DEFAULT_GRACE_MINUTES,
     alive: Callable[[object], bool] = process_alive,
     zone: str | None = None,
-    since: Checkpoint | None = None,
+    since: Mapping[str, Checkpoint] | None = None,
     loaded: LoadedProbe = launchctl_loaded,
     check_chain: bool = True,
     count_history: bool = False,
@@ -160,16 +182,14 @@ def check_health(
 
     `since` (an earlier report's `verified`) checks only the events appended after it: the live
     dashboard re-checks as the journal grows without re-reading a year of history each time;
-    the `health` command always checks the whole chain, and with `count_history` counts the staged lanes'
+    the `health` command always checks every aggregate's whole chain, and with `count_history` counts the staged lanes'
     history against their state (the dashboard and the tick do not re-read it at every refresh or firing)."""
     from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 
     could_not: list[str] = []
-    chain_problem = state_problem = view = verified = None
-    try:
-        verified = journal.verify(SCHEDULE_AGGREGATE, since=since) if check_chain else None
-    except Exception as error:
-        chain_problem = str(error)
+    state_problem = view = None
+    chains, chain_problems = verify_chains(journal, since, could_not) if check_chain else ({}, {})
+    verified = chains if check_chain and not chain_problems and SCHEDULE_AGGREGATE in chains else None
     if already_read is not None:
         view = already_read.view
         pipeline, pipeline_problem = already_read.pipeline, already_read.pipeline_problem
@@ -206,7 +226,7 @@ def check_health(
         except Exception as error:
             could_not.append(f"lanes: {type(error).__name__}: {error}")
     facts = HealthFacts(
-        now=now, host=host, chain_problem=chain_problem, view=view, state_problem=state_problem,
+        now=now, host=host, chain_problems=chain_problems, view=view, state_problem=state_problem,
         leases=lease_facts, night_states=night_states,
         launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),

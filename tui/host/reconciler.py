@@ -13,7 +13,8 @@ The repairs, each reversible local drift and none a decision:
   `abandon`, as the supervisor with the evidence, for each task it still
   claims: an interrupted revision is recorded as a failed start of its
   reserved round (requeued within the repair cap, else escalated to the
-  owner), any other task returns to pending; its locks are removed after;
+  owner), any other task returns to pending (at most maxRetries times, then
+  it escalates to the owner too); its locks are removed after;
 - a lease that guards nothing any more (stale or from the future, its process
   gone, its segment ended or just reconciled) is removed, and the removal is
   recorded as a `lease-removed` event on the journal's `health/repairs`
@@ -112,8 +113,8 @@ def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...],
 def _abandon_task(journal: Journal, plan: PlannedRepair, now: datetime, by: str, refused: set[str]) -> Repair:
     """Confirm a dead staged-lane run gone through the lanes' own `abandon`, as the supervisor: a revision's
     interrupted start becomes a failed start of its round (requeued within the cap, else escalated), any other
-    task returns to pending. A refusal (the run reported meanwhile, another supervisor was first with another
-    answer) keeps the run's locks."""
+    task returns to pending within its retry cap, else escalates. A refusal (the run reported meanwhile, another
+    supervisor was first with another answer) keeps the run's locks."""
     import pendulum
 
     from factory_schedule.core import ManualClock
@@ -134,10 +135,12 @@ def _abandon_task(journal: Journal, plan: PlannedRepair, now: datetime, by: str,
                       f"{plan.lane} task {plan.task} (run {plan.owner}) was already confirmed gone as "
                       f"{result.command_id}; nothing more was done", {**plan.evidence, "command_id": result.command_id})
     answer = result.result
-    what = {"pending": "returned to pending", "escalated": "escalated to the owner (its repair cap is spent)"}.get(
+    what = {"pending": "returned to pending", "escalated": "escalated to the owner (its cap is spent)"}.get(
         str(answer.get("state")), str(answer.get("state")))
     if "failedStarts" in answer:
         what = f"recorded as failed start {answer['failedStarts']} of its revision round, {what}"
+    elif "abandons" in answer:
+        what = f"abandoned {answer['abandons']} time(s) of its retry cap {answer.get('cap')}, {what}"
     return Repair("reconciled-dead-lane-run", plan.scope,
                   f"confirmed run {plan.owner} of {plan.lane} task {plan.task} gone: {plan.reason}; the task was "
                   f"{what}; recorded as {result.command_id} confirmed by {by}",

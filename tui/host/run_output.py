@@ -1,7 +1,7 @@
 """A runner's output, captured: a bounded log file per run under the state folder, and the facts health judges.
 
-The tick's runner used to write to the tick's stderr, so a night's output went wherever launchd sent it
-and the verdict ignored it. Now each runner's stdout and stderr go to one pipe that a thread drains into
+A night's output must not go wherever launchd sends the tick's stderr, nor be ignored by the verdict: each
+runner's stdout and stderr go to one pipe that a thread drains into
 `<journal file>.runs/<occurrence>.<segment>.<runner>.log` (for a server journal, under the user data
 folder): owner-only, the first `MAX_LOG_BYTES` kept and, past them, a marker and the last lines. Nothing of
 it reaches a terminal raw; the tick's JSON line and health show only the first error and warning lines,
@@ -113,7 +113,7 @@ class OutputCapture(threading.Thread):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             handle = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            return os.fdopen(handle, "wb")
+            return os.fdopen(handle, "wb", buffering=0)  # each chunk reaches the file as read: `tail -f` sees it
         except OSError as error:
             self.problem = f"cannot write {self.path}: {error.strerror}"
             return None

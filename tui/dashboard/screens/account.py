@@ -13,7 +13,15 @@ from textual.widgets import Input, Label, Select, Static, Switch
 from factory_schedule.core.model import AccountRecord
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
-from factory_schedule.tui.dashboard.screens.base import NotBlank, PositiveInteger, ScheduleForm, as_int, value_of
+from factory_schedule.tui.dashboard.screens.base import (
+    FormSwitch,
+    NotBlank,
+    PositiveInteger,
+    ScheduleForm,
+    as_int,
+    value_of,
+)
+from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.words import age
 
 if TYPE_CHECKING:
@@ -51,6 +59,26 @@ def record_words(reading: Reading | None, account: str) -> Text:
     return text
 
 
+def overage_words(account: str, overage: bool) -> str:
+    if overage:
+        return f"on (allowed): no {account} call is admitted while it is on"
+    return "off (not allowed): calls are admitted"
+
+
+def record_changes(record: AccountRecord | None, sign_in: str, overage: bool) -> tuple[str, ...]:
+    """How a new record differs from the one in force, in words."""
+    if record is None:
+        return ("the account's first record: its lanes' calls are admitted from then on",)
+    changes = [f"replaces record #{record.sequence}"]
+    if record.sign_in != sign_in:
+        changes.append(f"sign-in {record.sign_in} → {sign_in} (a runner presenting the old one is refused)")
+    else:
+        changes.append(f"sign-in unchanged ({sign_in})")
+    if record.overage != overage:
+        changes.append(f"paid overage {'on' if record.overage else 'off'} → {'on' if overage else 'off'}")
+    return tuple(changes)
+
+
 def default_account(reading: Reading | None) -> str:
     """The account a sign-in refusal stopped, else claude."""
     if reading is not None and reading.view is not None:
@@ -70,23 +98,26 @@ class RecordAccountForm(ScheduleForm):
         self.reading = reading
         self.account = account or default_account(reading)
 
-    def fields(self) -> Iterable[Widget]:
-        yield Label("Account")
-        yield Select([(name, name) for name in ACCOUNTS], value=self.account, allow_blank=False, id="account")
+    def header(self) -> Iterable[Widget]:
+        with Horizontal(classes="form-row"):
+            yield Label("Account ", classes="inline")
+            yield Select([(name, name) for name in ACCOUNTS], value=self.account, allow_blank=False, id="account",
+                         compact=True)
         yield Static(record_words(self.reading, self.account), id="current-record")
-        yield Label("Sequence (the next one)")
-        yield Input(
-            str(next_sequence(self.reading, self.account)), id="sequence", validators=[PositiveInteger("sequence")]
-        )
+
+    def fields(self) -> Iterable[Widget]:
         yield Label("Sign-in (the identity the runner will present)")
         yield Input(self._current_sign_in(), placeholder="the identity the provider account signs in with",
-                    id="sign-in", validators=[NotBlank("sign-in")])
+                    id="sign-in", validators=[NotBlank("sign-in")], compact=True)
         yield Static("", id="sign-in-warning", classes="form-warning")
+        yield Label("Sequence (the next one)")
+        yield Input(str(next_sequence(self.reading, self.account)), id="sequence",
+                    validators=[PositiveInteger("sequence")], compact=True)
         yield Label("Recorded by")
-        yield Input("owner", id="recorded-by", validators=[NotBlank("recorded by")])
+        yield Input("owner", id="recorded-by", validators=[NotBlank("recorded by")], compact=True)
         with Horizontal(classes="switch-row"):
-            yield Label("Paid overage allowed  ")
-            yield Switch(value=False, id="overage")
+            yield Label("Paid overage allowed (space toggles)  ", classes="inline")
+            yield FormSwitch(value=False, id="overage")
 
     def _current_sign_in(self) -> str:
         record = current_record(self.reading, self.account)
@@ -124,6 +155,20 @@ class RecordAccountForm(ScheduleForm):
             self.query_one("#sign-in", Input).value = self._current_sign_in()
             self._warn_if_another_identity()
 
+    def confirmation(self) -> Confirmation:
+        account, overage = self.account, self.query_one("#overage", Switch).value
+        sequence, sign_in = as_int(value_of(self, "#sequence")), value_of(self, "#sign-in")
+        return Confirmation(
+            title=f"Record {account}'s sign-in record #{sequence}",
+            values=(("account", account), ("sequence", f"#{sequence}"), ("sign-in", sign_in),
+                    ("paid overage", overage_words(account, overage)),
+                    ("recorded by", value_of(self, "#recorded-by"))),
+            changes=record_changes(current_record(self.reading, account), sign_in, overage),
+            consequence=(f"Paid overage ON: no {account} call is admitted while this record is in force, so every "
+                         f"lane on {account} stops until a record with overage off.") if overage else None,
+            confirm_label="Record with overage on" if overage else "Record",
+        )
+
     def perform(self) -> str:
         result = self.schedule.record_account(
             account=self.account,
@@ -133,4 +178,4 @@ class RecordAccountForm(ScheduleForm):
             recorded_by=value_of(self, "#recorded-by"),
         )
         said = "Already recorded" if result.replayed else "Recorded"
-        return f"{said}: {self.account} record #{value_of(self, '#sequence')} (journal v{result.version})."
+        return f"{said}: {self.account} record #{value_of(self, '#sequence')} (schedule v{result.version})."

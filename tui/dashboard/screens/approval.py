@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widget import Widget
-from textual.widgets import Static
 
 from factory_schedule.core.bottleneck import local
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import value_of
+from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline, through_engine
 
 DECISIONS = ("approve", "deny")
@@ -27,18 +26,40 @@ def pending_approvals(reading: Reading | None) -> list[Any]:
     return [] if state is None else [a for a in state.approvals if a.approved is None]
 
 
-def approval_evidence(reading: Reading, approval: Any) -> Text:
-    state = reading.pipeline
-    assert state is not None
+ACTION_WORDS = {
+    "public-publish": "publish {candidate} in public",
+    "payment-account": "make a payment or account change for {candidate}",
+    "external-write": "write outside the factory for {candidate}",
+    "legal-risk": "take a legal-risk action for {candidate}",
+}
+
+
+def action_words(action: str, candidate: str) -> str:
+    """What an approved external action lets a runner do, in words."""
+    return ACTION_WORDS.get(action, action + " for {candidate}").format(candidate=candidate)
+
+
+def approval_request(reading: Reading, approval: Any) -> Text:
+    """The request the owner decides: the action, the candidate, who asked, when and why."""
     zone = reading.zone or "UTC"
     text = Text()
     text.append(printable(f"{approval.id}: {approval.action} of {approval.candidate}"), style="bold")
     text.append("\n")
     text.append(printable(f"asked by {approval.requested_by} {local(approval.requested_at, zone)}: "
                           f"{approval.reason}"))
+    return text
+
+
+def approval_evidence(reading: Reading, approval: Any) -> Text:
+    """What the journal holds for the candidate: the gate decision, the lanes' outcomes and kept tasks."""
+    state = reading.pipeline
+    assert state is not None
+    zone = reading.zone or "UTC"
+    text = Text()
     for decision in state.decisions:
         if decision.candidate == approval.candidate:
-            text.append("\n")
+            if text:
+                text.append("\n")
             text.append(printable(f"gate decision #{decision.n}: {decision.verdict} {local(decision.at, zone)}, "
                                   f"criteria {decision.criteria[:12]}…, exit verifier's artifact "
                                   f"{decision.verifier_artifact[:12]}…"))
@@ -46,13 +67,13 @@ def approval_evidence(reading: Reading, approval: Any) -> Text:
         record = state.lane(lane)
         for entry in record.history:
             if entry.candidate == approval.candidate:
-                text.append("\n")
+                text.append("\n" if text else "")
                 text.append(printable(f"{lane}: {entry.outcome} {local(entry.at, zone)}"))
         done = [d for d in record.done if d.candidate == approval.candidate]
         if done:
-            text.append("\n")
+            text.append("\n" if text else "")
             text.append(printable(f"{lane} tasks kept: " + ", ".join(f"{d.stage} by {d.by}" for d in done)))
-    text.append("\n")
+    text.append("\n" if text else "")
     text.append("Approving records the owner's approval for this one action, used once; denying ends the "
                 "request. Nothing external happens here.", style="dim")
     return text
@@ -61,6 +82,7 @@ def approval_evidence(reading: Reading, approval: Any) -> Text:
 class ApprovalForm(OwnerDecisionForm):
     TITLE_TEXT = "Approve or deny a security-approve request (lanes.decide_approval)"
     DECISIONS = DECISIONS
+    EVIDENCE_ID = "approval-evidence"
 
     def __init__(self, lanes: Any, reading: Reading, approval_id: str | None = None) -> None:
         super().__init__()
@@ -69,16 +91,36 @@ class ApprovalForm(OwnerDecisionForm):
         pending = pending_approvals(reading)
         self.approval = next((a for a in pending if a.id == approval_id), pending[0])
 
-    def evidence(self) -> Widget:
-        return Static(approval_evidence(self.reading, self.approval), id="approval-evidence")
+    def request(self) -> Text:
+        return approval_request(self.reading, self.approval)
+
+    def evidence(self) -> Text:
+        return approval_evidence(self.reading, self.approval)
 
     def others(self) -> list[str]:
         return [a.id for a in pending_approvals(self.reading) if a.id != self.approval.id]
+
+    def confirmation(self) -> Confirmation:
+        approval, approved = self.approval, self.decision() == "approve"
+        values = (("request", approval.id), ("action", approval.action), ("candidate", approval.candidate),
+                  ("decision", "approve" if approved else "deny"), ("decided by", value_of(self, "#decided-by")))
+        if not approved:
+            return Confirmation(title=f"Deny {approval.action} of {approval.candidate}", values=values,
+                                changes=("the request ends; nothing external happens",), confirm_label="Deny")
+        return Confirmation(
+            title=f"Approve {approval.action} of {approval.candidate}",
+            values=values,
+            changes=("the request is approved, for one use",),
+            consequence=(f"A runner may then {action_words(approval.action, approval.candidate)}, once. What it "
+                         "does outside the factory cannot be taken back from here."),
+            confirm_label=f"Approve {approval.action}",
+        )
 
     def perform(self) -> str:
         approved = self.decision() == "approve"
         result = through_engine(lambda: self.lanes.decide_approval(
             approval=self.approval.id, decided_by=value_of(self, "#decided-by"), approved=approved))
         verb = "Approved" if approved else "Denied"
-        return (f"{verb} {self.approval.action} of {self.approval.candidate} ({self.approval.id}, "
-                f"journal v{result.version}).")
+        said = "Already recorded: " + verb.lower() if result.replayed else verb
+        return (f"{said} {self.approval.action} of {self.approval.candidate} ({self.approval.id}; "
+                f"lanes v{result.version}).")

@@ -1,8 +1,10 @@
-"""The shape every dashboard form shares: a modal that validates as the owner types,
-calls one core method, and on a ScheduleError shows its code and message and stays open.
+"""The shape every dashboard form shares: a modal that validates as the owner types, shows what it
+will record in a confirm step, calls one core method once the owner confirms, and on a ScheduleError
+shows its code and message and stays open.
 
-Nothing is written unless the core method accepts it: the engine refuses before it
-records, so a form never has anything to undo.
+Nothing is written unless the owner confirms and the core method accepts it: the engine refuses
+before it records, so a form never has anything to undo. A form writes at most once: from the
+Enter that opens its confirm step until it closes, a further submit does nothing, and it closes once.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Input, Static, Switch
 
 from factory_schedule.core import ScheduleError
 from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
 
 
 class NotBlank(Validator):
@@ -53,12 +56,21 @@ class PositiveInteger(Validator):
         return self.success()
 
 
+class FormSwitch(Switch, inherit_bindings=False):
+    """A form's switch: space toggles it; Enter is the form's submit (its confirm step), never a silent toggle."""
+
+    BINDINGS: ClassVar = [
+        Binding("space", "toggle_switch", "Toggle", show=False),
+        Binding("enter", "screen.submit", "Record", show=False),
+    ]
+
+
 def as_int(value: str) -> int:
     return int(value.strip().replace(" ", "").replace("_", ""))
 
 
 class ScheduleForm(ModalScreen[str | None]):
-    """Subclasses give `TITLE_TEXT`, `SUBMIT_LABEL`, `fields()` and `perform()`."""
+    """Subclasses give `TITLE_TEXT`, `SUBMIT_LABEL`, `fields()`, `confirmation()` and `perform()`."""
 
     DEFAULT_CLASSES = "form"
     AUTO_FOCUS = "Input"
@@ -66,25 +78,41 @@ class ScheduleForm(ModalScreen[str | None]):
     TITLE_TEXT = ""
     SUBMIT_LABEL = "Record"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight = False  # from the submit that opened the confirm step until the answer is handled
+        self.closed = False
+
     def compose(self) -> ComposeResult:
         with Vertical(id="form-body"):
             yield Static(self.TITLE_TEXT, classes="form-title")
+            yield from self.header()
             # The fields scroll when the terminal is short; the title, the error and the buttons stay in view.
             with VerticalScroll(id="form-fields"):
                 yield from self.fields()
+            yield Static("", classes="form-notice", id="form-notice")
             yield Static("", classes="form-error", id="form-error")
             with Horizontal(classes="form-buttons"):
-                yield Button("Cancel (Esc)", id="cancel")
-                yield Button(self.SUBMIT_LABEL, id="submit", variant="primary")
+                yield Button("Cancel (Esc)", id="cancel", compact=True)
+                yield Button(self.SUBMIT_LABEL, id="submit", variant="primary", compact=True)
 
     def on_mount(self) -> None:
         """Headless (tests, screenshots): no blinking cursor, so every picture of a form is the same."""
         self.query_one("#form-error", Static).display = False
+        self.query_one("#form-notice", Static).display = False
         if self.app.is_headless:
             for field in self.query(Input):
                 field.cursor_blink = False
 
+    def header(self) -> Iterable[Widget]:
+        """What the form decides, above the scrolling fields, so it stays on screen at any size."""
+        return ()
+
     def fields(self) -> Iterable[Widget]:
+        raise NotImplementedError
+
+    def confirmation(self) -> Confirmation:
+        """What the write records, in words, for the confirm step. May raise FormProblem."""
         raise NotImplementedError
 
     def perform(self) -> str:
@@ -96,6 +124,12 @@ class ScheduleForm(ModalScreen[str | None]):
         error = self.query_one("#form-error", Static)
         error.update(Text(printable(message)))
         error.display = bool(message)
+
+    def show_notice(self, message: str) -> None:
+        """Say what changed under the form (another writer moved the journal); no room while nothing did."""
+        notice = self.query_one("#form-notice", Static)
+        notice.update(Text(printable(message)))
+        notice.display = bool(message)
 
     def first_invalid(self) -> str | None:
         for field in self.query(Input):
@@ -121,28 +155,57 @@ class ScheduleForm(ModalScreen[str | None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "cancel":
             event.stop()
-            self.dismiss(None)
+            self.close(None)
         elif event.button.id == "submit":
             event.stop()
             self.submit()
 
     def submit(self) -> None:
+        """Check the fields, then show the confirm step; nothing is written before the owner confirms."""
+        if self.in_flight or self.closed:
+            return
         problem = self.first_invalid()
         if problem:
             self.show_error(problem)
             return
         try:
-            done = self.perform()
-        except ScheduleError as error:
-            self.show_error(f"{error.code}: {error.message}")
-            return
+            confirmation = self.confirmation()
         except FormProblem as problem:
             self.show_error(str(problem))
             return
-        self.dismiss(done)
+        self.in_flight = True
+        self.app.push_screen(ConfirmStep(confirmation), self.confirmed)
+
+    def confirmed(self, record: bool | None) -> None:
+        """The confirm step's answer: record once, or go back to the form as it was."""
+        if not record or self.closed:
+            self.in_flight = False
+            return
+        try:
+            done = self.perform()
+        except ScheduleError as error:
+            self.show_error(f"{error.code}: {error.message}")
+            self.in_flight = False
+            return
+        except FormProblem as problem:
+            self.show_error(str(problem))
+            self.in_flight = False
+            return
+        self.close(done)
+
+    def close(self, result: str | None) -> None:
+        """Dismiss the form once, whatever arrives after (a second Enter, a replayed answer)."""
+        if self.closed or not self.is_current:
+            return
+        self.closed = True
+        self.dismiss(result)
+
+    def action_submit(self) -> None:
+        self.submit()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        if not self.in_flight:
+            self.close(None)
 
 
 class FormProblem(Exception):

@@ -17,9 +17,11 @@ from textual.widgets import Button, Input, Label, Static
 
 from factory_schedule.core import ScheduleError
 from factory_schedule.core.commission import lanes_of, parse_commission, proposed_commission
+from factory_schedule.core.identity import PORTFOLIO
 from factory_schedule.core.zones import local_date_of
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import FormProblem, ScheduleForm, as_int, value_of
+from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.words import tokens
 
 if TYPE_CHECKING:
@@ -41,15 +43,47 @@ def products_of(commission: dict | None) -> list[str]:
 
 
 def revised(current: dict | None, proposed: dict) -> dict:
-    """The proposed commission as a revision of `current`: a lane the current revision already has is kept as
-    it is (its account, times and bounds are the owner's choices), a new Product's lanes come from the
-    proposal, and a Product left out loses its lanes. The zone and the record age stay the current ones."""
+    """The proposed commission as a revision of `current`: it starts from the current revision (every member,
+    every lane as it is: its account, times and bounds are the owner's choices), takes the proposal's revision
+    number and weekly ceiling, adds the proposed lanes of a Product the current revision does not have, and drops
+    only the lanes of a Product the owner left out of the Products field. The portfolio's lanes (the weekly runs,
+    the staged lanes' runs) are no Product's, so a revision keeps them. effectiveFrom stays the current one:
+    moving it later would skip nights of the lanes already running."""
     if not current:
         return proposed
-    kept = {lane["lane"]: lane for lane in current.get("lanes", [])}
-    lanes = [kept.get(lane["lane"], lane) for lane in proposed["lanes"]]
-    return {**proposed, "zone": current.get("zone", proposed["zone"]),
-            "recordMaxAgeDays": current.get("recordMaxAgeDays", proposed["recordMaxAgeDays"]), "lanes": lanes}
+    products = {lane["product"] for lane in proposed["lanes"] if lane["product"] != PORTFOLIO}
+    lanes = [lane for lane in current.get("lanes", []) if lane["product"] == PORTFOLIO or lane["product"] in products]
+    have = {lane["lane"] for lane in lanes}
+    lanes += [lane for lane in proposed["lanes"] if lane["product"] != PORTFOLIO and lane["lane"] not in have]
+    return {**current, "revision": proposed["revision"], "weeklyTokens": proposed["weeklyTokens"], "lanes": lanes}
+
+
+def removed_lanes(old: dict | None, new: dict) -> list[str]:
+    after = {lane["lane"] for lane in new.get("lanes", [])}
+    return [lane["lane"] for lane in (old or {}).get("lanes", []) if lane["lane"] not in after]
+
+
+def moved_lanes(old: dict | None, new: dict) -> list[str]:
+    """Each lane whose night, start or close changes, in words."""
+    before = {lane["lane"]: lane for lane in (old or {}).get("lanes", [])}
+    moved = []
+    for lane in new.get("lanes", []):
+        was = before.get(lane["lane"])
+        if was is not None and _slot(was) != _slot(lane):
+            moved.append(f"{lane['lane']} moves from {_slot(was)} to {_slot(lane)}")
+    return moved
+
+
+def _slot(lane: dict) -> str:
+    weekday = lane.get("weekday")
+    day = "daily" if weekday is None else WEEKDAYS.get(weekday, str(weekday))
+    return f"{day} {lane.get('time')}-{lane.get('closes')}"
+
+
+def consequence(old: dict | None, new: dict) -> str | None:
+    """What a revision that removes or moves a lane does to the schedule, or None when it does neither."""
+    lines = [f"{lane} will no longer run" for lane in removed_lanes(old, new)] + moved_lanes(old, new)
+    return "; ".join(lines) + "." if lines else None
 
 
 def _said(value: Any) -> str:
@@ -123,17 +157,17 @@ class CommissionForm(ScheduleForm):
         return 1 if not self.current else int(self.current.get("revision", 0)) + 1
 
     def fields(self) -> Iterable[Widget]:
-        yield Label("Products (comma-separated; new ones get the proposed lanes) and weekly ceiling in tokens")
+        yield Label("Products (comma-separated) and the weekly ceiling in tokens")
         with Horizontal(classes="form-row"):
-            yield Input(", ".join(products_of(self.current)), id="products")
+            yield Input(", ".join(products_of(self.current)), id="products", compact=True)
             # The ceiling has no default: a first commission's is typed by the owner; a revision starts from its own.
             ceiling = "" if not self.current else str(self.current.get("weeklyTokens", ""))
-            yield Input(ceiling, placeholder="weekly ceiling in tokens (no default)", id="weekly-tokens")
-            yield Button("Proposed", id="use-proposed")
+            yield Input(ceiling, placeholder="weekly ceiling in tokens (no default)", id="weekly-tokens", compact=True)
+            yield Button("Proposed", id="use-proposed", compact=True)
         yield Label("Or from a JSON file")
         with Horizontal(classes="form-row"):
-            yield Input(placeholder="path/to/commission.json", id="path")
-            yield Button("Load", id="load-file")
+            yield Input(placeholder="path/to/commission.json", id="path", compact=True)
+            yield Button("Load", id="load-file", compact=True)
         with VerticalScroll(classes="preview"):
             yield Static("", id="preview")
 
@@ -229,6 +263,26 @@ class CommissionForm(ScheduleForm):
         if self.candidate is not None and self._built_from != self._inputs():
             self.show_error("Press Enter (or Proposed / Load) to preview the change before recording it.")
 
+    def confirmation(self) -> Confirmation:
+        candidate = self.candidate
+        if candidate is None:
+            raise FormProblem("nothing previewed: use Proposed or Load first")
+        if self._built_from != self._inputs():
+            raise FormProblem("the fields changed since the preview: press Enter (or Proposed / Load) to preview again")
+        lanes = candidate.get("lanes", [])
+        then = consequence(self.current, candidate)
+        return Confirmation(
+            title=f"Record commission revision {candidate.get('revision')}",
+            values=(("revision", str(candidate.get("revision"))), ("zone", str(candidate.get("zone"))),
+                    ("effective from", str(candidate.get("effectiveFrom"))),
+                    ("weekly ceiling", f"{tokens(candidate.get('weeklyTokens'))} tokens"),
+                    ("record max age", f"{candidate.get('recordMaxAgeDays')} days"),
+                    ("lanes", f"{len(lanes)}: " + ", ".join(str(lane.get("lane")) for lane in lanes))),
+            changes=tuple(difference(self.current, candidate)),
+            consequence=then,
+            confirm_label="Record this revision" if then is None else "Record: change the schedule",
+        )
+
     def perform(self) -> str:
         if self.candidate is None:
             raise FormProblem("nothing previewed: use Proposed or Load first")
@@ -238,4 +292,4 @@ class CommissionForm(ScheduleForm):
         adopted = "" if recorded.settings_revision is None else (
             f"; the staged lanes hold revision {recorded.settings_revision}'s settings")
         return (f"Recorded commission revision {self.candidate.get('revision')} "
-                f"(journal v{recorded.commission.version}){adopted}.")
+                f"(schedule v{recorded.commission.version}){adopted}.")

@@ -2,7 +2,7 @@
 (or a build's retry cap): `revise` grants one more round of the escalated stage, `park` ends the work.
 
 This is also the owner's only way to park a candidate: the engine has no owner park (nor any
-unpark) outside an escalation, and the seed gives the owner none, so the dashboard offers none.
+unpark) outside an escalation, and the owner has none by design, so the dashboard offers none.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from typing import Any
 
 from rich.text import Text
 from textual.widget import Widget
-from textual.widgets import Input, Label, Static
+from textual.widgets import Input, Label
 
 from factory_schedule.core.bottleneck import local
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, value_of
+from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline, through_engine
 
 DECISIONS = ("revise", "park")
@@ -38,25 +39,36 @@ def open_escalations(reading: Reading | None) -> list[tuple[str, Any, Any]]:
     return found
 
 
-def escalation_evidence(reading: Reading, lane: str, task: Any, work: Any) -> Text:
-    state = reading.pipeline
-    assert state is not None
-    settings = state.settings
+def escalation_request(reading: Reading, lane: str, task: Any, work: Any) -> Text:
+    """The escalation the owner decides: the lane's task, the candidate, when and why it was escalated."""
     zone = reading.zone or "UTC"
-    escalation = work.escalation
     text = Text()
     text.append(printable(f"{lane} task {task.n}: {work.candidate} ({work.product})"), style="bold")
     text.append("\n")
-    text.append(printable(f"escalated {local(escalation.at, zone)}: {escalation.reason}"))
-    counter = "retries" if escalation.stage == "prototype" else "revisions"
-    cap = (settings.max_retries if counter == "retries" else settings.max_revisions) + work.grants
-    text.append("\n")
-    text.append(printable(f"{counter} {getattr(work, counter)}/{cap}, {work.grants} granted by the owner before"))
+    text.append(printable(f"escalated {local(work.escalation.at, zone)}: {work.escalation.reason}"))
+    return text
+
+
+def escalation_evidence(reading: Reading, lane: str, task: Any, work: Any) -> Text:
+    """The counters against their cap and every artifact the work kept, with who made it."""
+    state = reading.pipeline
+    assert state is not None
+    settings = state.settings
+    escalation = work.escalation
+    text = Text()
+    if escalation.abandons:  # an abandoned task past its retry cap
+        text.append(printable(f"its run confirmed gone {escalation.abandons} times; retry cap {settings.max_retries}"))
+    else:
+        counter = "retries" if escalation.stage == "prototype" else "revisions"
+        cap = (settings.max_retries if counter == "retries" else settings.max_revisions) + work.grants
+        text.append(printable(f"{counter} {getattr(work, counter)}/{cap}, {work.grants} granted by the owner "
+                              "before"))
     for artifact in work.artifacts:
         text.append("\n")
         text.append(printable(f"{artifact.stage} (task {artifact.task}) by {artifact.runner}: {artifact.artifact}"))
     text.append("\n")
-    text.append(printable(f"revise: one more {escalation.stage} round (counted as a grant); park: the work ends "
+    grant = "sent once more" if escalation.abandons else "counted as a grant"
+    text.append(printable(f"revise: one more {escalation.stage} round ({grant}); park: the work ends "
                           "(no unpark: a parked candidate is never selected again)"), style="dim")
     return text
 
@@ -64,6 +76,7 @@ def escalation_evidence(reading: Reading, lane: str, task: Any, work: Any) -> Te
 class EscalationForm(OwnerDecisionForm):
     TITLE_TEXT = "Decide an escalation (lanes.decide_escalation)"
     DECISIONS = DECISIONS
+    EVIDENCE_ID = "escalation-evidence"
 
     def __init__(self, lanes: Any, reading: Reading, task: int | None = None) -> None:
         super().__init__()
@@ -72,9 +85,11 @@ class EscalationForm(OwnerDecisionForm):
         found = open_escalations(reading)
         self.lane, self.escalated, self.work = next((e for e in found if e[1].n == task), found[0])
 
-    def evidence(self) -> Widget:
-        return Static(escalation_evidence(self.reading, self.lane, self.escalated, self.work),
-                      id="escalation-evidence")
+    def request(self) -> Text:
+        return escalation_request(self.reading, self.lane, self.escalated, self.work)
+
+    def evidence(self) -> Text:
+        return escalation_evidence(self.reading, self.lane, self.escalated, self.work)
 
     def others(self) -> list[str]:
         return [f"{lane} task {t.n} ({w.candidate})" for lane, t, w in open_escalations(self.reading)
@@ -82,7 +97,25 @@ class EscalationForm(OwnerDecisionForm):
 
     def more_fields(self) -> Iterable[Widget]:
         yield Label("Reason (kept in the journal)")
-        yield Input("", id="reason", validators=[NotBlank("reason", longest=300)])
+        yield Input("", id="reason", validators=[NotBlank("reason", longest=300)], compact=True)
+
+    def confirmation(self) -> Confirmation:
+        decision, work = self.decision(), self.work
+        values = (("task", f"{self.lane} task {self.escalated.n}"), ("candidate", f"{work.candidate} ({work.product})"),
+                  ("decision", decision), ("reason", value_of(self, "#reason")),
+                  ("decided by", value_of(self, "#decided-by")))
+        if decision == "revise":
+            grant = "sent once more" if work.escalation.abandons else "counted as a grant"
+            return Confirmation(title=f"Grant {work.candidate} one more {work.escalation.stage} round",
+                                values=values, changes=(f"one more {work.escalation.stage} round ({grant})",),
+                                confirm_label="Revise")
+        return Confirmation(
+            title=f"Park {work.candidate}",
+            values=values,
+            changes=(f"{work.candidate}'s work in {self.lane} ends",),
+            consequence=f"{work.candidate} is never selected again: there is no unpark.",
+            confirm_label=f"Park {work.candidate}",
+        )
 
     def perform(self) -> str:
         decision = self.decision()
@@ -91,4 +124,7 @@ class EscalationForm(OwnerDecisionForm):
             reason=value_of(self, "#reason")))
         outcome = result.result.get("outcome")
         said = "parked" if outcome == "park" else f"back to {result.result['next']['stage']}"
-        return f"{self.work.candidate}: {said} ({self.lane} task {self.escalated.n}, journal v{result.version})."
+        if result.replayed:
+            said = f"already recorded: {said}"
+        return (f"{self.work.candidate}: {said} ({self.lane} task {self.escalated.n}; "
+                f"lanes v{result.version}).")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual.containers import VerticalScroll
 from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
@@ -48,13 +49,20 @@ def reading_pipeline(reading: Any) -> Any | None:
 
 
 class OwnerDecisionForm(ScheduleForm):
-    """An owner's decision on the staged lanes: the evidence (`evidence()`), what else waits (`others()`), one
-    of `DECISIONS` typed and checked, any `more_fields()`, and who decides; the decision field has the focus."""
+    """An owner's decision on the staged lanes: the request (`request()`), its evidence (`evidence()`) in a region
+    of its own that scrolls, what else waits (`others()`), one of `DECISIONS` typed and checked, any
+    `more_fields()`, and who decides; the decision field has the focus.
+
+    The request and the decision field are both on screen at any size: only the evidence scrolls."""
 
     SUBMIT_LABEL = "Record the decision"
     DECISIONS: ClassVar[tuple[str, ...]] = ()
 
-    def evidence(self) -> Widget:
+    def request(self) -> Text:
+        """What the owner decides, in one or two lines."""
+        raise NotImplementedError
+
+    def evidence(self) -> Text:
         raise NotImplementedError
 
     def others(self) -> list[str]:
@@ -63,17 +71,24 @@ class OwnerDecisionForm(ScheduleForm):
     def more_fields(self) -> Iterable[Widget]:
         return ()
 
+    def header(self) -> Iterable[Widget]:
+        yield Static(self.request(), id="decision-request")
+        with VerticalScroll(classes="evidence", id="decision-evidence"):
+            yield Static(self.evidence(), id=f"{self.EVIDENCE_ID}")
+            others = self.others()
+            if others:
+                yield Static(Text(printable(f"Also waiting: {', '.join(others)}"), style="dim"))
+
+    EVIDENCE_ID = "evidence"
+
     def fields(self) -> Iterable[Widget]:
         choices = " or ".join(self.DECISIONS)
-        yield self.evidence()
-        others = self.others()
-        if others:
-            yield Static(Text(printable(f"Also waiting: {', '.join(others)}"), style="dim"))
         yield Label(f"Decision ({choices})")
-        yield Input("", placeholder=choices, id="decision", validators=[OneOf("decision", self.DECISIONS)])
+        yield Input("", placeholder=choices, id="decision", validators=[OneOf("decision", self.DECISIONS)],
+                    compact=True)
         yield from self.more_fields()
         yield Label("Decided by")
-        yield Input("owner", id="decided-by", validators=[NotBlank("decided by")])
+        yield Input("owner", id="decided-by", validators=[NotBlank("decided by")], compact=True)
 
     def on_mount(self) -> None:
         super().on_mount()

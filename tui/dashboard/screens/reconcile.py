@@ -13,6 +13,7 @@ from factory_schedule.core.model import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, ScheduleForm, value_of
+from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
 from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
 from factory_schedule.tui.dashboard.words import running_words
@@ -44,7 +45,17 @@ class ReconcileForm(ScheduleForm):
         typed = value_of(self, "#runner")
         return self.runner if typed == printable(self.runner).strip() else typed
 
-    def fields(self) -> Iterable[Widget]:
+    def header(self) -> Iterable[Widget]:
+        yield Static(self._about(), id="reconcile-about")
+
+    def _lost_call(self) -> str | None:
+        in_flight = self.occurrence.call_in_flight
+        if in_flight is None:
+            return None
+        return (f"Call {in_flight.k} ({in_flight.task}, {in_flight.work}) is in flight: it will end as lost, "
+                "of unknown effect, and is never sent again.")
+
+    def _about(self) -> Text:
         zone = self.reading.zone or "UTC"
         occurrence = self.occurrence
         about = Text()
@@ -53,26 +64,40 @@ class ReconcileForm(ScheduleForm):
         freshness = freshness_words(self.reading, occurrence, zone)
         if freshness and freshness != "—":
             about.append(f"\n{printable(freshness)}")
-        in_flight = occurrence.call_in_flight
-        if in_flight is not None:
-            about.append("\n" + printable(
-                f"Call {in_flight.k} ({in_flight.task}, {in_flight.work}) is in flight: it will end as lost, "
-                "of unknown effect, and is never sent again."
-            ))
-        yield Static(about)
-        yield Label("Runner (the dead runner's token)")
-        # Shown printable; an unchanged field still names the runner exactly as the journal holds it.
-        yield Input(printable(self.runner), id="runner", validators=[NotBlank("runner")])
-        yield Label("Confirmed by")
-        yield Input("supervisor", id="confirmed-by", validators=[NotBlank("confirmed by")])
+        lost = self._lost_call()
+        if lost is not None:
+            about.append("\n" + printable(lost), style="bold")
+        return about
+
+    def fields(self) -> Iterable[Widget]:
+        zone = self.reading.zone or "UTC"
+        occurrence = self.occurrence
         yield Label("Evidence (why it is dead)")
         from_health = dead_runner_evidence(self.reading.health, occurrence.id)
         evidence = from_health or lease_evidence(self.reading, occurrence, zone) or ""
-        yield Input(printable(evidence), id="evidence", validators=[NotBlank("evidence", longest=500)])
+        yield Input(printable(evidence), id="evidence", validators=[NotBlank("evidence", longest=500)], compact=True)
+        yield Label("Runner (the dead runner's token)")
+        # Shown printable; an unchanged field still names the runner exactly as the journal holds it.
+        yield Input(printable(self.runner), id="runner", validators=[NotBlank("runner")], compact=True)
+        yield Label("Confirmed by")
+        yield Input("supervisor", id="confirmed-by", validators=[NotBlank("confirmed by")], compact=True)
 
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#evidence" if not value_of(self, "#evidence") else "#confirmed-by", Input).focus()
+
+    def confirmation(self) -> Confirmation:
+        changes = [f"{self.occurrence.id}: running → interrupted; its lane may run again"]
+        lost = self._lost_call()
+        if lost is not None:
+            changes.append(lost)
+        return Confirmation(
+            title=f"Confirm that runner {self._runner_typed()} is gone",
+            values=(("occurrence", self.occurrence.id), ("runner", self._runner_typed()),
+                    ("confirmed by", value_of(self, "#confirmed-by")), ("evidence", value_of(self, "#evidence"))),
+            changes=tuple(changes),
+            confirm_label="Confirm it is gone",
+        )
 
     def perform(self) -> str:
         result = self.schedule.reconcile(
@@ -83,7 +108,7 @@ class ReconcileForm(ScheduleForm):
                 "evidence": value_of(self, "#evidence"),
             },
         )
-        said = f"Reconciled {self.occurrence.id} (journal v{result.version})."
+        said = f"Reconciled {self.occurrence.id} (schedule v{result.version})."
         if self.remove_released_leases is not None:
             # Its segment has ended: the dead runner's lease guards nothing now (health's own repair removes it).
             try:

@@ -1,4 +1,6 @@
-"""The header line: the commission revision in force, its zone, the local time, and where the journal is.
+"""The header line: the commission revision in force, its zone, the local time, the versions of the
+journal's two records (the schedule's and the staged lanes', the numbers a form's toast names), and
+where the journal is.
 
 The time shown is the injected clock's, so a demo on a ManualClock shows the
 simulated night and a snapshot never shows the wall clock.
@@ -6,11 +8,16 @@ simulated night and a snapshot never shows the wall clock.
 
 from __future__ import annotations
 
+import sys
+
 from rich.text import Text
 from textual.widgets import Static
 
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
+
+# The host's own zone, named as the owner knows the machine.
+THIS_HOST = "this Mac" if sys.platform == "darwin" else "this host"
 
 
 def header_text(journal_label: str, reading: Reading | None, host_zone: str | None) -> Text:
@@ -26,10 +33,10 @@ def header_text(journal_label: str, reading: Reading | None, host_zone: str | No
         text.append(" · ", style="dim")
         text.append(printable(zone))
         if host_zone and commission is not None and host_zone != zone:
-            text.append(f" (this Mac: {host_zone})", style="bold")
+            text.append(f" ({THIS_HOST}: {host_zone})", style="bold")
         text.append(" · ", style="dim")
         text.append(reading.now.in_timezone(zone).format("ddd D MMM HH:mm"), style="bold")
-        text.append(f" · v{max(reading.head, 0)} ", style="dim")
+        text.append(f" · schedule v{max(reading.head, 0)} · lanes v{max(reading.pipeline_head, 0)} ", style="dim")
     text.append("· journal ", style="dim")
     text.append(printable(journal_label))
     return text

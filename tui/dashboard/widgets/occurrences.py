@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -157,10 +158,32 @@ def status_words(view: OccurrenceStatusView) -> Text:
 
 
 class OccurrencesView(Vertical):
-    BINDINGS: ClassVar = [Binding("escape", "focus_table", "Back to the list", show=False)]
+    """The list, its detail, and the status field. Typing an ID never runs a command: `/` moves to the field,
+    and a printable key that is no key of the dashboard's starts the ID there; Escape, or the answer to
+    the lookup, moves back to the list, where the views' keys work again."""
+
+    BINDINGS: ClassVar = [
+        Binding("escape", "focus_table", "Back to the list", show=False),
+        Binding("slash", "find", "Find an ID", key_display="/", show=False),  # named in the field
+    ]
 
     def action_focus_table(self) -> None:
         self.query_one(DataTable).focus()
+
+    def action_find(self) -> None:
+        self.query_one("#status-id", Input).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key bound to nothing, pressed outside the field, is the start of an ID: it goes there."""
+        field = self.query_one("#status-id", Input)
+        if field.has_focus or not event.is_printable or event.character is None:
+            return
+        if event.key in self.screen.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        field.focus()
+        field.insert_text_at_cursor(event.character)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -168,7 +191,8 @@ class OccurrencesView(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="status-bar"):
-            yield Input(placeholder="status of an occurrence ID, e.g. discovery/alpha/basic/2026-12-14", id="status-id")
+            yield Input(placeholder="/ status of an occurrence ID, e.g. alpha/basic/2026-12-14 (Esc: back to the list)",
+                        id="status-id", select_on_focus=False)  # a key that moved here is the ID's start, kept
         yield Static("", id="status-answer", classes="view-caption")
         yield DataTable(id="occurrences-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="occurrence-detail-scroll"):
@@ -222,3 +246,4 @@ class OccurrencesView(Vertical):
         table = self.query_one(DataTable)
         if view.id in {key.value for key in table.rows}:
             table.move_cursor(row=table.get_row_index(view.id))
+        table.focus()  # the answer is on screen: the views' keys work again

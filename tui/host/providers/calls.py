@@ -38,10 +38,11 @@ def _stream(provider: ProviderName, bound: int) -> Stream:
     return codex.CodexStream(bound)
 
 
-def command(provider: ProviderName, executable: str, prompt: str, extra_args: Sequence[str]) -> list[str]:
+def command(provider: ProviderName, executable: str, extra_args: Sequence[str]) -> list[str]:
+    """The command line of one call; its prompt goes on the process's stdin."""
     if provider == "claude":
-        return claude.command(executable, prompt, list(extra_args))
-    return codex.command(executable, prompt, list(extra_args))
+        return claude.command(executable, list(extra_args))
+    return codex.command(executable, list(extra_args))
 
 
 def make_call(
@@ -61,8 +62,8 @@ def make_call(
     with the allow-listed part of `env` (default: this process's environment) and the names in `passed`."""
     stream = _stream(provider, bound)
     started_with = provider_environment(os.environ if env is None else env, provider, passed)
-    run = run_call(command(provider, executable, prompt, extra_args), stream.feed, timeout_seconds, cwd,
-                   started_with, transcript)
+    run = run_call(command(provider, executable, extra_args), stream.feed, timeout_seconds, cwd, started_with,
+                   transcript, stdin_text=prompt)
     if run.start_error is not None:
         # Nothing started, but the admission was spent: the schedule cannot tell, so the work is never re-sent.
         return Made(lost(f"the provider could not be started: {run.start_error}"), run)

@@ -1,17 +1,23 @@
-"""Claude Code (`claude -p PROMPT --output-format stream-json --verbose`): its JSON lines, read into one report.
+"""Claude Code (`claude -p --output-format stream-json --verbose`, the prompt on stdin): its JSON lines, read.
 
 What the stream carries, and what this reads (README, "Running it for real", cites the sources):
 
 - `rate_limit_event` with `rate_limit_info`: `status` (allowed, allowed_warning, rejected), `resetsAt` (epoch
-  seconds), `rateLimitType`, `overageStatus`, `isUsingOverage` (may be absent): the call's usage-window observation;
+  seconds), `rateLimitType`, `overageStatus`, `isUsingOverage` and `overageInUse` (either may be absent; either
+  true is paid overage, whatever `status` says): the call's usage-window observation;
 - `assistant` messages with `message.id` and `message.usage`: the usage streamed while the call runs, which is
   what the call's bound is enforced against;
-- the final `result` message: `is_error`, `subtype`, `api_error_status` (401 or 403 is a refused sign-in) and
-  `usage` (input, output, cache-creation and cache-read tokens: all four are counted). Claude Code can end an API
-  error with `subtype: "success"` and exit 0, so `is_error` and `api_error_status` decide, never `subtype`.
+- an `assistant` message's `error` (`authentication_failed`, `rate_limit`, ...): what a synthetic answer means;
+- the final `result` message: `is_error`, `subtype`, `api_error_status` (401 or 403 is a refused sign-in, 429 a
+  limit), `result` (or `errors[]` when the run itself failed) and `usage` (input, output, cache-creation and
+  cache-read tokens: all four are counted). Claude Code can end an API error with `subtype: "success"` and exit
+  0, so `is_error` and `api_error_status` decide, never `subtype`: either one set is an error. What an error's
+  text says (logged out, a limit and its reset, an unreachable API) is read by `claude_text`.
 
 Any other event type is ignored. A line that is not a JSON object, or an event this reads in a shape it does not
-know, makes the call `lost`: the adapter never guesses what a provider said.
+know, makes the call `lost`: the adapter never guesses what a provider said. A reset that is not a whole number
+of seconds is read as no reset (a window that closes without one stops the segment, never guessed), and a token
+count beyond any usage a call can have (`MAX_SANE_TOKENS`) makes the call's effect unknown (`lost`).
 """
 
 from __future__ import annotations
@@ -19,18 +25,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from factory_schedule.tui.host.providers import windows
+from factory_schedule.core.limits import SCHEDULE_LIMITS
+from factory_schedule.tui.host.providers import claude_text, windows
 from factory_schedule.tui.host.providers.ending import ProcessEnd
 from factory_schedule.tui.host.providers.lines import EventLines
 from factory_schedule.tui.host.providers.outcome import CallOutcome, lost
 
 SIGN_IN_STATUSES = (401, 403)
+LIMIT_STATUS = 429
 MESSAGE_KEPT = 500  # characters of an error result's text the runner prints, as a JSON string
+MAX_SANE_TOKENS = SCHEDULE_LIMITS.max_usage_tokens  # the most the journal takes as one call's usage
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-def command(executable: str, prompt: str, extra_args: list[str]) -> list[str]:
-    return [executable, "-p", prompt, "--output-format", "stream-json", "--verbose", *extra_args]
+def command(executable: str, extra_args: list[str]) -> list[str]:
+    """The command line of one call; the prompt goes on stdin (a prompt starting with `-` is never an option,
+    and an owner's variadic option such as `--allowedTools` cannot swallow it)."""
+    return [executable, "-p", "--output-format", "stream-json", "--verbose", *extra_args]
 
 
 def auth_status_command(executable: str) -> list[str]:
@@ -77,6 +88,7 @@ class ClaudeStream(EventLines):
         self.observations: list[dict[str, Any]] = []
         self.streamed: dict[str, int] = {}  # assistant message ID -> its latest usage
         self.result: dict[str, Any] | None = None
+        self.assistant_error: str | None = None  # the `error` of a synthetic assistant answer
 
     @property
     def tokens_streamed(self) -> int:
@@ -93,6 +105,8 @@ class ClaudeStream(EventLines):
         if kind == "rate_limit_event":
             self._read_window(event.get("rate_limit_info"))
         elif kind == "assistant":
+            if isinstance(event.get("error"), str):
+                self.assistant_error = event["error"]
             self._read_streamed_usage(event.get("message"))
         elif kind == "result":
             if self.result is not None:
@@ -106,12 +120,17 @@ class ClaudeStream(EventLines):
             return
         reset = info.get("resetsAt")
         kind = info.get("rateLimitType")
-        overage = info.get("isUsingOverage")
-        if (reset is not None and (isinstance(reset, bool) or not isinstance(reset, int))) or (
-            kind is not None and not isinstance(kind, str)) or (overage is not None and not isinstance(overage, bool)):
+        overage = [info.get(name) for name in ("isUsingOverage", "overageInUse")]
+        if (kind is not None and not isinstance(kind, str)) or any(
+                value is not None and not isinstance(value, bool) for value in overage):
             self._doubt(f"line {self.lines}: a rate_limit_info field of an unknown shape")
             return
-        self.observations.append(windows.observation(info["status"], reset, kind, overage))
+        if isinstance(reset, float) and reset.is_integer():
+            reset = int(reset)
+        if isinstance(reset, bool) or not isinstance(reset, int):
+            reset = None  # not a whole number of seconds: no reset this can read
+        using = True if True in overage else (False if False in overage else None)
+        self.observations.append(windows.observation(info["status"], reset, kind, using))
 
     def _read_streamed_usage(self, message: Any) -> None:
         if not isinstance(message, dict) or "usage" not in message:
@@ -132,13 +151,27 @@ class ClaudeStream(EventLines):
                     return dict(document)
         return dict(self.observations[-1]) if self.observations else None
 
+    def _message(self, result: dict[str, Any]) -> str:
+        """The provider's own words for an error: the result's text, else its `errors[]`."""
+        if isinstance(result.get("result"), str) and result["result"].strip():
+            return str(result["result"])
+        errors = result.get("errors")
+        if isinstance(errors, list):
+            return "; ".join(str(error) for error in errors if isinstance(error, str | int | float))
+        return ""
+
     def outcome(self, end: ProcessEnd, now: float) -> CallOutcome:
         """The report for this call, from what the stream said and how the process ended."""
         window = windows.Window.of(self._observation(), now)
         common: dict[str, Any] = {"session": self.session, "tokens_seen": self.tokens_streamed, "stop": window.stop}
         if self.doubt is not None:
             return lost(self.doubt, window.for_lost, **common)
-        if end.over_bound:
+        if end.cut is not None:
+            return lost(f"the provider was {end.describe()}", window.for_lost, **common)
+        if end.stopped:
+            if self.tokens_streamed > MAX_SANE_TOKENS:
+                return lost(f"the stream claimed {self.tokens_streamed} tokens, beyond any call's usage",
+                            window.for_lost, **common)
             return CallOutcome({"kind": "result", "tokens": self.tokens_streamed, "output": "malformed"},
                                detail=f"stopped at {self.tokens_streamed} tokens, past the bound {self.bound}",
                                **common)
@@ -147,26 +180,55 @@ class ClaudeStream(EventLines):
         if self.result is None:
             return lost(f"the stream ended without a result; the provider {end.describe()}", window.for_lost,
                         **common)
-        result = self.result
-        if result.get("is_error") is True and isinstance(result.get("result"), str):
-            common["extra"] = {"provider_message": result["result"][:MESSAGE_KEPT]}
+        return self._result_outcome(self.result, end, now, window, common)
+
+    def _result_outcome(self, result: dict[str, Any], end: ProcessEnd, now: float, window: windows.Window,
+                        common: dict[str, Any]) -> CallOutcome:
         tokens = _tokens(result.get("usage", {}))
         status = result.get("api_error_status")
         is_error = result.get("is_error")
         if tokens is None or not isinstance(is_error, bool) or (
                 status is not None and (isinstance(status, bool) or not isinstance(status, int))):
             return lost("a result message of an unknown shape", window.for_lost, **common)
-        if is_error and status in SIGN_IN_STATUSES:
-            return CallOutcome({"kind": "sign-in-needed", "tokens": tokens, "httpStatus": status,
-                                **window.for_report},
-                               detail=f"the provider refused the sign-in (HTTP {status})",
+        if tokens > MAX_SANE_TOKENS:
+            return lost(f"the result claimed {tokens} tokens, beyond any call's usage", window.for_lost, **common)
+        failed = is_error or status is not None
+        if not failed:
+            if end.exit_code != 0:
+                return lost(f"the result was clean but the provider {end.describe()}", window.for_lost, **common)
+            answer = result.get("result") if isinstance(result.get("result"), str) else None
+            return CallOutcome({"kind": "result", "tokens": tokens, "output": "ok", **window.for_report},
+                               detail="completed", answer=answer, **common)
+        message = self._message(result)
+        common["extra"] = {"provider_message": message[:MESSAGE_KEPT]}
+        if status in SIGN_IN_STATUSES or claude_text.says_sign_in(message, self.assistant_error):
+            http = status if status in SIGN_IN_STATUSES else SIGN_IN_STATUSES[0]
+            return CallOutcome({"kind": "sign-in-needed", "tokens": tokens, "httpStatus": http, **window.for_report},
+                               detail=f"the provider refused the sign-in ({message[:80] or f'HTTP {http}'})",
                                **{**common, "stop": "overage" if window.overage else "sign-in"})
-        if is_error and window.stop == "usage-limit":
+        if window.stop == "usage-limit":
             return CallOutcome({"kind": "usage-limit", "tokens": tokens, **window.for_report},
                                detail="the usage window is closed", **common)
-        if is_error or end.exit_code != 0:
-            return lost(f"the provider reported an error ({result.get('subtype')!s}, status {status!s}) and "
-                        f"{end.describe()}", window.for_lost, **common)
-        answer = result.get("result") if isinstance(result.get("result"), str) else None
-        return CallOutcome({"kind": "result", "tokens": tokens, "output": "ok", **window.for_report},
-                           detail="completed", answer=answer, **common)
+        if window.stop is None and (status == LIMIT_STATUS or claude_text.says_limit(message, self.assistant_error)):
+            return self._limit_from_text(message, tokens, now, window, common)
+        reach = claude_text.unreachable(message)
+        if reach == "nothing-sent" and tokens == 0 and window.stop is None:
+            return CallOutcome({"kind": "unreachable"}, stop="unreachable",
+                               detail=f"the provider could not be reached; nothing was sent ({message[:120]})",
+                               **{k: v for k, v in common.items() if k != "stop"})
+        if reach is not None:
+            return lost(f"the provider could not be reached, and the request may have gone out ({message[:120]})",
+                        window.for_lost, **{**common, "stop": window.stop or "unreachable"})
+        return lost(f"the provider reported an error ({result.get('subtype')!s}, status {status!s}) and "
+                    f"{end.describe()}", window.for_lost, **common)
+
+    def _limit_from_text(self, message: str, tokens: int, now: float, window: windows.Window,
+                         common: dict[str, Any]) -> CallOutcome:
+        """A limit the stream gave no window event for: closed until the reset its text names, if any."""
+        reset = claude_text.reset_from_text(message, now)
+        document = windows.observation("rejected", reset, None, None)
+        if reset is None or not windows.reset_usable(document, now):
+            return lost("the provider's usage limit was reached and its message gives no reset this can read",
+                        window.for_lost, **{**common, "stop": "limit-unread"})
+        return CallOutcome({"kind": "usage-limit", "tokens": tokens, "observation": document},
+                           detail="the usage limit was reached", **{**common, "stop": "usage-limit"})

@@ -1,10 +1,22 @@
-"""Codex (`codex exec --json PROMPT`): its JSON lines, read into one report.
+"""Codex (`codex exec --json --skip-git-repo-check -- -`, the prompt on stdin): its JSON lines, read into one report.
 
 What `codex exec --json` prints (README, "Running it for real", cites the sources), one event a line:
 `thread.started` (`thread_id`), `turn.started`, `item.started` / `item.updated` / `item.completed` (an `item` with
 its `type`; an `error` item is a non-fatal notice), `turn.completed` (`usage`: `input_tokens`,
 `cached_input_tokens`, `output_tokens`, and in newer versions `reasoning_output_tokens`), `turn.failed`
-(`error.message`) and `error` (`message`, an unrecoverable stream error).
+(`error.message`) and `error` (`message`). An `error` event is not always the end: Codex prints one for each
+reconnect it recovers from ("Reconnecting... 2/5") and the turn goes on to `turn.completed`, so an `error`
+decides only a turn that never completed.
+
+`--skip-git-repo-check`: Codex refuses to start outside a git repository unless told, a guard for a person who
+might let an agent edit files no version control keeps. A scheduled call runs in the workdir the owner named in
+lane.toml (the lane's own folder by default), under the sandbox its `args` choose (Codex's default for `exec`
+is read-only), so the check would only make every unit of a lane outside a repository fail.
+
+An unreachable provider: offline, Codex reconnects until it is killed, printing "Reconnecting... waiting for
+network (Connection failed: ...)"; that line stops the call. When every error of the call is a connection that
+never opened (a failed name lookup, a refused connection, Codex's "Connection failed") and the turn did
+nothing else, no request left the machine and the call is `unreachable`; otherwise its effect is unknown.
 
 Cached input is part of the input and reasoning part of the output (OpenAI's usage accounting), so a turn's
 tokens are `input_tokens + output_tokens`. The stream carries no usage-window event and no HTTP status: a
@@ -21,12 +33,18 @@ from typing import Any
 
 import pendulum
 
+from factory_schedule.core.limits import SCHEDULE_LIMITS
 from factory_schedule.tui.host.providers import windows
 from factory_schedule.tui.host.providers.ending import ProcessEnd
 from factory_schedule.tui.host.providers.lines import EventLines
 from factory_schedule.tui.host.providers.outcome import CallOutcome, lost
 
-USAGE_LIMIT_WORDS = ("usage limit", "usage_limit", "quota exceeded", "rate limit reached")
+USAGE_LIMIT_WORDS = ("usage limit", "usage_limit", "quota exceeded", "rate limit reached", "spend cap",
+                     "upgrade to plus", "upgrade to pro", "wait for limits to reset", "insufficient_quota",
+                     "purchase more credits")
+NOTHING_SENT_WORDS = ("failed to lookup address information", "connection refused", "dns error",
+                      "no route to host", "network is unreachable", "connection failed:")
+OFFLINE_WORDS = ("waiting for network",)
 SIGN_IN_WORDS = ("unauthorized", "sign in again", "log in again", "login again", "not logged in",
                  "logged out", "refresh token", "access token could not be refreshed")
 FORBIDDEN_WORDS = ("forbidden",)
@@ -34,6 +52,7 @@ _STATUS_401 = re.compile(r"\b401\b")
 _STATUS_403 = re.compile(r"\b403\b")
 RATE_LIMIT_TYPE = "codex"
 MESSAGE_KEPT = 500  # characters of a failure's message the runner prints, as a JSON string
+MAX_SANE_TOKENS = SCHEDULE_LIMITS.max_usage_tokens  # the most the journal takes as one call's usage
 
 _RESETS_AT = re.compile(r'"?resets_at"?\s*[:=]\s*(\d{9,11})')
 _RESETS_IN_SECONDS = re.compile(r'"?resets_in_seconds"?\s*[:=]\s*(\d+)')
@@ -45,8 +64,10 @@ _TRY_AGAIN_AT = re.compile(
 _UNIT_SECONDS = {"day": 86400, "hour": 3600, "min": 60, "sec": 1}
 
 
-def command(executable: str, prompt: str, extra_args: list[str]) -> list[str]:
-    return [executable, "exec", "--json", *extra_args, prompt]
+def command(executable: str, extra_args: list[str]) -> list[str]:
+    """The command line of one call; the prompt goes on stdin (`-`, after `--`: never read as an option)."""
+    skip = [] if "--skip-git-repo-check" in extra_args else ["--skip-git-repo-check"]
+    return [executable, "exec", "--json", *skip, *extra_args, "--", "-"]
 
 
 def reset_from_message(message: str, now: float, local_zone: str) -> int | None:
@@ -115,8 +136,11 @@ class CodexStream(EventLines):
         self.local_zone = local_zone
         self.session: str | None = None
         self.turn_tokens: list[int] = []
-        self.failures: list[str] = []   # turn.failed and error events: fatal
+        self.failures: list[str] = []   # turn.failed: fatal
+        self.errors: list[str] = []     # error events: fatal only to a turn that never completes
         self.notices: list[str] = []    # error items: non-fatal, read only to explain a failure
+        self.acted = False              # the turn did something (an item other than an error notice)
+        self.offline = False            # Codex said it waits for a network: the call was stopped
         self.completed = False
         self.answer: str | None = None  # the last agent message: the call's final answer
 
@@ -152,23 +176,36 @@ class CodexStream(EventLines):
             if not isinstance(event.get("message"), str):
                 self._doubt(f"line {self.lines}: an error event without a message")
             else:
-                self.failures.append(event["message"])
+                self.errors.append(event["message"])
+                if any(word in event["message"].lower() for word in OFFLINE_WORDS) and not self.completed:
+                    self.offline = True
+                    return False
         elif kind in ("item.started", "item.updated", "item.completed"):
             item = event.get("item")
             if not isinstance(item, dict):
                 self._doubt(f"line {self.lines}: {kind} without an item")
             elif item.get("type") == "error" and isinstance(item.get("message"), str):
                 self.notices.append(item["message"])
-            elif kind == "item.completed" and item.get("type") == "agent_message" and isinstance(item.get("text"), str):
-                self.answer = item["text"]
+            else:
+                self.acted = True
+                if kind == "item.completed" and item.get("type") == "agent_message" and isinstance(
+                        item.get("text"), str):
+                    self.answer = item["text"]
         return self.tokens <= self.bound
 
-    def _failure_outcome(self, end: ProcessEnd, now: float, common: dict[str, Any]) -> CallOutcome:
-        common = {**common, "extra": {"provider_message": self.failures[-1][:MESSAGE_KEPT]}}
+    def _nothing_sent(self) -> bool:
+        """Every error of the call is a connection that never opened, and the turn did nothing else."""
+        said = self.errors + self.notices
+        return (not self.acted and not self.completed and not self.failures and bool(said)
+                and all(any(word in text.lower() for word in NOTHING_SENT_WORDS) for text in said))
+
+    def _failure_outcome(self, failures: list[str], end: ProcessEnd, now: float,
+                         common: dict[str, Any]) -> CallOutcome:
+        common = {**common, "extra": {"provider_message": failures[-1][:MESSAGE_KEPT]}}
         # The failure names the cause; earlier failures of the same call may carry more (the reset).
-        classes = [classify_failure(text) for text in self.failures]
+        classes = [classify_failure(text) for text in failures]
         if "usage-limit" in classes:
-            text = " ".join(t for t, c in zip(self.failures, classes, strict=True) if c == "usage-limit")
+            text = " ".join(t for t, c in zip(failures, classes, strict=True) if c == "usage-limit")
             reset = reset_from_message(text, now, self.local_zone)
             document = windows.observation("rejected", reset, RATE_LIMIT_TYPE, None)
             if reset is None or not windows.reset_usable(document, now):
@@ -180,20 +217,37 @@ class CodexStream(EventLines):
             if name in classes:
                 return CallOutcome({"kind": "sign-in-needed", "tokens": self.tokens, "httpStatus": status},
                                    stop="sign-in", detail=f"the provider refused the sign-in ({status})", **common)
+        if self._nothing_sent():
+            return CallOutcome({"kind": "unreachable"}, stop="unreachable",
+                               detail=f"the provider could not be reached; nothing was sent ({failures[-1][:120]})",
+                               **common)
+        if self.offline or any(any(w in t.lower() for w in NOTHING_SENT_WORDS) for t in failures):
+            return lost("the provider could not be reached, and a request may have gone out", stop="unreachable",
+                        **common)
         return lost(f"the turn failed; the provider {end.describe()}", **common)
 
     def outcome(self, end: ProcessEnd, now: float) -> CallOutcome:
         common: dict[str, Any] = {"session": self.session, "tokens_seen": self.tokens}
         if self.doubt is not None:
             return lost(self.doubt, **common)
-        if end.over_bound:
+        if end.cut is not None:
+            return lost(f"the provider was {end.describe()}", **common)
+        if self.offline:
+            return self._failure_outcome(self.errors, end, now, common)
+        if end.stopped:
+            if self.tokens > MAX_SANE_TOKENS:
+                return lost(f"the stream claimed {self.tokens} tokens, beyond any call's usage", **common)
             return CallOutcome({"kind": "result", "tokens": self.tokens, "output": "malformed"},
                                detail=f"stopped at {self.tokens} tokens, past the bound {self.bound}", **common)
         if end.timed_out or end.exit_code is None:
             return lost(f"the provider was {end.describe()}", **common)
+        if self.tokens > MAX_SANE_TOKENS:
+            return lost(f"the stream claimed {self.tokens} tokens, beyond any call's usage", **common)
         if self.failures:
-            return self._failure_outcome(end, now, common)
+            return self._failure_outcome(self.errors + self.failures, end, now, common)
         if not self.completed:
+            if self.errors:
+                return self._failure_outcome(self.errors, end, now, common)
             return lost(f"the stream ended without turn.completed; the provider {end.describe()}", **common)
         if end.exit_code != 0:
             return lost(f"the turn completed but the provider {end.describe()}", **common)

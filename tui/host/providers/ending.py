@@ -8,21 +8,26 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ProcessEnd:
     """`exit_code` is None when the process was killed by a signal; `timed_out` when the runner killed it at the
-    call's deadline; `over_bound` when the runner stopped it because streamed usage passed the call's bound."""
+    call's deadline; `stopped` when the runner stopped it because the stream's reader asked (streamed usage
+    past the call's bound, or a provider that says it cannot be reached); `cut` when the runner stopped reading
+    an output past its limits (why, in words)."""
 
     exit_code: int | None
     timed_out: bool = False
-    over_bound: bool = False
+    stopped: bool = False
+    cut: str | None = None
 
     @property
     def clean(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.over_bound
+        return self.exit_code == 0 and not self.timed_out and not self.stopped and self.cut is None
 
     def describe(self) -> str:
         if self.timed_out:
             return "killed at the call's deadline"
-        if self.over_bound:
-            return "stopped when its streamed usage passed the bound"
+        if self.cut is not None:
+            return f"stopped: {self.cut}"
+        if self.stopped:
+            return "stopped when its stream said the call could not go on"
         if self.exit_code is None:
             return "killed by a signal"
         return f"exited {self.exit_code}"

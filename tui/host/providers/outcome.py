@@ -11,7 +11,9 @@ from typing import Any, Literal
 #   "sign-in"      the provider refused the sign-in: defer sign-in-needed
 #   "overage"      the call ran on paid overage: no more calls, settle (the schedule refuses a deferral)
 #   "limit-unread" the provider said its limit was reached but gave no reset we can read: stop and settle
-Stop = Literal["usage-limit", "sign-in", "overage", "limit-unread"] | None
+#   "unreachable"  the provider could not be reached: send nothing more this segment, settle so the unsent
+#                  work goes out on a later night
+Stop = Literal["usage-limit", "sign-in", "overage", "limit-unread", "unreachable"] | None
 
 
 @dataclass(frozen=True)

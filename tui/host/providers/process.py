@@ -5,10 +5,16 @@ the group stops everything it started, and whatever kills the runner never leave
 call running unseen. On Linux the kernel kills the provider when the runner dies
 (PR_SET_PDEATHSIG); on any host, what the provider started keeps the runner's session,
 which health's probe counts as the run's (segments.session_alive), so a run is never
-reconciled while any of its call still lives. Its stdout is read line by line and handed to the parser (and, when asked,
-copied byte for byte to a transcript file); its stderr goes to a temporary file of
-which only the tail is kept, as data. Nothing the provider prints reaches the
-owner's terminal.
+reconciled while any of its call still lives.
+
+The prompt reaches the provider on stdin (a file, so a prompt of any size is written
+before the provider starts and no option parser ever reads it). Its stdout is read
+line by line, each line at most `MAX_LINE_BYTES` and the whole output at most
+`MAX_OUTPUT_BYTES` (past either the provider is stopped and the call's effect is
+unknown, so the runner's memory stays bounded whatever the provider prints), handed
+to the parser and, when asked, copied byte for byte to a transcript file; its stderr
+goes to a temporary file of which only the tail is kept, as data. Nothing the
+provider prints reaches the owner's terminal.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ from factory_schedule.tui.host.providers.ending import ProcessEnd
 
 STDERR_TAIL_BYTES = 2000
 STOP_GRACE_SECONDS = 3.0
+MAX_LINE_BYTES = 8 * 1024 * 1024     # one JSON event; the CLIs' largest (a tool's result) is far smaller
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # one call's whole stream
+QUEUED_LINES = 64                    # lines read ahead of the parser: with the limits above, the memory bound
 
 
 @dataclass(frozen=True)
@@ -89,12 +98,43 @@ def dies_with_runner() -> Callable[[], None] | None:
     return request
 
 
-def _pump(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
+@dataclass(frozen=True)
+class _Cut:
+    """The reader stopped: the output passed a limit (why, in words)."""
+
+    why: str
+
+
+def _pump(stream: IO[bytes], lines: queue.Queue[bytes | _Cut | None], done: threading.Event) -> None:
+    """Read at most `MAX_LINE_BYTES` of a line at a time and `MAX_OUTPUT_BYTES` in all; a line or an output
+    past its limit is never read whole: the reader hands on why it stopped instead."""
+
+    def hand_on(item: bytes | _Cut | None) -> bool:
+        while not done.is_set():
+            try:
+                lines.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    total = 0
     try:
-        for line in stream:
-            lines.put(line)
+        while not done.is_set():
+            line = stream.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                break
+            total += len(line)
+            if len(line) > MAX_LINE_BYTES:
+                hand_on(_Cut(f"a line of its output passed {MAX_LINE_BYTES} bytes"))
+                return
+            if total > MAX_OUTPUT_BYTES:
+                hand_on(_Cut(f"its output passed {MAX_OUTPUT_BYTES} bytes"))
+                return
+            if not hand_on(line):
+                return
     finally:
-        lines.put(None)
+        hand_on(None)
 
 
 def run_call(
@@ -104,24 +144,33 @@ def run_call(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     transcript: Path | None = None,
+    stdin_text: str | None = None,
 ) -> CallRun:
-    """Run `argv`, feeding each stdout line to `feed` until it ends, `feed` returns False, or the deadline passes."""
+    """Run `argv` with `stdin_text` on its stdin, feeding each stdout line to `feed` until it ends, `feed`
+    returns False, an output limit is passed, or the deadline passes."""
     deadline = time.monotonic() + timeout_seconds
-    with tempfile.TemporaryFile() as stderr:
+    with tempfile.TemporaryFile() as stderr, tempfile.TemporaryFile() as stdin:
+        if stdin_text is not None:
+            stdin.write(stdin_text.encode("utf-8"))
+            stdin.seek(0)
         try:
             process = subprocess.Popen(
-                list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+                list(argv), stdin=stdin if stdin_text is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=stderr,
                 cwd=cwd, env=dict(env) if env is not None else None, process_group=0,
                 preexec_fn=dies_with_runner(),
             )
         except OSError as error:
             return CallRun(ProcessEnd(exit_code=None), "", None, start_error=f"{argv[0]}: {error.strerror}")
         assert process.stdout is not None
-        lines: queue.Queue[bytes | None] = queue.Queue()
-        reader = threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True, name="provider stdout")
+        lines: queue.Queue[bytes | _Cut | None] = queue.Queue(maxsize=QUEUED_LINES)
+        done = threading.Event()
+        reader = threading.Thread(target=_pump, args=(process.stdout, lines, done), daemon=True,
+                                  name="provider stdout")
         reader.start()
-        timed_out = over_bound = False
-        copy = transcript.open("ab") if transcript is not None else None
+        timed_out = stopped = False
+        cut: str | None = None
+        copy = transcript.open("ab", buffering=0) if transcript is not None else None
         try:
             while True:
                 left = deadline - time.monotonic()
@@ -135,12 +184,15 @@ def run_call(
                     break
                 if line is None:
                     break
+                if isinstance(line, _Cut):
+                    cut = line.why
+                    break
                 if copy is not None:
                     copy.write(line)
                 if not feed(line.decode("utf-8", errors="replace")):
-                    over_bound = True
+                    stopped = True
                     break
-            if timed_out or over_bound:
+            if timed_out or stopped or cut is not None:
                 _stop(process)
             else:
                 try:
@@ -149,6 +201,7 @@ def run_call(
                     timed_out = True
                     _stop(process)
         finally:
+            done.set()
             if copy is not None:
                 copy.close()
         reader.join(timeout=5)
@@ -158,6 +211,7 @@ def run_call(
         stderr.seek(max(size - STDERR_TAIL_BYTES, 0))
         tail = stderr.read().decode("utf-8", errors="replace")
     exit_code = code if code >= 0 and not timed_out else None
-    if over_bound:
+    if stopped or cut is not None:
         exit_code = code if code >= 0 else None
-    return CallRun(ProcessEnd(exit_code=exit_code, timed_out=timed_out, over_bound=over_bound), tail, process.pid)
+    return CallRun(ProcessEnd(exit_code=exit_code, timed_out=timed_out, stopped=stopped, cut=cut), tail,
+                   process.pid)

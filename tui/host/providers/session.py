@@ -27,6 +27,12 @@ class SessionStatus:
     sign_in: str | None     # the identity the CLI reports, when it reports one
 
 
+def observed_sign_in(status: SessionStatus, configured: str) -> str:
+    """The sign-in a segment passes to `admit_call`: the CLI's own report where it gives one, else the owner's
+    configured `sign_in` (lane.toml)."""
+    return status.sign_in or configured
+
+
 def probe(provider: ProviderName, executable: str, cwd: Path | None = None,
           env: Mapping[str, str] | None = None, passed: Sequence[str] = ()) -> SessionStatus:
     """Ask the CLI for its session, started with the same allow-listed environment as a call."""

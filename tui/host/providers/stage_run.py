@@ -43,6 +43,12 @@ def stages_of(run: str) -> tuple[str, ...]:
     return tuple(stage for stage in STAGES[lane] if (stage in REVIEW_STAGES[lane]) == reviewing)
 
 
+def lane_stages(lane: str) -> tuple[str, ...] | None:
+    """The stages a staged lane's run works (one prompt each), or None for a discovery lane."""
+    run = run_of(lane)
+    return None if run is None else stages_of(run)
+
+
 def stage_prompt(prompt: str, lane: str, task: dict[str, Any]) -> str:
     """The stage's prompt, with the claimed task as context and the report it must answer with."""
     fields = ", ".join(contract_fields(lane, str(task["stage"])))
@@ -78,6 +84,17 @@ def lock_ttl() -> float:
     return ttl if 1.0 <= ttl <= 86_400.0 else DEFAULT_LOCK_TTL_SECONDS
 
 
+def settle_idle(worker: SegmentWork, reason: str, detail: str) -> None:
+    """Settle an occurrence whose claim found nothing to take. Its task handed back by a supervisor (an earlier
+    segment's run confirmed gone) was not worked: `partial` when a call of it went out (its effect stays on the
+    record), else `unavailable`. Otherwise (nothing to claim, or an earlier segment reported the task) it is
+    `completed` when its calls allow, else `partial`."""
+    if reason == "occurrence-handed-back":
+        worker.settle_first(["partial" if worker.calls_went_out() else "unavailable"], f"handed back: {detail}")
+    else:
+        worker.settle_first(["completed", "partial"], f"nothing to claim: {reason}")
+
+
 def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
     """Claim, call, report, settle; the segment is the worker's (admitted for this run's token)."""
     from factory_schedule.store.leases import LeaseHeldError
@@ -99,7 +116,7 @@ def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: s
         return EXIT_DONE
     if getattr(answer, "kind", "") == "idle":
         emit({"run": "idle", "lane": lane, "reason": answer.reason, "detail": answer.detail})
-        worker.settle_as("completed", f"nothing to claim: {answer.reason}")
+        settle_idle(worker, answer.reason, answer.detail)
         return EXIT_DONE
     task = dict(answer.result)
     emit({"run": "claimed", "lane": lane, "task": task["task"], "stage": task["stage"], "locks": held, "ttl": ttl})

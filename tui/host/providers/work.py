@@ -7,7 +7,9 @@ admission still in flight is ended `lost` (nobody can know whether it went out).
 refusal or a stopping report ends the segment as the README's refusal table says:
 a closed usage window defers `usage-limit`, a refused sign-in `sign-in-needed`, a
 week's ceiling `budget-exhausted`; paid overage, an unverified owner record, a limit
-without a readable reset and the night's deadline settle. Work of unknown effect is
+without a readable reset, an unreachable provider and the night's deadline settle
+(an unreachable provider after its first call: the unsent work goes out on a later
+night, never one call after another into a dead line). Work of unknown effect is
 never sent again (the schedule refuses it, and this never asks twice).
 """
 
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pendulum
 
 from factory_schedule.core import ScheduleError
+from factory_schedule.core.runner_findings import PROVIDER_STOPPED_ACCOUNT, PROVIDER_UNREACHABLE
 from factory_schedule.store import JournalError
 from factory_schedule.tui.host.providers.calls import Made, make_call
 from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
@@ -145,6 +148,11 @@ class SegmentWork:
             statuses = ["partial"]
         else:
             statuses = ["unavailable", "partial"]
+        self.settle_first(statuses, why)
+
+    def settle_first(self, statuses: list[str], why: str) -> None:
+        """Settle with the first of `statuses` the schedule's rules allow: its refusal (`RULE`) of one, such as
+        `completed` over a call of unknown effect, tries the next; the last one's refusal raises."""
         last: ScheduleError | None = None
         reason = why[:200].rstrip()  # the engine's limit, with no whitespace left at the cut (INVALID)
         for status in statuses:
@@ -232,9 +240,20 @@ class SegmentWork:
             self.settle("the provider ran on paid overage: the owner records the account again")
             return False
         if stop == "limit-unread":
-            self.settle("the provider's usage limit was reached without a reset this runner can read")
+            said = made.outcome.extra.get("provider_message") or made.outcome.detail
+            self.settle(f"{PROVIDER_STOPPED_ACCOUNT}, naming no reset this runner can read: {said}")
+            return False
+        if stop == "unreachable":
+            self.settle(f"{PROVIDER_UNREACHABLE}: {made.outcome.detail}")
             return False
         return True
+
+    @staticmethod
+    def _stderr_tail(made: Made) -> dict[str, str]:
+        """The tail of the provider's stderr, for a call that did not complete cleanly: a clean call's stderr
+        (a CLI's own log lines, "ERROR ... reconnecting") would read as the runner's error."""
+        clean = made.outcome.kind == "result" and made.outcome.report.get("output") == "ok" and made.run.end.clean
+        return {} if clean else {"provider_stderr_tail": made.run.stderr_tail[-500:]}
 
     def _unit(self, task: TaskBinding, unit: Unit, retried_open: bool = False) -> str | None:
         admission = self._admit(task, unit)
@@ -255,8 +274,7 @@ class SegmentWork:
             "run": "call", "call": admission.call, "task": task.task, "work": unit.work,
             "report": made.outcome.report, "debit": getattr(ended, "debit", None), "stop": made.outcome.stop,
             "detail": made.outcome.detail, "session": made.outcome.session,
-            "provider_exit": made.run.end.exit_code, "provider_stderr_tail": made.run.stderr_tail[-500:],
-            **made.outcome.extra,
+            "provider_exit": made.run.end.exit_code, **self._stderr_tail(made), **made.outcome.extra,
         })
         return "next" if self._after_report(made) else None
 
@@ -274,10 +292,12 @@ class SegmentWork:
 
     def settle_as(self, status: str, why: str) -> None:
         """Settle with the status the run decided (a staged lane's run knows whether its stage was reported)."""
-        reason = why[:200].rstrip()  # the engine's limit, with no whitespace left at the cut (INVALID)
-        self.retry.run(lambda: self.schedule.settle(occurrence_id=self.segment.occurrence,
-                                                    settled_by=self.segment.runner, status=status, reason=reason))
-        self.segment.ended = {"run": "settled", "status": status, "reason": reason}
+        self.settle_first([status], why)
+
+    def calls_went_out(self) -> bool:
+        """Whether any call of the occurrence (any segment's) may have reached the provider."""
+        occurrence = self._occurrence()
+        return any(not call.unsent for call in getattr(occurrence, "calls", None) or [])
 
     def run(self) -> int:
         assert self.binding is not None

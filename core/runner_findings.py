@@ -1,0 +1,79 @@
+"""What a lane's latest night says about its provider CLI, for health: signed out, unreachable, or stopped.
+
+A runner ends a segment in words the schedule keeps: it defers `logged-out` when the CLI says it is signed out,
+and settles with a reason starting `PROVIDER_UNREACHABLE` when the provider could not be reached, or
+`PROVIDER_STOPPED_ACCOUNT` when the provider's own message stopped the account (a limit without a reset it
+names, a spend cap, a plan that does not include the CLI). Each holds that lane's nights until the owner acts,
+and each would repeat silently every night, so each is a finding on the lane's latest occurrence: the owner is
+told once per night it costs (the occurrence is in the evidence), with the command or place that frees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from factory_schedule.core.health import Finding
+from factory_schedule.core.model import Occurrence
+from factory_schedule.core.results import ScheduleView
+
+PROVIDER_UNREACHABLE = "provider unreachable"
+PROVIDER_STOPPED_ACCOUNT = "the provider stopped the account"
+# How the owner signs each account's CLI in again on the Mac.
+SIGN_IN_COMMANDS: Mapping[str, str] = {"claude": "claude auth login", "chatgpt": "codex login"}
+RUNNER_FINDING_KINDS = ("lane-logged-out", "provider-unreachable", "provider-stopped-account")
+
+
+def _accounts_of(commission: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Each lane's accounts, in the order its tasks name them."""
+    accounts: dict[str, list[str]] = {}
+    for lane in commission.get("lanes", []):
+        names: list[str] = []
+        for task in lane.get("tasks", []):
+            account = str(task.get("account"))
+            if account not in names:
+                names.append(account)
+        accounts[str(lane.get("lane"))] = names
+    return accounts
+
+
+def _latest(view: ScheduleView) -> list[Occurrence]:
+    """Each lane's latest occurrence (by its slot)."""
+    latest: dict[str, Occurrence] = {}
+    for occurrence in view.occurrences:
+        held = latest.get(occurrence.lane)
+        if held is None or occurrence.slot > held.slot:
+            latest[occurrence.lane] = occurrence
+    return [latest[lane] for lane in sorted(latest)]
+
+
+def runner_findings(view: ScheduleView) -> list[Finding]:
+    findings = []
+    accounts = _accounts_of(view.commission)
+    for occurrence in _latest(view):
+        names = accounts.get(occurrence.lane, [])
+        evidence: dict[str, Any] = {"lane": occurrence.lane, "occurrence": occurrence.id,
+                                    "accounts": names}
+        if occurrence.state == "deferred" and occurrence.deferrals and \
+                occurrence.deferrals[-1].reason == "logged-out":
+            commands = " or ".join(f"`{SIGN_IN_COMMANDS[name]}`" for name in names if name in SIGN_IN_COMMANDS)
+            findings.append(Finding(
+                "lane-logged-out", "error",
+                f"{occurrence.id} waits: the lane's CLI is signed out on this Mac, so nothing was sent; sign it "
+                f"in ({commands or 'the CLI login'}) and the lane resumes at its next slot", evidence))
+        settlement = occurrence.settlement
+        if occurrence.state != "settled" or settlement is None:
+            continue
+        if settlement.reason.startswith(PROVIDER_UNREACHABLE):
+            findings.append(Finding(
+                "provider-unreachable", "error",
+                f"{occurrence.id} settled {settlement.status}: its provider could not be reached after one call "
+                f"({settlement.reason}); check the Mac's network and proxy, and its unsent work goes out at the "
+                "lane's next slot", {**evidence, "reason": settlement.reason}))
+        elif settlement.reason.startswith(PROVIDER_STOPPED_ACCOUNT):
+            findings.append(Finding(
+                "provider-stopped-account", "error",
+                f"{occurrence.id} settled {settlement.status}: {settlement.reason}; check the account's plan, spend "
+                "cap or credits with the provider (nothing was guessed: the lane tries again at its next slot)",
+                {**evidence, "reason": settlement.reason}))
+    return findings

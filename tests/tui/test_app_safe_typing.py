@@ -1,0 +1,312 @@
+"""The dashboard is safe to type in: typing never runs a command, and every write is confirmed once.
+
+Each test drives the real app with keys (Textual's pilot) over a copy of the demo journal, and
+reads the journal itself before and after: a form's write lands only after its confirm step was
+shown and confirmed, once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Button, DataTable, Input, Select, Switch, TabbedContent
+
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
+from factory_schedule.core.commission import proposed_commission
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE
+from factory_schedule.store import open_journal
+from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
+from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
+from factory_schedule.tui.dashboard.screens.base import ScheduleForm
+from factory_schedule.tui.dashboard.screens.commission import CommissionForm, difference
+from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
+from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
+
+from .test_app_journeys import SIZE, confirm_write, make_app, reading_of, synchronously
+
+FORM_KEYS = ("s", "r", "c", "v", "d")
+
+
+def heads(app: ScheduleApp) -> tuple[int, int]:
+    """Both records' versions, read from the journal (not from the app's reading)."""
+    return app.journal.head(SCHEDULE_AGGREGATE), app.journal.head(PIPELINE_AGGREGATE)
+
+
+def notices(app: ScheduleApp) -> list[str]:
+    return [notification.message for notification in app._notifications]
+
+
+async def open_form(pilot: Any, key: str) -> ScheduleForm:
+    await pilot.press(key)
+    await pilot.pause()
+    form = pilot.app.screen
+    assert isinstance(form, ScheduleForm), f"{key} opened {form!r}"
+    return form
+
+
+# -- 1. typing never runs a command ------------------------------------------------------------
+
+
+@synchronously
+async def test_typing_an_occurrence_id_on_occurrences_types_it_and_opens_no_form(demo_url: str) -> None:
+    """`/` moves to the status field; a letter bound to nothing goes there too; what follows is typed."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        before = heads(app)
+        await pilot.press("slash", *"delta/basic/2026-12-17")
+        await pilot.pause()
+        assert not isinstance(app.screen, ScheduleForm)
+        assert app.query_one("#status-id", Input).value == "delta/basic/2026-12-17"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.focused, DataTable), "Escape leaves the field"
+        app.query_one("#status-id", Input).value = ""
+        await pilot.press(*"2026")  # digits are no key of the dashboard's: they start an ID in the field
+        await pilot.pause()
+        assert app.query_one("#status-id", Input).value == "2026" and isinstance(app.focused, Input)
+        assert heads(app) == before
+
+
+@synchronously
+async def test_after_a_lookup_the_list_has_the_keys_again(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o", "slash", *"alpha/basic/2026-12-17", "enter")
+        await pilot.pause()
+        assert isinstance(app.focused, DataTable)
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "health", "e after a lookup opens Health, it is not typed"
+
+
+@pytest.mark.parametrize("key", FORM_KEYS)
+@synchronously
+async def test_tab_and_shift_tab_reach_every_field_of_each_form(demo_url: str, key: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, key)
+        fields = {id(w) for w in form.query("Input, Select, Switch, Button") if w.focusable}
+        for direction in ("tab", "shift+tab"):
+            reached = set()
+            for _ in range(len(fields) + 2):
+                await pilot.press(direction)
+                reached.add(id(app.focused))
+            assert fields <= reached, f"{direction} misses a field of the {type(form).__name__}"
+
+
+@pytest.mark.parametrize("key", FORM_KEYS)
+@synchronously
+async def test_a_view_key_pressed_in_a_form_opens_nothing_and_writes_nothing(demo_url: str, key: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, key)
+        before = heads(app)
+        for button in form.query(Button):
+            button.focus()
+            await pilot.press(*"tplahesrcvdq?")
+            assert app.screen is form and app.is_running
+        assert heads(app) == before
+
+
+# -- 2. every write confirmed once and only once -----------------------------------------------
+
+
+@synchronously
+async def test_a_double_enter_records_once_and_closes_the_form_once(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        before, _ = heads(app)
+        await open_form(pilot, "s")
+        await pilot.press("enter", "enter", "enter", "enter")  # the form's Enter, the step's, then two more
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, ScheduleForm | ConfirmStep)
+        assert heads(app)[0] == before + 1
+        assert [n for n in notices(app) if n.startswith("Recorded")], notices(app)
+
+
+@synchronously
+async def test_a_replayed_record_closes_the_form_once_and_says_already_recorded(demo_url: str) -> None:
+    """Another writer recorded the very same record while the form was open: the engine replays it."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "s")
+        assert isinstance(form, RecordAccountForm)
+        LifecycleSchedule(open_journal(app.journal.where), ManualClock(DEMO_END)).record_account(
+            account="chatgpt", sequence=2, sign_in="owner@factory.example", overage=False, recorded_by="owner")
+        before = heads(app)
+        await pilot.press("enter")
+        await confirm_write(pilot)
+        assert not isinstance(app.screen, ScheduleForm | ConfirmStep)
+        assert heads(app) == before
+        assert [n for n in notices(app) if n.startswith("Already recorded")], notices(app)
+
+
+@synchronously
+async def test_enter_on_the_overage_switch_never_toggles_it_nor_records(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "s")
+        before = heads(app)
+        form.query_one("#overage", Switch).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert form.query_one("#overage", Switch).value is False
+        step = app.screen
+        assert isinstance(step, ConfirmStep), "Enter on the switch shows the confirm step, it records nothing"
+        assert ("paid overage", "off (not allowed): calls are admitted") in step.confirmation.values
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is form and heads(app) == before
+
+
+@synchronously
+async def test_the_confirm_step_shows_every_value_and_the_difference_from_the_current_record(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "s")
+        form.query_one("#sign-in", Input).value = "second@factory.example"
+        form.query_one("#recorded-by", Input).value = "the owner"
+        await pilot.press("enter")
+        await pilot.pause()
+        step = app.screen
+        assert isinstance(step, ConfirmStep)
+        assert dict(step.confirmation.values) == {
+            "account": "chatgpt", "sequence": "#2", "sign-in": "second@factory.example",
+            "paid overage": "off (not allowed): calls are admitted", "recorded by": "the owner"}
+        assert step.confirmation.changes == (
+            "replaces record #1",
+            "sign-in owner@factory.example → second@factory.example (a runner presenting the old one is refused)")
+        assert not step.confirmation.second_look
+
+
+# -- 3. a second look for what cannot be undone or changes the schedule --------------------------
+
+
+async def second_look(pilot: Any, form: ScheduleForm) -> ConfirmStep:
+    """Submit: the step names the consequence and Enter there goes back, writing nothing."""
+    app = pilot.app
+    before = heads(app)
+    form.submit()
+    await pilot.pause()
+    step = app.screen
+    assert isinstance(step, ConfirmStep) and step.confirmation.second_look
+    assert isinstance(app.focused, Button) and app.focused.id == "back"
+    await pilot.press("enter")
+    await pilot.pause()
+    assert app.screen is form and heads(app) == before, "the Enter that opened a second look cannot record"
+    form.submit()
+    return await confirm_write(pilot)
+
+
+@synchronously
+async def test_an_account_record_with_overage_on_needs_a_second_look(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "s")
+        form.query_one("#overage", Switch).focus()
+        await pilot.press("space")
+        step = await second_look(pilot, form)
+        assert step.confirmation.consequence is not None
+        assert "no chatgpt call is admitted" in step.confirmation.consequence
+        assert "paid overage off → on" in step.confirmation.changes
+        state = next(a for a in reading_of(app).view.accounts if a.account == "chatgpt")  # type: ignore[union-attr]
+        assert state.record is not None and state.record.overage is True
+
+
+@synchronously
+async def test_park_needs_a_second_look_naming_that_the_candidate_is_never_selected_again(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "d")
+        form.query_one("#decision", Input).value = "park"
+        form.query_one("#reason", Input).value = "no testers"
+        step = await second_look(pilot, form)
+        assert step.confirmation.consequence == "pocket-farm is never selected again: there is no unpark."
+        view = app.lanes.lane_view("promotion")
+        assert view is not None and view.parked == 1
+
+
+@synchronously
+async def test_approving_a_public_action_needs_a_second_look(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "v")
+        form.query_one("#decision", Input).value = "approve"
+        step = await second_look(pilot, form)
+        assert step.confirmation.consequence is not None
+        assert "publish moss-garden in public" in step.confirmation.consequence
+
+
+@synchronously
+async def test_a_deny_or_a_revise_is_confirmed_once_without_a_second_look(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "v")
+        form.query_one("#decision", Input).value = "deny"
+        form.submit()
+        step = await confirm_write(pilot)
+        assert not step.confirmation.second_look
+
+
+def _pipeline_journal(tmp_path: Path) -> str:
+    """An own journal whose commission schedules the staged lanes' runs (portfolio/promotion and the rest)."""
+    url = f"sqlite:///{tmp_path / 'own.db'}"
+    journal = open_journal(url)
+    LifecycleSchedule(journal, ManualClock("2026-12-01T12:00:00Z")).record_commission(
+        proposed_commission(["alpha"], "2026-12-02", 5_000_000, pipeline=True))
+    journal.close()
+    return url
+
+
+@synchronously
+async def test_the_commission_form_starts_from_the_current_lanes_and_drops_none(tmp_path: Path) -> None:
+    url = _pipeline_journal(tmp_path)
+    app = build_app(url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label="sqlite:///own.db")
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "c")
+        assert isinstance(form, CommissionForm) and form.candidate is not None
+        current = reading_of(app).commission
+        assert current is not None
+        assert [lane["lane"] for lane in form.candidate["lanes"]] == [lane["lane"] for lane in current["lanes"]]
+        assert form.candidate["effectiveFrom"] == current["effectiveFrom"] == "2026-12-02"
+        assert form.candidate["pipeline"] == current["pipeline"]
+        assert difference(current, form.candidate) == ["no change but the revision number"]
+        form.submit()
+        step = await confirm_write(pilot)
+        assert not step.confirmation.second_look
+        assert reading_of(app).commission == {**current, "revision": 2}
+
+
+@synchronously
+async def test_a_revision_that_removes_a_lane_needs_a_second_look_naming_it(tmp_path: Path) -> None:
+    url = _pipeline_journal(tmp_path)
+    app = build_app(url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label="sqlite:///own.db")
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "c")
+        assert isinstance(form, CommissionForm)
+        form.query_one("#products", Input).value = "beta"  # alpha left out: its lanes go
+        form.use_proposed()
+        await pilot.pause()
+        step = await second_look(pilot, form)
+        assert step.confirmation.consequence is not None
+        assert "alpha/basic will no longer run" in step.confirmation.consequence
+        assert "portfolio/promotion" not in step.confirmation.consequence
+        lanes = {lane["lane"] for lane in (reading_of(app).commission or {})["lanes"]}
+        assert "alpha/basic" not in lanes and "beta/basic" in lanes and "portfolio/promotion" in lanes
+
+
+@synchronously
+async def test_the_account_select_still_opens_with_enter(demo_url: str) -> None:
+    """Enter keeps its meaning on a select (it opens the list): only a text field's or a button's Enter submits."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "s")
+        before = heads(app)
+        form.query_one("#account", Select).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmStep) and heads(app) == before

@@ -1,0 +1,63 @@
+"""The preflight's probes: what tonight depends on, gathered from this host for `core.preflight` to judge.
+
+It reads the journal (never writes it), asks health for its findings over the same journal and
+LaunchAgent, reads each due lane's prompt binding as `run` will, and asks each lane's CLI for its
+sign-in as `run` does before its first call (`session.probe`: `claude auth status`, `codex login
+status`; no prompt is sent, nothing is spent).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from factory_schedule.core.health import Finding
+from factory_schedule.core.preflight import LaneFacts, PreflightFacts, tonight
+from factory_schedule.core.results import LanePlan, ScheduleView
+from factory_schedule.store import Journal
+from factory_schedule.tui.host.notify import ENV_NOTIFY, notifier_command
+
+
+def lane_facts(folder: Path, commission: dict[str, object], lane: str) -> LaneFacts:
+    """The lane's binding, CLI and observed sign-in, as `factory-schedule run` would find them."""
+    from factory_schedule.tui.host.providers import prompts, session, stage_run
+
+    try:
+        binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane),
+                                    stages=stage_run.lane_stages(lane))
+    except prompts.BindingError as error:
+        return LaneFacts(lane, binding_problem=str(error))
+    status = session.probe(binding.provider, binding.executable, binding.workdir, passed=binding.env)
+    return LaneFacts(lane, provider=binding.provider, executable=binding.executable, executable_found=True,
+                     units=sum(len(task.units) for task in binding.tasks), logged_in=status.logged_in,
+                     sign_in=session.observed_sign_in(status, binding.sign_in),
+                     sign_in_from="cli" if status.sign_in else "lane.toml", from_path=binding.executable_from_path)
+
+
+def gather(journal: Journal | None, now: datetime, host: str, prompts: str | None, plist: str | None,
+           notify: str | None) -> PreflightFacts:
+    """Every fact the preflight judges; `journal` None when there is none at the path."""
+    from factory_schedule.tui.cli.journal import schedule_over
+    from factory_schedule.tui.host import health
+
+    view: ScheduleView | None = None
+    plans: list[LanePlan] = []
+    findings: tuple[Finding, ...] = ()
+    lanes: dict[str, LaneFacts] = {}
+    if journal is not None:
+        schedule = schedule_over(journal)
+        report = health.check_health(journal, schedule, now, host, plist)
+        findings = report.findings
+        view = schedule.read()
+        plans = schedule.plan()
+        if view is not None and prompts is not None:
+            folder = Path(os.path.expanduser(prompts))
+            commission = dict(view.commission)
+            lanes = {plan.lane: lane_facts(folder, commission, plan.lane) for plan in tonight(view, plans, now)}
+    command, off = notifier_command(notify if notify is not None else os.environ.get(ENV_NOTIFY))
+    return PreflightFacts(
+        now=now, view=view, plans=plans, lanes=lanes, prompts=prompts, findings=findings, launch_agent=plist,
+        launch_agent_expected=sys.platform == "darwin", notifier=" ".join(command) if command else None,
+        notifier_off=off)
