@@ -160,8 +160,28 @@ def _config_log(provider: str) -> str | None:
     return str(Path(folder) / "contacts.log") if folder else None
 
 
+VERSIONS = {"claude": "2.1.197 (Claude Code)", "codex": "codex-cli 0.171.0"}
+
+
+def _help(provider: str) -> str:
+    """A help text naming the options as the real CLI's help does, one per line."""
+    if provider == "claude":
+        names = sorted(CLAUDE_FLAGS | CLAUDE_VALUES | CLAUDE_VARIADIC)
+        head = "Usage: claude [options] [command] [prompt]"
+    else:
+        names = sorted(CODEX_FLAGS | CODEX_VALUES)
+        head = "Usage: codex exec [OPTIONS] [PROMPT]"
+    return head + "\n\nOptions:\n" + "".join(f"  {name} \n" for name in names)
+
+
 def main(provider: str) -> int:
     args = sys.argv[1:]
+    if args in (["--version"], ["-V"] if provider == "codex" else ["-v"]):
+        print(VERSIONS[provider])
+        return 0
+    if args in (["--help"], ["exec", "--help"]) and (args[0] == "exec") == (provider == "codex"):
+        print(_help(provider))
+        return 0
     if provider == "claude" and args[:2] == ["auth", "status"]:
         return _auth_status()
     if provider == "codex" and args[:2] == ["login", "status"]:

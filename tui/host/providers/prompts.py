@@ -36,6 +36,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from factory_schedule.core.refusal_words import refusal_in_words
+from factory_schedule.tui.host.files import read_regular, read_regular_text
 from factory_schedule.tui.host.provider_environment import refused_name
 from factory_schedule.tui.host.providers.binding_health import BindingRead, snapshot_of
 from factory_schedule.tui.host.providers.calls import ACCOUNT_OF, ProviderName
@@ -43,6 +44,7 @@ from factory_schedule.tui.host.providers.calls import ACCOUNT_OF, ProviderName
 LANE_FILE = "lane.toml"
 PROMPT_SUFFIXES = (".md", ".txt")
 MAX_PROMPT_BYTES = 1_000_000
+MAX_SETTINGS_BYTES = 64 * 1024
 MAX_WORK_KEY = 200
 
 SIGN_IN_PATTERN = r"^\S(.*\S)?$"
@@ -117,10 +119,12 @@ def _one_line(path: Path, error: ValidationError) -> str:
 
 def _read_settings(path: Path) -> LaneSettings:
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = tomllib.loads(read_regular_text(path, MAX_SETTINGS_BYTES))
     except FileNotFoundError:
         raise BindingError(f"{path}: missing (each lane folder needs its lane.toml)") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise BindingError(f"{path}: cannot be read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
         raise BindingError(f"{path}: cannot be read: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise BindingError(f"{path}: not TOML: {error}") from None
@@ -131,8 +135,10 @@ def _read_settings(path: Path) -> LaneSettings:
 
 
 def _units(folder: Path) -> tuple[Unit, ...]:
+    # Every prompt-named entry but a folder: one that is not a regular file (a FIFO, a link to a device) is
+    # refused by name when read, never skipped as if it were not there.
     files = sorted(p for p in folder.iterdir()
-                   if p.is_file() and p.suffix in PROMPT_SUFFIXES and not p.name.startswith("."))
+                   if not p.is_dir() and p.suffix in PROMPT_SUFFIXES and not p.name.startswith("."))
     if not files:
         raise BindingError(f"{folder}: no prompt files (one .md or .txt file per unit of work)")
     units = []
@@ -145,9 +151,10 @@ def _units(folder: Path) -> tuple[Unit, ...]:
         if work in seen:
             raise BindingError(f"{path}: work key {work!r} is also {seen[work].name}")
         seen[work] = path
-        raw = path.read_bytes()
-        if len(raw) > MAX_PROMPT_BYTES:
-            raise BindingError(f"{path}: a prompt of {len(raw)} bytes is above {MAX_PROMPT_BYTES}")
+        try:
+            raw = read_regular(path, MAX_PROMPT_BYTES)
+        except OSError as error:
+            raise BindingError(f"{path}: cannot be read: {error.strerror or error}") from None
         try:
             text = raw.decode("utf-8-sig").replace("\r\n", "\n")
         except UnicodeDecodeError:
@@ -256,10 +263,10 @@ def read_binding(source: str, lane: str) -> BindingRead:
     try:
         folder = Path(os.path.expanduser(source)) / lane
         resolved = folder.resolve(strict=True)
-        files = {LANE_FILE: (resolved / LANE_FILE).read_bytes()}
+        files = {LANE_FILE: read_regular(resolved / LANE_FILE, MAX_SETTINGS_BYTES)}
         for path in sorted(resolved.glob("*/*")):
-            if path.is_file() and path.suffix in PROMPT_SUFFIXES and not path.name.startswith("."):
-                files[path.relative_to(resolved).as_posix()] = path.read_bytes()
+            if not path.is_dir() and path.suffix in PROMPT_SUFFIXES and not path.name.startswith("."):
+                files[path.relative_to(resolved).as_posix()] = read_regular(path, MAX_PROMPT_BYTES)
     except OSError as error:
         return BindingRead(lane, source, error=f"{error.filename or source}: {error.strerror}")
     return BindingRead(lane, source, str(resolved), snapshot_of(files))
