@@ -140,7 +140,8 @@ def test_an_interrupted_slice_revision_names_the_rejected_slice_and_keeps_its_ro
     iterate = _open_task(h, "maturation")
     slice_done = next(d for d in h.lanes.lane_view("maturation").done if d["stage"] == "slice")
     assert iterate["stage"] == "iterate"
-    assert iterate["revision"]["inputSha256"] == sha(f"slice-{slice_done['task']}"), "the rejected slice, not its verify"
+    rejected = sha(f"slice-{slice_done['task']}")
+    assert iterate["revision"]["inputSha256"] == rejected, "the rejected slice, not its verify"
     claimed = _claim(h, "maturation", "maturation", runs.token("run"))
     answer = _abandon(h, claimed["task"], f"run-{runs.k}", lane="maturation")
     assert answer.result["state"] == "pending" and answer.result["failedStarts"] == 1
