@@ -8,7 +8,8 @@ be read whole, a security-approve request or an escalation of a staged lane
 waiting for the owner's decision, a staged lane stalled past the owner's
 `stallHours`, a staged lanes' state that does not read, a scheduled run that
 failed or whose exit, output and record disagree, a lane whose CLI is signed out,
-a provider that could not be reached, an account a provider's message stopped)
+a provider that could not be reached, an account a provider's message stopped, a
+sign-in the runner observes that the account's record does not name)
 is sent to the notifier,
 and remembered so it is sent once: its key is its kind and its evidence (without
 what changes every second), kept in a small owner-only (0600) state file beside
@@ -55,7 +56,7 @@ NEEDS_OWNER = frozenset({
     "account-no-record", "stale-lease-live-process", "stale-lease-other-host", "lease-heartbeat-in-future",
     "launch-agent-not-loaded", "journal-chain-broken", "binding-blocked", "security-approve-waiting",
     "escalation-waiting", "lane-stalled", "pipeline-unreadable", "run-failed", "run-outcome-disagrees",
-    "lane-logged-out", "provider-unreachable", "provider-stopped-account", "pipeline-clock-ahead",
+    "lane-logged-out", "provider-unreachable", "provider-stopped-account", "sign-in-mismatch", "pipeline-clock-ahead",
 })  # fmt: skip
 VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",
