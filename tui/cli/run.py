@@ -106,7 +106,8 @@ def _check(args: argparse.Namespace) -> int:
             failed = True
             emit({"lane": lane, "ok": False, "error": str(error)})
             continue
-        cli = check_cli(binding.provider, binding.executable, _lane_args(binding), binding.workdir)
+        cli = check_cli(binding.provider, binding.executable, _lane_args(binding), binding.workdir,
+                        passed=binding.env)
         if cli.problem is not None:
             failed = True
             emit({"lane": lane, "ok": False, "error": cli.problem, "version": cli.version})
