@@ -25,7 +25,7 @@ from factory_schedule.core.health import Finding
 from factory_schedule.core.identity import PORTFOLIO
 from factory_schedule.core.model import at
 from factory_schedule.core.pipeline.model import LANES, PipelineState
-from factory_schedule.core.pipeline.rules import eligible
+from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
 from factory_schedule.core.results import LanePlan, ScheduleView
 
 NOT_SCHEDULED = "not scheduled (the commission has no {lane} lane: the run starts when `lanes claim` is run by hand)"
@@ -33,7 +33,7 @@ NOT_SCHEDULED = "not scheduled (the commission has no {lane} lane: the run start
 # Most pressing first: the owner's holds, then the ceiling, then holds that free themselves.
 KIND_ORDER = (
     "no-commission", "dead-runner", "sign-in", "provider", "escalation", "approval", "ceiling", "usage-reset", "review",
-    "work", "claimed", "start", "cooldown", "threshold", "no-settings",
+    "work", "claimed", "go-backlog", "start", "cooldown", "threshold", "no-settings",
 )  # fmt: skip
 
 
@@ -193,7 +193,13 @@ def _pipeline_holds(state: PipelineState, plans: Sequence[LanePlan], now: DateTi
     cooling = {hold.holds.split("'")[0] for hold in holds if hold.kind == "cooldown"}
     if len(state.promotion.wip) < settings.wip("promotion") and "promotion" not in cooling:
         pool = len(eligible(state))
-        if pool < settings.threshold:
+        full = go_backlog_idle(state, len(state.promotion.wip) + 1)
+        if full is not None:
+            holds.append(Hold("go-backlog", f"promotion waits: {full.detail.split(';')[0]}",
+                              f"maturation ending a work frees it (the {settings.scheduler('maturation')} run; "
+                              f"next run {next_run(settings.scheduler('maturation'), plans, zone)}), or a "
+                              "commission with a higher maturationWip"))
+        elif pool < settings.threshold:
             week = f"the latest Top-N ({state.top_n.week})" if state.top_n else "no Top-N yet"
             holds.append(Hold("threshold", f"promotion has {pool} eligible candidates, {week}",
                               f"a Top-N with at least {settings.threshold} eligible candidates frees it"))
