@@ -4,7 +4,6 @@ Health's findings wait in the dashboard; a 401 at 02:20 should not. A finding
 whose kind needs the owner (`NEEDS_OWNER`: a sign-in, an overage record, an
 expired or missing owner record, a dead runner the evidence cannot settle, a
 run that is alive but makes no progress (stopped or hung), a
-run that is alive but makes no progress (stopped or hung), a
 LaunchAgent that is not loaded, a broken hash chain, a prompt binding that cannot
 be read whole, a security-approve request or an escalation of a staged lane
 waiting for the owner's decision, a staged lane stalled past the owner's
