@@ -118,14 +118,21 @@ def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findin
 
 
 def _runner_holds(findings: Sequence[Finding]) -> list[Hold]:
-    """A lane whose CLI is signed out (only the owner signs it in), a provider it could not reach, an account a
-    provider's message stopped: each holds that lane's nights until the owner acts."""
+    """A lane whose CLI is signed out or signed in as another account than the record names (only the owner
+    signs it in, or records it), a provider it could not reach, an account a provider's message stopped: each
+    holds that lane's nights until the owner acts."""
     holds: list[Hold] = []
     for finding in findings:
         lane = str(finding.evidence.get("lane", "?"))
         if finding.kind == "lane-logged-out":
             holds.append(Hold("sign-in", f"{lane}'s CLI is signed out on the Mac",
                               "the owner signing the CLI in again frees it at the lane's next slot"))
+        elif finding.kind == "sign-in-mismatch":
+            evidence = finding.evidence
+            holds.append(Hold("sign-in", f"{lane}'s CLI is signed in as {evidence.get('observed', '?')}, but the "
+                                         f"{evidence.get('account', '?')} record names {evidence.get('recorded', '?')}",
+                              "the owner recording the sign-in the Mac uses (or signing the CLI in as the recorded "
+                              "account) frees it"))
         elif finding.kind == "provider-unreachable":
             holds.append(Hold("provider", f"{lane} could not reach its provider",
                               "the Mac's network (or the provider) coming back frees it at the lane's next slot"))
