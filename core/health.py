@@ -52,7 +52,7 @@ from factory_schedule.core.commission import lane_occurrence_on, parse_commissio
 from factory_schedule.core.errors import ScheduleError
 from factory_schedule.core.launchd import launch_intervals
 from factory_schedule.core.model import AccountState, Occurrence
-from factory_schedule.core.pipeline.rules import eligible
+from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.zones import iso_week_of, local_date_of
 
@@ -1033,6 +1033,8 @@ def stall_findings(state: PipelineState, now: datetime, stall_after: timedelta,
             pool = len(eligible(state))
             if state.top_n is None or pool < settings.threshold:
                 continue
+            if go_backlog_idle(state, len(lane.wip) + 1) is not None:
+                continue  # held by the GO backlog, which waits for maturation: not a stall of its run
             free_since.append(state.top_n.recorded_at)
             what = f"{pool} eligible Top-N candidates"
         else:
