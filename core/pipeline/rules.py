@@ -10,6 +10,7 @@ unconsumed gate decision, then the normalized candidate ID.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +65,7 @@ _COMPLETIONS: dict[str, dict[str, tuple[str, ...]]] = {
         "iterate": ("verify",),
         "verify": ("review",),
         "review": ("release", "slice", "iterate", "escalation", "complete:pivot", "complete:park"),
-        "release": ("complete:release-ready", "escalation"),
+        "release": ("complete:release-ready", "iterate", "escalation"),
         "escalation": ("iterate", "complete:park"),
     },
 }
@@ -109,12 +110,41 @@ def _put(model: Any, **changes: Any) -> Any:
     return model.model_copy(update=changes)
 
 
-def _stamp(state: PipelineState, now: DateTime) -> str:
-    """The instant of a transition; refused INVALID when the clock reads earlier than the last one recorded."""
-    if now < at(state.updated_at):
-        raise PipelineError("INVALID", f"the clock reads {instant_text(now)}, earlier than the pipeline's last "
-                                       f"transition at {state.updated_at}; nothing was written")
+def _stamp(now: DateTime) -> str:
+    """The instant of a write that changes no record with a timeline of its own (settings and Top-Ns are
+    ordered by their revision and week, a new approval request starts its own)."""
     return instant_text(now)
+
+
+def _stamp_after(record: str, instants: Iterable[str | None], now: DateTime) -> str:
+    """The instant of a write to one record (a candidate's work, an approval): refused INVALID when the clock
+    reads earlier than the latest instant that record carries. The rule is per record, as the schedule's is
+    per occurrence, so a record written by a clock that was ahead waits for the clock alone, and every other
+    record goes on (health reports the record from the future)."""
+    latest = max((instant for instant in instants if instant is not None), key=at, default=None)
+    if latest is not None and now < at(latest):
+        raise PipelineError("INVALID", f"the clock reads {instant_text(now)}, earlier than {record}'s last "
+                                       f"transition at {latest}; nothing was written")
+    return instant_text(now)
+
+
+def work_instants(lane: LaneRecord, work: Work) -> list[str]:
+    """Every instant recorded on a candidate's current work: its start, its escalation, its open task's."""
+    instants = [work.started_at, *([work.escalation.at] if work.escalation else [])]
+    for task in lane.tasks:
+        if task.candidate == work.candidate:
+            instants += [task.enqueued_at, *([task.claimed_at] if task.claimed_at else [])]
+    return instants
+
+
+def _stamp_work(lane: LaneRecord, candidate: str, now: DateTime) -> str:
+    work = lane.work_of(candidate)
+    assert work is not None  # the state's validator ties every task to current work
+    return _stamp_after(f"{lane.lane}'s {candidate}", work_instants(lane, work), now)
+
+
+def approval_instants(approval: Approval) -> list[str]:
+    return [i for i in (approval.requested_at, approval.decided_at, approval.used_at) if i is not None]
 
 
 def configured(state: PipelineState | None) -> PipelineState:
@@ -136,7 +166,7 @@ def record_settings(state: PipelineState | None, settings: PipelineSettings, rev
     else:
         if revision <= state.settings_revision:
             raise PipelineError("REVISION", f"revision {revision} is not after the recorded {state.settings_revision}")
-        stamp = _stamp(state, now)
+        stamp = _stamp(now)
         for lane in LANES:
             held = len(state.lane(lane).wip)
             if settings.wip(lane) < held:
@@ -160,7 +190,7 @@ def record_top_n(state: PipelineState, week: str, entries: list[dict[str, Any]],
         raise PipelineError("REVISION", f"Top-N {week} is not after the recorded {state.top_n.week}")
     if len(entries) > state.settings.top_n:
         raise PipelineError("INVALID", f"candidates: {len(entries)} entries, above topN {state.settings.top_n}")
-    stamp = _stamp(state, now)
+    stamp = _stamp(now)
     sequence = state.top_n.sequence + 1 if state.top_n is not None else 1
     before = {c.id: c for c in state.candidates}
     held = {work.candidate for work in state.promotion.wip}
@@ -212,12 +242,17 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
                         else "no review task is pending")
     if pending:
         task = pending[0]
-        stamp = _stamp(state, now)
+        if task.stage == "decide":  # a state that outgrew the room (settings changed): the decide waits, idle
+            full = go_backlog_idle(state, 1)
+            if full is not None:
+                return full
+        stamp = _stamp_work(lane, task.candidate, now)
         claimed = _put(task, claimed_by=runner, claimed_run=run, claimed_at=stamp)
         tasks = tuple(claimed if t.n == task.n else t for t in lane.tasks)
         new = _put(state, **{lane_name: _put(lane, tasks=tasks)}, updated_at=stamp)
         return Change("task-claimed", {"lane": lane_name, "task": task.n, "runner": runner, "run": run,
-                                       "done": [], "enqueued": []}, new, _claim_result(claimed, False))
+                                       "done": [], "enqueued": []}, new,
+                      _claim_result(claimed, _work_of(lane, task.candidate), False))
     return _activate(state, lane, run, runner, now)
 
 
@@ -236,13 +271,14 @@ def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: st
     work = lane.work_of(task.candidate)
     if task.kind == "review" and work is not None and runner in producers(work):
         return Idle(lane_name, "self-review", f"task {n} reviews artifacts this runner produced")
-    stamp = _stamp(state, now)
+    stamp = _stamp_work(lane, task.candidate, now)
     claimed = _put(task, claimed_by=runner, claimed_at=stamp)
     new_lane = _put(lane, tasks=tuple(claimed if t.n == n else t for t in lane.tasks))
     new = _put(state, **{lane_name: new_lane}, updated_at=stamp)
     data = {"lane": lane_name, "task": n, "runner": runner, "run": run, "from": task.claimed_by,
             "occurrence": occurrence, "done": [], "enqueued": []}
-    return Change("task-handed-over", data, new, {**_claim_result(claimed, False), "resumedFrom": task.claimed_by})
+    return Change("task-handed-over", data, new,
+                  {**_claim_result(claimed, _work_of(lane, task.candidate), False), "resumedFrom": task.claimed_by})
 
 
 def _no_longer_claimed(lane: LaneRecord, n: int, occurrence: str, earlier: frozenset[str]) -> Idle:
@@ -267,9 +303,39 @@ def _no_longer_claimed(lane: LaneRecord, n: int, occurrence: str, earlier: froze
                                                      f"whose run a supervisor confirmed gone: {where}")
 
 
-def _claim_result(task: Task, activated: bool) -> dict[str, Any]:
-    return {"kind": "claimed", "lane": task.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate,
-            "activated": activated, "subject": task.subject.doc() if task.subject else None}
+def _work_of(lane: LaneRecord, candidate: str) -> Work:
+    work = lane.work_of(candidate)
+    assert work is not None  # the state's validator ties every task to current work
+    return work
+
+
+def _claim_result(task: Task, work: Work, activated: bool) -> dict[str, Any]:
+    """What a run needs to do its task without tracking the lane itself: the task, its stage and candidate, what
+    a review reviews, and for maturation the GO decision the work started from and its current slice (what an
+    intake, slice, verify or review report names)."""
+    result = {"kind": "claimed", "lane": task.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate,
+              "activated": activated, "subject": task.subject.doc() if task.subject else None}
+    if task.lane == "maturation":
+        result.update(decision=work.decision, slice=work.slices or None)
+    return result
+
+
+def go_backlog(state: PipelineState) -> int:
+    """The gate decisions maturation still needs: GOs it has not taken in, and the ones its work holds. The
+    lanes keep at most MAX_DECISIONS - 1 of them beside a new one (`_kept_decisions`)."""
+    held = {work.decision for work in state.maturation.wip}
+    return len([d for d in state.decisions if (d.verdict == "GO" and not d.consumed) or d.n in held])
+
+
+def go_backlog_idle(state: PipelineState, starting: int) -> Idle | None:
+    """`go-backlog` when `starting` more promotion decisions (each could be a GO) would not fit beside the GO
+    decisions maturation still needs: promotion then waits, idle, until maturation ends a work, so a decide is
+    never refused for want of room."""
+    backlog = go_backlog(state)
+    if backlog + starting <= MAX_DECISIONS - 1:
+        return None
+    return Idle("promotion", "go-backlog", f"{backlog} GO decisions wait for maturation (the lanes keep "
+                                           f"{MAX_DECISIONS - 1}); maturation ending a work makes room")
 
 
 def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now: DateTime) -> Change | Idle:
@@ -284,14 +350,19 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
         return Idle(lane.lane, "wip-full", f"{lane.lane} holds {len(lane.wip)} of WIP {settings.wip(lane.lane)}")
     if lane.cooldown_until is not None and now < at(lane.cooldown_until):
         return Idle(lane.lane, "cooldown", f"the next selection waits until {lane.cooldown_until}")
-    stamp = _stamp(state, now)
     n = state.next_task
     if lane.lane == "promotion":
         pool = eligible(state)
         if len(pool) < settings.threshold:
             return Idle(lane.lane, "below-threshold",
                         f"{len(pool)} eligible candidates, below the portfolio threshold {settings.threshold}")
+        full = go_backlog_idle(state, len(lane.wip) + 1)  # every work promotion holds, and this one, may GO
+        if full is not None:
+            return full
         chosen = pool[0]
+        assert state.top_n is not None  # an eligible candidate is listed by the latest Top-N
+        # A work starts no earlier than the evidence it starts from: the Top-N that lists it.
+        stamp = _stamp_after(f"the Top-N of {state.top_n.week}", [state.top_n.recorded_at], now)
         work = Work(candidate=chosen.id, product=chosen.product, stage="select", started_at=stamp)
         consumed = (*state.consumed, chosen.id)[-MAX_CONSUMED:]
         extra: dict[str, Any] = {"consumed": consumed}
@@ -303,6 +374,7 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
         if not gos:
             return Idle(lane.lane, "no-go", "no durable GO decision waits for maturation")
         decision = min(gos, key=lambda d: (d.n, d.candidate))  # oldest unconsumed gate decision, then ID
+        stamp = _stamp_after(f"GO decision {decision.n}", [decision.at], now)
         work = Work(candidate=decision.candidate, product=decision.product, stage="intake", started_at=stamp,
                     decision=decision.n)
         extra = {"decisions": tuple(_put(d, consumed=True) if d.n == decision.n else d for d in state.decisions)}
@@ -312,7 +384,7 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
     new = _put(state, **{lane.lane: new_lane}, next_task=n + 1, updated_at=stamp, **extra)
     data = {"lane": lane.lane, "task": n, "runner": runner, "run": run, "candidate": task.candidate,
             "done": [], "enqueued": [n]}
-    return Change("task-claimed", data, new, _claim_result(task, True))
+    return Change("task-claimed", data, new, _claim_result(task, work, True))
 
 
 def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed_by: str, evidence: str,
@@ -326,7 +398,7 @@ def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed
         raise PipelineError("UNKNOWN_TASK", f"{lane_name} has no open task {n}")
     if task.claimed_by != runner:
         raise PipelineError("NOT_OWNER", f"task {n} is not claimed by {runner}")
-    stamp = _stamp(state, now)
+    stamp = _stamp_work(lane, task.candidate, now)
     if task.revision is not None:
         return repair_start_failed(state, lane, task, runner, confirmed_by, evidence, partial, stamp)
     if partial:
@@ -473,8 +545,6 @@ def _promotion_step(state: PipelineState, work: Work, task: Task, report: Any, r
             return _Next(_put(work, retries=work.retries + 1), "prototype")
         return _escalate(work, "prototype", f"the prototype build failed {work.retries + 1} times", stamp)
     if stage == "verify":
-        if report.verifier is None or report.criteria_sha256 is None:
-            raise PipelineError("CONTRACT", "promotion/verify report: verifier and criteriaSha256 are required")
         if report.verifier != work.verifier or report.criteria_sha256 != work.criteria:
             raise PipelineError("CRITERIA_CHANGED", f"verify ran {report.verifier} against {report.criteria_sha256}; "
                                                     f"frozen are {work.verifier} against {work.criteria}")
@@ -530,8 +600,12 @@ def _maturation_step(state: PipelineState, work: Work, task: Task, report: Any, 
     if stage == "release":
         if report.ready:
             return _Next(work, None, outcome="release-ready")
-        return _escalate(work, "iterate", "the reviewer found the product not release-ready", stamp,
-                         _revision(work, task, report, ref))
+        # Not ready is a reviewer's reject: bounded revise and re-review first, the owner only past the cap.
+        revision = _revision(work, task, report, ref)
+        if work.revisions < settings.max_revisions + work.grants:
+            return _Next(_put(work, revisions=work.revisions + 1), "iterate", revision=revision)
+        return _escalate(work, "iterate", f"the reviewer found the product not release-ready after "
+                                          f"{work.revisions} revisions", stamp, revision)
     # review: the reviewer decides complete / continue / revise / pivot / park
     if report.slice != work.slices:
         raise PipelineError("STALE", f"review: slice {report.slice} is not the current slice {work.slices}")
@@ -573,7 +647,7 @@ def complete(state: PipelineState, lane_name: str, n: int, runner: str, report: 
     if task.kind == "review" and runner in producers(work):
         raise PipelineError("SELF_REVIEW", f"{runner} produced an artifact of {task.candidate}; "
                                            "it may not review it")
-    stamp = _stamp(state, now)
+    stamp = _stamp_work(lane, task.candidate, now)
     approvals = _use_approvals(state, task.candidate, tuple(parsed.external_actions), runner, stamp)
     ref = _ref(task, runner, parsed)
     work = _with_artifact(work, ref)
@@ -593,7 +667,7 @@ def decide_escalation(state: PipelineState, lane_name: str, n: int, decided_by: 
         raise PipelineError("WRONG_RUN", f"task {n} is a {task.stage} task, not an escalation")
     work = lane.work_of(task.candidate)
     assert work is not None and work.escalation is not None
-    stamp = _stamp(state, now)
+    stamp = _stamp_work(lane, task.candidate, now)
     if decision == "park":
         step = _Next(_put(work, escalation=None), None, outcome="park")
     elif work.escalation.abandons:  # an abandoned task past its cap: sent once more, as it was
@@ -679,6 +753,7 @@ def _use_approvals(state: PipelineState, candidate: str, actions: tuple[str, ...
         if index is None:
             raise PipelineError("APPROVAL_REQUIRED", f"{action} for {candidate} needs the owner's approval record "
                                                      "(security-approve); nothing was written")
+        _stamp_after(f"approval {approvals[index].id}", approval_instants(approvals[index]), at(stamp))
         approvals[index] = _put(approvals[index], used_at=stamp, used_by=runner)
     return tuple(approvals)
 
@@ -687,7 +762,7 @@ def request_approval(state: PipelineState, approval_id: str, candidate: str, act
                      reason: str, now: DateTime) -> Change:
     if any(a.id == approval_id for a in state.approvals):
         raise PipelineError("STALE", f"approval {approval_id} was already requested (under another request)")
-    stamp = _stamp(state, now)
+    stamp = _stamp(now)
     approval = Approval(id=approval_id, candidate=candidate, action=action,  # type: ignore[arg-type]
                         requested_by=requested_by, requested_at=stamp, reason=reason)
     approvals = [*state.approvals, approval]
@@ -707,7 +782,7 @@ def decide_approval(state: PipelineState, approval_id: str, decided_by: str, app
         raise PipelineError("UNKNOWN_TASK", f"no approval request {approval_id}")
     if approval.approved is not None:
         raise PipelineError("STALE", f"approval {approval_id} was already decided")
-    stamp = _stamp(state, now)
+    stamp = _stamp_after(f"approval {approval_id}", approval_instants(approval), now)
     decided = _put(approval, decided_by=decided_by, decided_at=stamp, approved=approved)
     new = _put(state, approvals=tuple(decided if a.id == approval_id else a for a in state.approvals),
                updated_at=stamp)
@@ -721,7 +796,7 @@ def record_external_action(state: PipelineState, approval_id: str, candidate: st
             or approval.approved is not True or approval.used_at is not None):
         raise PipelineError("APPROVAL_REQUIRED", f"{action} for {candidate} needs an unused owner approval record "
                                                  f"({approval_id} is not one); nothing was written")
-    stamp = _stamp(state, now)
+    stamp = _stamp_after(f"approval {approval_id}", approval_instants(approval), now)
     used = _put(approval, used_at=stamp, used_by=runner)
     new = _put(state, approvals=tuple(used if a.id == approval_id else a for a in state.approvals),
                updated_at=stamp)

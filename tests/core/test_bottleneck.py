@@ -283,3 +283,13 @@ def test_every_account_stop_that_blocks_all_calls_comes_before_an_approval(tmp_p
     kinds = [hold.kind for hold in found.holds]
     assert kinds.index(found.current.kind) == 0 and kinds.index("approval") > 0
     assert found.sentence.startswith(f"Bottleneck: {words}"), found.sentence
+
+
+def test_a_sign_in_mismatch_names_both_identities_as_the_owners_hold(tmp_path):
+    mismatch = Finding("sign-in-mismatch", "error", "mismatch",
+                       {"lane": "alpha/basic", "observed": "me@example.org", "account": "claude",
+                        "recorded": "owner@example.com"})
+    found = verdict(make_harness(tmp_path).lanes.state(), findings=[mismatch])
+    assert found.current.kind == "sign-in"
+    assert found.sentence.startswith("Bottleneck: alpha/basic's CLI is signed in as me@example.org, but the claude "
+                                     "record names owner@example.com; the owner recording")

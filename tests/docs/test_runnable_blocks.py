@@ -23,7 +23,7 @@ from .pages import Block, blocks_named, runnable_blocks
 
 # The marked blocks the tests in this folder run, by name.
 RUN_BY_THESE_TESTS = {"python-runner", "journal", "pipeline-runner", "shell-runner", "real-clis-setup",
-                      "real-clis-launchd"}
+                      "real-clis-launchd", "five-commands", "first-night"}
 
 
 def run_python(block: Block, tmp_path: Path) -> tuple[dict[str, Any], str]:

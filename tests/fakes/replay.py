@@ -3,7 +3,8 @@
 The fake `claude` and `codex` executables beside this file call `main(provider)`.
 The transcript is `$FAKE_TRANSCRIPTS/<provider>/<name>.jsonl` (default: tests/tui/transcripts),
 where <name> comes from a `[transcript: NAME]` marker in the prompt, else $FAKE_TRANSCRIPT,
-else `normal`. Each contact is appended to $FAKE_PROVIDER_LOG (one JSON line) before any
+else `normal`. Each contact is appended to $FAKE_PROVIDER_LOG (else `contacts.log` in $CLAUDE_CONFIG_DIR or
+$CODEX_HOME) (one JSON line) before any
 output, so a test can count what was sent.
 
 Lines are printed as they are, after replacing `{{RESET}}` (epoch seconds an hour from now)
@@ -143,17 +144,48 @@ def _spawn(seconds: float, log: str | None) -> None:
 
 
 def _auth_status() -> int:
+    """`claude auth status` as Claude Code 2.1.197 prints it (its JSON, two-space indented; exit 1 when logged
+    out): `email`, `orgId`, `orgName` and `subscriptionType` only for a claude.ai sign-in, each possibly null."""
     logged_in = os.environ.get("FAKE_CLAUDE_LOGGED_OUT") is None
-    document = {"loggedIn": logged_in, "authMethod": "claude.ai" if logged_in else "none"}
-    email = os.environ.get("FAKE_CLAUDE_EMAIL", "owner@example.com")
-    if logged_in and email:
-        document["email"] = email
-    print(json.dumps(document))
-    return 0
+    document: dict[str, object] = {"loggedIn": logged_in, "authMethod": "claude.ai" if logged_in else "none",
+                                   "apiProvider": "firstParty"}
+    if logged_in:
+        document.update(email=os.environ.get("FAKE_CLAUDE_EMAIL", "owner@example.com") or None,
+                        orgId="00000000-0000-4000-8000-000000000000", orgName="Owner's Organization",
+                        subscriptionType="max")
+    print(json.dumps(document, indent=2))
+    return 0 if logged_in else 1
+
+
+def _config_log(provider: str) -> str | None:
+    """Without $FAKE_PROVIDER_LOG, `contacts.log` in the CLI's own configuration folder, when it has one: the
+    provider starts with an allow-listed environment, where the CLI's configuration folder always passes."""
+    folder = os.environ.get("CLAUDE_CONFIG_DIR" if provider == "claude" else "CODEX_HOME")
+    return str(Path(folder) / "contacts.log") if folder else None
+
+
+VERSIONS = {"claude": "2.1.197 (Claude Code)", "codex": "codex-cli 0.171.0"}
+
+
+def _help(provider: str) -> str:
+    """A help text naming the options as the real CLI's help does, one per line."""
+    if provider == "claude":
+        names = sorted(CLAUDE_FLAGS | CLAUDE_VALUES | CLAUDE_VARIADIC)
+        head = "Usage: claude [options] [command] [prompt]"
+    else:
+        names = sorted(CODEX_FLAGS | CODEX_VALUES)
+        head = "Usage: codex exec [OPTIONS] [PROMPT]"
+    return head + "\n\nOptions:\n" + "".join(f"  {name} \n" for name in names)
 
 
 def main(provider: str) -> int:
     args = sys.argv[1:]
+    if args in (["--version"], ["-V"] if provider == "codex" else ["-v"]):
+        print(VERSIONS[provider])
+        return 0
+    if args in (["--help"], ["exec", "--help"]) and (args[0] == "exec") == (provider == "codex"):
+        print(_help(provider))
+        return 0
     if provider == "claude" and args[:2] == ["auth", "status"]:
         return _auth_status()
     if provider == "codex" and args[:2] == ["login", "status"]:
@@ -171,7 +203,7 @@ def main(provider: str) -> int:
     name = found.group(1) if found else os.environ.get("FAKE_TRANSCRIPT", "normal")
     folder = Path(os.environ.get("FAKE_TRANSCRIPTS", TRANSCRIPTS))
     path = folder / provider / f"{name}.jsonl"
-    log = os.environ.get("FAKE_PROVIDER_LOG")
+    log = os.environ.get("FAKE_PROVIDER_LOG") or _config_log(provider)
     if log:
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"provider": provider, "transcript": name, "pid": os.getpid(),

@@ -4,6 +4,7 @@ that no longer waits, the versions a toast names, the host's own name, the gate'
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pendulum
@@ -31,7 +32,7 @@ def _evening_lane_reading(tmp_path: Path, now: str):
     clock = ManualClock("2026-11-29T12:00:00Z")
     schedule = LifecycleSchedule(journal, clock)
     schedule.record_commission(commission)
-    return take_reading(journal, schedule, pendulum.parse(now), None, host=DEMO_HOST)
+    return take_reading(journal, schedule, pendulum.instance(datetime.fromisoformat(now)), None, host=DEMO_HOST)
 
 
 @pytest.mark.parametrize("now, night", [

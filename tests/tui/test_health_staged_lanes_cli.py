@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from factory_schedule.core import LifecycleSchedule, ManualClock
-from factory_schedule.core.pipeline import PipelineLanes
+from factory_schedule.core.pipeline import PipelineLanes, PipelineResult
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from tests.core.pipeline_support import (
@@ -90,6 +90,23 @@ def test_an_escalation_waiting_for_the_owner_is_told_once(sqlite_url: str, notif
     assert "lane-counter-at-cap" in [f["kind"] for f in cli(sqlite_url, "health", "--json")[1]["findings"]]
 
 
+def test_a_staged_lane_record_written_by_a_clock_30_days_ahead_is_told_to_the_owner_once_and_holds_only_itself(
+        sqlite_url: str, notifier: tuple[str, Path]) -> None:
+    h = _harness(sqlite_url, promotionWip=2, threshold=1)
+    right = h.clock.now()
+    h.clock.set((right + timedelta(days=30)).isoformat())
+    ahead = h.lanes.claim(lane="promotion", run="promotion", runner="run-ahead")  # bravo, from the future
+    h.clock.set((right + timedelta(minutes=1)).isoformat())
+    finding = _notified_once(sqlite_url, "pipeline-clock-ahead", notifier)
+    assert (finding["evidence"]["lane"], finding["evidence"]["candidate"]) == ("promotion", "bravo")
+    assert isinstance(ahead, PipelineResult)
+    assert finding["evidence"]["latest"][:10] == (right + timedelta(days=30)).isoformat()[:10]
+    # The other candidate's work goes on at the right time, through the command line's own clock.
+    code, claimed, err = cli(sqlite_url, "lanes", "claim", "--lane", "promotion", "--run", "promotion",
+                             "--runner", "run-right")
+    assert code == 0 and claimed["result"]["candidate"] == "charlie", (claimed, err)
+
+
 def test_a_corrupt_pipeline_state_is_an_error_finding_of_health(sqlite_url: str) -> None:
     _harness(sqlite_url)
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:  # a hand edit of the stored state
@@ -123,7 +140,15 @@ def test_a_corrupt_pipeline_state_is_told_to_the_owner_once(sqlite_url: str, not
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
         db.execute("update aggregates set state = replace(state, 'bravo', 'bogus') where aggregate = ?",
                    ("pipeline/lanes",))
-    finding = _notified_once(sqlite_url, "pipeline-unreadable", notifier)
+    command, log = notifier
+    code, report, err = cli(sqlite_url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
+    assert code == 1, err
+    # The edited state no longer matches what its last event sealed: its chain breaks too, named.
+    assert sorted(notice["kind"] for notice in report["notified"]) == ["journal-chain-broken", "pipeline-unreadable"]
+    [finding] = [f for f in report["findings"] if f["kind"] == "pipeline-unreadable"]
     assert finding["evidence"]["code"] == "CORRUPT"
-    [[text]] = notifications(notifier[1])
-    assert "the staged lanes' state does not read" in text
+    [chain] = [f for f in report["findings"] if f["kind"] == "journal-chain-broken"]
+    assert chain["evidence"]["aggregate"] == "pipeline/lanes"
+    _code, again, _ = cli(sqlite_url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
+    assert again["notified"] == [] and len(notifications(log)) == 2
+    assert any("the staged lanes' state does not read" in text for [text] in notifications(log))

@@ -121,3 +121,20 @@ def test_a_journals_own_files_sit_beside_its_sqlite_file_or_apart_per_server_jou
     assert state_path(one).name.startswith("notified-") and state_path(one).suffix == ".json"
     assert log_folder(one).name.startswith("runs-") and log_folder(one).parent == state_path(one).parent
     assert state_path(one) != state_path(two) and log_folder(one) != log_folder(two)  # never shared
+
+
+def test_a_notified_state_that_cannot_be_written_never_costs_the_report_and_is_one_more_finding(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """`<journal>.notified.json` is a folder: the findings still print, the notice still goes out, and the state
+    that could not be remembered is itself a finding."""
+    journal = open_journal(sqlite_url)
+    LifecycleSchedule(journal, SystemClock()).record_commission(commission_due_now())  # no owner record: a finding
+    state_path(sqlite_url).mkdir()
+    command, log = fake_notifier(tmp_path)
+    code, report, err = cli(sqlite_url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
+    assert code == 1 and isinstance(report, dict), (code, report, err)
+    kinds = [finding["kind"] for finding in report["findings"]]
+    assert "account-no-record" in kinds and kinds[-1] == "notify-state-unwritable", kinds
+    assert report["notified"] and len(notifications(log)) == len(report["notified"])
+    assert str(state_path(sqlite_url)) in report["findings"][-1]["evidence"]["path"]

@@ -19,7 +19,7 @@ from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 
-from .provider_support import fake_path
+from .provider_support import FAKE_LANE_ENV, fake_path
 from .runner_support import CLI, REPO, cli, cli_env, commission_due_now, json_lines, run_logs
 
 CLAUDE_TOKENS = 3000  # what the `normal` Claude transcript reports used
@@ -29,7 +29,7 @@ BOUND = 150_000
 def write_lane(prompts: Path, lane: str, settings: str, units: dict[str, dict[str, str]]) -> Path:
     folder = prompts / lane
     folder.mkdir(parents=True)
-    (folder / "lane.toml").write_text(settings)
+    (folder / "lane.toml").write_text(settings if "\nenv = " in settings else settings + FAKE_LANE_ENV)
     for task, files in units.items():
         (folder / task).mkdir()
         for name, text in files.items():
@@ -200,10 +200,15 @@ def test_the_sign_in_claude_reports_for_its_session_is_the_one_admitted(
     record(schedule, lanes_commission(("alpha", "scan", "claude")))
     code, lines, err = tick(sqlite_url, tmp_path, prompts, FAKE_CLAUDE_EMAIL="someone-else@example.com")
     assert code == 0, (lines, err)
-    refused = [line for line in runner_lines(err) if line["run"] == "refused"]
-    assert [r["reason"] for r in refused] == ["overage-unverified"]  # not the owner's record: never sent
+    started = next(line for line in runner_lines(err) if line["run"] == "started")
+    assert (started["sign_in"], started["sign_in_from"]) == ("someone-else@example.com", "cli")
+    # Not the owner's record: the runner asks for no call at all (each would be refused overage-unverified).
+    assert [line for line in runner_lines(err) if line["run"] == "refused"] == []
     assert contacts(tmp_path) == []
-    assert occurrence_of(schedule, "alpha/basic").state == "settled"
+    alpha = occurrence_of(schedule, "alpha/basic")
+    assert (alpha.state, alpha.calls) == ("settled", [])
+    assert alpha.settlement.reason == ("sign-in mismatch: the CLI is signed in as someone-else@example.com (its CLI "
+                                       "reports it), the claude record names owner@example.com")
 
 
 def test_paid_overage_ends_the_night_and_marks_the_work_of_unknown_effect(
@@ -291,3 +296,32 @@ def test_a_clean_call_whose_provider_logged_errors_on_stderr_leaves_no_error_lin
     assert segment_run["verdict"] == "ended", segment_run
     [call] = [line for line in runner_lines(err) if line["run"] == "call"]
     assert "provider_stderr_tail" not in call
+
+
+def test_run_check_asks_the_cli_and_fails_in_one_line_when_it_is_signed_out(
+        sqlite_url: str, schedule: LifecycleSchedule, tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts"
+    claude_lane(prompts, "alpha/basic", "normal")
+    codex_lane(prompts, "beta/basic", "normal")
+    record(schedule, lanes_commission(("alpha", "scan", "claude"), ("beta", "review", "chatgpt")))
+    done = subprocess.run([*CLI, "--journal", sqlite_url, "run", "--check", "--prompts", str(prompts)],
+                          capture_output=True, text=True, cwd=REPO, timeout=60,
+                          env={**cli_env(sqlite_url), "PATH": fake_path(), "FAKE_CODEX_LOGGED_OUT": "1"})
+    assert done.returncode == 2, done.stderr
+    alpha, beta = json_lines(done.stdout)
+    assert alpha["ok"] and alpha["version"] == "2.1.197 (Claude Code)"
+    assert not beta["ok"] and beta["error"].startswith("codex is not signed in: run `codex login`")
+
+
+def test_run_check_warns_of_an_option_the_clis_help_does_not_name(
+        sqlite_url: str, schedule: LifecycleSchedule, tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts"
+    write_lane(prompts, "alpha/basic", f'provider = "claude"\nsign_in = "owner@example.com"\nbound = {BOUND}\n'
+               'args = ["--model", "sonnet", "--no-such-option"]\n', {"scan": {"a.md": "x"}})
+    record(schedule, lanes_commission(("alpha", "scan", "claude")))
+    done = subprocess.run([*CLI, "--journal", sqlite_url, "run", "--check", "--prompts", str(prompts)],
+                          capture_output=True, text=True, env={**cli_env(sqlite_url), "PATH": fake_path()},
+                          cwd=REPO, timeout=60)
+    [alpha] = json_lines(done.stdout)
+    assert alpha["ok"] and "does not name --no-such-option (from args in lane.toml)" in alpha["warning"]
+    assert "--model" not in alpha["warning"]

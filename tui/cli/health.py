@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, missing_journal
@@ -118,9 +119,11 @@ def _health(args: argparse.Namespace) -> int:
             could_not.append(f"prompt bindings: {type(error).__name__}: {error}")
     report = health.HealthReport(report.checked_at, report.host, tuple(findings), tuple(repairs),
                                  tuple(could_not), report.verified)
-    from factory_schedule.tui.host.notify import notify_owner
+    from factory_schedule.tui.host.notify import notify_owner, state_path
 
     told = notify_owner(report.findings, url, clock.now(), args.notify)
+    if told.unremembered is not None:
+        report = replace(report, findings=(*report.findings, *told.findings(state_path(url))))
     if args.json:
         emit({**_as_json(report), "notified": [to_jsonable(notice) for notice in told.sent],
               "notify_failed": list(told.failed), "notifier": list(told.notifier) if told.notifier else None,

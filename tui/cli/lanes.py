@@ -24,6 +24,8 @@ from typing import Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.options import (
+    MAX_PID,
+    MAX_SECONDS,
     Option,
     add_command,
     gather,
@@ -44,9 +46,10 @@ from factory_schedule.tui.cli.output import (
 Act = Callable[[Any, dict[str, Any]], Any]
 LANE_NAMES = ("promotion", "maturation")
 DEFAULT_TTL_SECONDS = 60.0
+MIN_LOCK_TTL_SECONDS = 0.001  # the store's floor: a shorter TTL rounds to 0 ms, stale the moment it is taken
 
 LANE = Option("lane", help="promotion or maturation")
-TASK = Option("task", int, help="the task's number in its lane")
+TASK = Option("task", int, help="the task's number in its lane", low=1)
 RUNNER = Option("runner", help="your run's token")
 
 CLAIM = (LANE, Option("run", required=False,
@@ -54,8 +57,10 @@ CLAIM = (LANE, Option("run", required=False,
          RUNNER,
          Option("occurrence", required=False,
                 help="a scheduled run's admitted occurrence ($FACTORY_OCCURRENCE): one claim per occurrence"),
-         Option("ttl", float, required=False, help=f"the locks' TTL in seconds (default {DEFAULT_TTL_SECONDS:g})"),
-         Option("pid", int, required=False, help="the run's pid, recorded on its locks (default: the caller's)"))
+         Option("ttl", float, required=False, low=MIN_LOCK_TTL_SECONDS, high=MAX_SECONDS,
+                help=f"the locks' TTL in seconds (default {DEFAULT_TTL_SECONDS:g})"),
+         Option("pid", int, required=False, low=1, high=MAX_PID,
+                help="the run's pid, recorded on its locks (default: the caller's)"))
 REPORT = (LANE, TASK, RUNNER, Option("report", required=False, help="the report JSON (default: read from stdin)"))
 HEARTBEAT = (LANE, RUNNER)
 ABANDON = (LANE, TASK, Option("runner", help="the dead run's token"), Option("confirmed_by"),

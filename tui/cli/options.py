@@ -19,10 +19,17 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from factory_schedule.tui.cli.output import BadInput
+from factory_schedule.tui.host.files import MIB, read_regular_text
 
 JOURNAL_HELP = "journal URL (default: $FACTORY_JOURNAL, else the user data file); before or after the subcommand"
 MAX_JSON_DEPTH = 64  # deeper than any document the engine takes; refused before it can exhaust the stack
+MAX_COMMISSION_BYTES = 4 * MIB  # far above any commission; a path to a device or a huge file is refused, not read
 MAX_SECONDS = 86_400.0  # a day: longer than any TTL, grace or poll interval the tool has a use for
+# The largest integer any flag takes: exact in every JSON reader and in a 64-bit database column, so a number
+# the journal could not store (or a reader would round) is refused at the flag, before anything is opened.
+MAX_INTEGER = 2**53 - 1
+MIN_LEASE_TTL_SECONDS = 1.0
+MAX_PID = 2**22  # the largest pid Linux can give (its pid_max ceiling); macOS's are smaller
 
 
 class ArgumentsRefused(BadInput):
@@ -48,6 +55,8 @@ class Option:
     kind: type = str  # str, int, bool (given as on/off), or float (a number of seconds, up to a day)
     required: bool = True
     help: str | None = None
+    low: float = 0  # the range of an int or a float, both ends included (a float's is also `seconds`')
+    high: float = MAX_INTEGER
 
     @property
     def flag(self) -> str:
@@ -100,13 +109,19 @@ def gather(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any
 def _typed(option: Option, value: Any) -> Any:
     if option.kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise BadInput(f"{option.flag} must be an integer, got {json.dumps(value)[:80]}")
+    if option.kind is int and not option.low <= value <= option.high:
+        raise BadInput(f"{option.flag}: expected an integer from {option.low:.0f} to {option.high:.0f}, "
+                       f"got {str(value)[:40]}")
     if option.kind is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise BadInput(f"{option.flag} must be a number of seconds, got {json.dumps(value)[:80]}")
         try:
-            return seconds(str(value))
+            number = seconds(str(value))
         except argparse.ArgumentTypeError as error:
             raise BadInput(f"{option.flag}: {error}") from None
+        if not option.low <= number <= option.high:
+            raise BadInput(f"{option.flag}: expected {option.low:g} to {option.high:g} seconds, got {number:g}")
+        return number
     if option.kind is str and not isinstance(value, str):
         raise BadInput(f"{option.flag} must be a string, got {json.dumps(value)[:80]}")
     if option.kind is bool:
@@ -130,10 +145,19 @@ def text(value: str) -> str:
 
 
 def integer(value: str) -> int:
+    """Any decimal integer: its range is the Option's, checked with every other field in `gather`."""
     try:
         return int(value, 10)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer, got {value[:80]!r}") from None
+
+
+def segment_number(value: str) -> int:
+    """A segment's number: an integer from 1."""
+    number = integer(value)
+    if not 1 <= number <= MAX_INTEGER:
+        raise argparse.ArgumentTypeError(f"expected an integer from 1 to {MAX_INTEGER}, got {value[:40]!r}")
+    return number
 
 
 def on_off(value: str) -> bool:
@@ -160,9 +184,6 @@ def seconds(value: str) -> float:
     if not 0 < number <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"expected more than 0 and at most {MAX_SECONDS:g} seconds, got {value!r}")
     return number
-
-
-MIN_LEASE_TTL_SECONDS = 1.0
 
 
 def lease_ttl_seconds(value: str) -> float:
@@ -240,11 +261,7 @@ def _unicode_or_bad_input(value: str, what: str) -> None:
 def read_commission_file(path: str) -> Any:
     """A commission JSON document from a file, or from stdin for `-`; BadInput when it cannot be read."""
     try:
-        if path == "-":
-            document_text = sys.stdin.read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                document_text = handle.read()
+        document_text = sys.stdin.read() if path == "-" else read_regular_text(path, MAX_COMMISSION_BYTES)
     except UnicodeDecodeError:
         raise BadInput(f"{path} is not UTF-8 text (a commission is a JSON file)") from None
     except OSError as error:

@@ -40,7 +40,9 @@ the run works, named after the stage:
     PROMPTS/portfolio/promotion-reviewer/review/review.md, decide.md
 
 `run --check` checks every lane of the current commission (or --lane) and prints one
-JSON line per lane: its tasks and work keys, or the one-line error. It sends nothing.
+JSON line per lane: its tasks and work keys and its CLI's version, or the one-line error.
+It asks each lane's CLI itself (`--version`, its help for the options every call uses,
+its sign-in status) and sends nothing to a provider.
 
 Exit codes: 0 the segment ended (deferred or settled); 2 bad input or a prompt folder
 that cannot be used (the segment is settled, nothing was sent); 3 the journal could not
@@ -84,8 +86,14 @@ def _commission(schedule: LifecycleSchedule) -> dict[str, Any]:
     return dict(view.commission)
 
 
+def _lane_args(binding: Any) -> list[str]:
+    """Every argument the lane's tasks pass to the CLI."""
+    return [arg for task in binding.tasks for arg in task.args]
+
+
 def _check(args: argparse.Namespace) -> int:
     from factory_schedule.tui.host.providers import prompts
+    from factory_schedule.tui.host.providers.cli_probe import check_cli
 
     folder = _prompts_folder(args)
     commission = _commission(schedule_over(open_existing(journal_url_of(args))))
@@ -98,14 +106,23 @@ def _check(args: argparse.Namespace) -> int:
             failed = True
             emit({"lane": lane, "ok": False, "error": str(error)})
             continue
+        cli = check_cli(binding.provider, binding.executable, _lane_args(binding), binding.workdir,
+                        passed=binding.env)
+        if cli.problem is not None:
+            failed = True
+            emit({"lane": lane, "ok": False, "error": cli.problem, "version": cli.version})
+            continue
         answer: dict[str, Any] = {
             "lane": lane, "ok": True, "provider": binding.provider, "executable": binding.executable,
-            "sign_in": binding.sign_in,
+            "version": cli.version, "sign_in": binding.sign_in,
             "tasks": {t.task: {"bound": t.bound, "work": [u.work for u in t.units]} for t in binding.tasks}}
+        warnings = [cli.warning] if cli.warning else []
         if binding.executable_from_path:
-            answer["warning"] = (f"{binding.provider} was found on your PATH; the LaunchAgent's PATH is only the "
-                                 f"system's and factory-schedule's folder: set executable = "
-                                 f"\"{binding.executable}\" in lane.toml")
+            warnings.append(f"{binding.provider} was found on your PATH; the LaunchAgent's PATH is only the "
+                            f"system's and factory-schedule's folder: set executable = "
+                            f"\"{binding.executable}\" in lane.toml")
+        if warnings:
+            answer["warning"] = "; ".join(warnings)
         emit(answer)
     return EXIT_BAD_INPUT if failed else EXIT_OK
 
@@ -156,16 +173,21 @@ def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Seg
     from factory_schedule.tui.host.providers.work import SegmentWork
 
     occurrence, runner = segment.occurrence, segment.runner
-    status = session.probe(binding.provider, binding.executable, binding.workdir)
+    status = session.probe(binding.provider, binding.executable, binding.workdir, passed=binding.env)
     segment.sign_in = session.observed_sign_in(status, binding.sign_in)
     worker = SegmentWork(schedule, binding, segment, emit)
     emit({"run": "started", "lane": lane, "occurrence": occurrence, "runner": runner,
           "provider": binding.provider, "sign_in": segment.sign_in,
           "sign_in_from": "cli" if status.sign_in else "lane.toml"})
     run = stage_run.run_of(lane)
+    mismatch = None if status.logged_in is False else worker.sign_in_mismatch(
+        "its CLI reports it" if status.sign_in else "lane.toml names it")
     if status.logged_in is False:
         if not worker.defer("logged-out"):
             worker.settle(f"{binding.provider} is not signed in")
+        code = EXIT_OK
+    elif mismatch is not None:  # every call would be refused: nothing is asked for
+        worker.settle(mismatch)
         code = EXIT_OK
     elif run is not None:
         from factory_schedule.core.pipeline import PipelineLanes

@@ -39,7 +39,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
-from factory_schedule.tui.cli.options import lease_ttl_seconds
+from factory_schedule.tui.cli.options import lease_ttl_seconds, segment_number
 from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNNER_FAILED, BadInput, emit
 from factory_schedule.tui.host.paths import ENV_JOURNAL
 
@@ -157,6 +157,22 @@ def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
+def _after_ctrl_c(journal: Any, schedule: Any, runs: list[process_runner.SegmentRun]) -> None:
+    """Say what the Ctrl-C gave up, one `{"interrupted": ...}` line per runner, reconciling at once each segment
+    the tick's own runner left running (tui/host/interrupted.py); a failure is said, never raised over the
+    interrupt."""
+    from factory_schedule.tui.host.interrupted import reconcile_interrupted
+    from factory_schedule.tui.host.segments import this_host
+
+    try:
+        lines = reconcile_interrupted(journal, schedule, runs, this_host())
+    except Exception as error:
+        emit({"interrupted_error": f"{type(error).__name__}: {error}"})
+        return
+    for line in lines:
+        emit({"interrupted": line})
+
+
 def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
     """After the starts: the compact no-op/error record of each earlier firing that left none."""
     from factory_schedule.tui.host import health
@@ -189,6 +205,8 @@ def _tell_owner(journal: Any, url: str, schedule: Any, clock: SystemClock) -> No
         emit({"notified": notice})
     for problem in told.failed:
         emit({"notify_failed": problem})
+    if told.unremembered is not None:
+        emit({"notify_failed": f"what was notified could not be remembered: {told.unremembered}"})
 
 
 def _runner_and_schedule(args: argparse.Namespace, missing: str) -> tuple[list[str], str, Any, Any, Any]:
@@ -237,7 +255,8 @@ def _tick(args: argparse.Namespace) -> int:
                 exit_code = EXIT_RUNNER_FAILED
         return exit_code
     runs = process_runner.run_segments(
-        journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run})
+        journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run}),
+        interrupted=lambda ended: _after_ctrl_c(journal, schedule, ended),
     )
     if exit_code == EXIT_OK and any(run.exit != 0 or run.segment_running for run in runs):
         exit_code = EXIT_RUNNER_FAILED
@@ -323,7 +342,7 @@ def register(subcommands: Any) -> None:
     )
     keeper.add_argument("--lane", required=True)
     keeper.add_argument("--occurrence", required=True)
-    keeper.add_argument("--segment", type=int, required=True)
+    keeper.add_argument("--segment", type=segment_number, required=True)
     keeper.add_argument("--runner", required=True, help="the token the segment was admitted to")
     keeper.add_argument("--ttl", type=lease_ttl_seconds, default=DEFAULT_TTL_SECONDS)
     keeper.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")

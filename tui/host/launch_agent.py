@@ -16,9 +16,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from factory_schedule.core.health import LaunchAgentFact
+from factory_schedule.tui.host.files import MIB, read_regular
 from factory_schedule.tui.host.paths import sqlite_file_of
 
 LoadedProbe = Callable[[str], tuple[bool | None, str | None]]
+
+MAX_PLIST_BYTES = MIB  # a LaunchAgent is a few KiB; anything larger (or not a file) is refused, not read
 
 
 def launchctl_loaded(label: str) -> tuple[bool | None, str | None]:
@@ -64,8 +67,7 @@ def read_launch_agent(path: str, journal_url: str | None, loaded: LoadedProbe = 
     from factory_schedule.store.urls import shown_url
 
     try:
-        with open(path, "rb") as handle:
-            installed = plistlib.load(handle)
+        installed = plistlib.loads(read_regular(path, MAX_PLIST_BYTES))
     except (OSError, plistlib.InvalidFileException, ValueError) as error:
         return LaunchAgentFact(path, None, str(error))
     if not isinstance(installed, dict):

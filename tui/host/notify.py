@@ -3,17 +3,21 @@
 Health's findings wait in the dashboard; a 401 at 02:20 should not. A finding
 whose kind needs the owner (`NEEDS_OWNER`: a sign-in, an overage record, an
 expired or missing owner record, a dead runner the evidence cannot settle, a
+run that is alive but makes no progress (stopped or hung), a
 LaunchAgent that is not loaded, a broken hash chain, a prompt binding that cannot
 be read whole, a security-approve request or an escalation of a staged lane
 waiting for the owner's decision, a staged lane stalled past the owner's
 `stallHours`, a staged lanes' state that does not read, a scheduled run that
 failed or whose exit, output and record disagree, a lane whose CLI is signed out,
-a provider that could not be reached, an account a provider's message stopped)
+a provider that could not be reached, an account a provider's message stopped, a
+sign-in the runner observes that the account's record does not name)
 is sent to the notifier,
 and remembered so it is sent once: its key is its kind and its evidence (without
 what changes every second), kept in a small owner-only (0600) state file beside
 the journal (`<journal file>.notified.json`; for a server journal, in the user
 data folder). A send that fails is not remembered, so the next run tries again.
+A state file that cannot be written (a folder in its place, a full disk) never
+costs the report: it is one more finding, `notify-state-unwritable`.
 
 The notifier is `FACTORY_NOTIFY` (or health's `--notify`): a command line, split
 as a shell would split words but never run through a shell, to which the text is
@@ -40,18 +44,21 @@ from pathlib import Path
 from typing import Any
 
 from factory_schedule.core.health import Finding
+from factory_schedule.tui.host.files import MIB, read_regular_text
 from factory_schedule.tui.host.paths import beside_journal
 from factory_schedule.tui.terminal_text import printable
 
 ENV_NOTIFY = "FACTORY_NOTIFY"
 MAX_TEXT = 400
+MAX_STATE_BYTES = 4 * MIB  # a key and a short text per notified finding
 SEND_TIMEOUT_SECONDS = 30
 NEEDS_OWNER = frozenset({
     "account-sign-in-needed", "account-overage", "account-overage-on", "account-record-expired",
     "account-no-record", "stale-lease-live-process", "stale-lease-other-host", "lease-heartbeat-in-future",
     "launch-agent-not-loaded", "journal-chain-broken", "binding-blocked", "security-approve-waiting",
     "escalation-waiting", "lane-stalled", "pipeline-unreadable", "run-failed", "run-outcome-disagrees",
-    "lane-logged-out", "provider-unreachable", "provider-stopped-account",
+    "run-hung",
+    "lane-logged-out", "provider-unreachable", "provider-stopped-account", "sign-in-mismatch", "pipeline-clock-ahead",
 })  # fmt: skip
 VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",
@@ -72,6 +79,17 @@ class NotifyResult:
     sent: tuple[Notice, ...] = ()
     failed: tuple[str, ...] = ()  # why each failed send failed
     why_none: str | None = None
+    unremembered: str | None = None  # why what was sent could not be remembered (it may be sent again)
+
+    def findings(self, state: Path) -> list[Finding]:
+        """What went wrong with the notifications themselves, as findings of the report they belong to."""
+        if self.unremembered is None:
+            return []
+        return [Finding(
+            "notify-state-unwritable", "warning",
+            f"what was notified could not be remembered in {state}: {self.unremembered}; each finding that needs "
+            "you may be sent again on every run until the file can be written",
+            {"path": str(state), "detail": self.unremembered})]
 
 
 def safe_text(text: str) -> str:
@@ -114,7 +132,7 @@ def read_state(path: Path) -> dict[str, Any]:
     """What was notified, by key; an unreadable or tampered file counts as nothing notified (at worst the
     owner hears of a finding twice, never not at all)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_regular_text(path, MAX_STATE_BYTES))
     except (OSError, ValueError):
         return {}
     notified = document.get("notified") if isinstance(document, dict) else None
@@ -171,6 +189,10 @@ def notify_owner(findings: Sequence[Finding], journal_url: str, now: datetime,
         notice = Notice(key, finding.kind, text, now.isoformat())
         notified[key] = {"kind": notice.kind, "text": notice.text, "at": notice.at}
         sent.append(notice)
+    unremembered = None
     if sent:
-        write_state(path, notified)
-    return NotifyResult(command, tuple(sent), tuple(failed))
+        try:
+            write_state(path, notified)
+        except OSError as error:  # the notices went out: the report and its findings stand regardless
+            unremembered = f"{type(error).__name__}: {error.strerror or error}"
+    return NotifyResult(command, tuple(sent), tuple(failed), unremembered=unremembered)

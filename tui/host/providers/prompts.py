@@ -16,6 +16,7 @@ the order of their names. lane.toml:
     executable = "claude"          # optional: the CLI (default: the provider's name, found on PATH)
     workdir = "~/src/alpha"        # optional: where the CLI runs (default: the lane's folder)
     transcripts = "~/factory/calls"  # optional: keep each call's raw output here, one file per call
+    env = ["ANTHROPIC_BASE_URL"]   # optional: more environment variables the CLI needs, by name (never FACTORY_*)
     [tasks.scan]                   # optional, per task: bound, timeout_minutes, args
     bound = 100000
 
@@ -35,12 +36,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from factory_schedule.core.refusal_words import refusal_in_words
+from factory_schedule.tui.host.files import read_regular, read_regular_text
+from factory_schedule.tui.host.provider_environment import refused_name
 from factory_schedule.tui.host.providers.binding_health import BindingRead, snapshot_of
 from factory_schedule.tui.host.providers.calls import ACCOUNT_OF, ProviderName
 
 LANE_FILE = "lane.toml"
 PROMPT_SUFFIXES = (".md", ".txt")
 MAX_PROMPT_BYTES = 1_000_000
+MAX_SETTINGS_BYTES = 64 * 1024
 MAX_WORK_KEY = 200
 
 SIGN_IN_PATTERN = r"^\S(.*\S)?$"
@@ -72,6 +76,7 @@ class LaneSettings(BaseModel):
     executable: Annotated[str, Field(min_length=1)] | None = None
     workdir: Annotated[str, Field(min_length=1)] | None = None
     transcripts: Annotated[str, Field(min_length=1)] | None = None
+    env: list[str] = []
     tasks: dict[str, TaskSettings] = {}
 
 
@@ -105,6 +110,7 @@ class LaneBinding:
     executable_from_path: bool
     transcripts: Path | None
     tasks: tuple[TaskBinding, ...]
+    env: tuple[str, ...] = ()  # the names the owner passes to the provider beyond the allow-list
 
 
 def _one_line(path: Path, error: ValidationError) -> str:
@@ -113,10 +119,12 @@ def _one_line(path: Path, error: ValidationError) -> str:
 
 def _read_settings(path: Path) -> LaneSettings:
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = tomllib.loads(read_regular_text(path, MAX_SETTINGS_BYTES))
     except FileNotFoundError:
         raise BindingError(f"{path}: missing (each lane folder needs its lane.toml)") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise BindingError(f"{path}: cannot be read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
         raise BindingError(f"{path}: cannot be read: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise BindingError(f"{path}: not TOML: {error}") from None
@@ -127,8 +135,10 @@ def _read_settings(path: Path) -> LaneSettings:
 
 
 def _units(folder: Path) -> tuple[Unit, ...]:
+    # Every prompt-named entry but a folder: one that is not a regular file (a FIFO, a link to a device) is
+    # refused by name when read, never skipped as if it were not there.
     files = sorted(p for p in folder.iterdir()
-                   if p.is_file() and p.suffix in PROMPT_SUFFIXES and not p.name.startswith("."))
+                   if not p.is_dir() and p.suffix in PROMPT_SUFFIXES and not p.name.startswith("."))
     if not files:
         raise BindingError(f"{folder}: no prompt files (one .md or .txt file per unit of work)")
     units = []
@@ -141,9 +151,10 @@ def _units(folder: Path) -> tuple[Unit, ...]:
         if work in seen:
             raise BindingError(f"{path}: work key {work!r} is also {seen[work].name}")
         seen[work] = path
-        raw = path.read_bytes()
-        if len(raw) > MAX_PROMPT_BYTES:
-            raise BindingError(f"{path}: a prompt of {len(raw)} bytes is above {MAX_PROMPT_BYTES}")
+        try:
+            raw = read_regular(path, MAX_PROMPT_BYTES)
+        except OSError as error:
+            raise BindingError(f"{path}: cannot be read: {error.strerror or error}") from None
         try:
             text = raw.decode("utf-8-sig").replace("\r\n", "\n")
         except UnicodeDecodeError:
@@ -187,6 +198,10 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
                     and p.name not in names)
     if strays:
         raise BindingError(f"{folder / strays[0]}: not a task of lane {lane} ({', '.join(names)})")
+    for name in settings.env:
+        problem = refused_name(name)
+        if problem is not None:
+            raise BindingError(f"{lane_file}: env: {problem}")
     executable = settings.executable or settings.provider
     resolved = which(os.path.expanduser(executable))
     if resolved is None:
@@ -226,7 +241,7 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
         lane=lane, folder=folder, provider=settings.provider, executable=str(resolved), sign_in=settings.sign_in,
         executable_from_path=not os.path.isabs(os.path.expanduser(executable)),
         workdir=workdir, transcripts=_path(settings.transcripts, folder) if settings.transcripts else None,
-        tasks=tuple(bindings),
+        tasks=tuple(bindings), env=tuple(settings.env),
     )
 
 
@@ -248,10 +263,10 @@ def read_binding(source: str, lane: str) -> BindingRead:
     try:
         folder = Path(os.path.expanduser(source)) / lane
         resolved = folder.resolve(strict=True)
-        files = {LANE_FILE: (resolved / LANE_FILE).read_bytes()}
+        files = {LANE_FILE: read_regular(resolved / LANE_FILE, MAX_SETTINGS_BYTES)}
         for path in sorted(resolved.glob("*/*")):
-            if path.is_file() and path.suffix in PROMPT_SUFFIXES and not path.name.startswith("."):
-                files[path.relative_to(resolved).as_posix()] = path.read_bytes()
+            if not path.is_dir() and path.suffix in PROMPT_SUFFIXES and not path.name.startswith("."):
+                files[path.relative_to(resolved).as_posix()] = read_regular(path, MAX_PROMPT_BYTES)
     except OSError as error:
         return BindingRead(lane, source, error=f"{error.filename or source}: {error.strerror}")
     return BindingRead(lane, source, str(resolved), snapshot_of(files))
