@@ -211,6 +211,12 @@ class LaneView:
     eligible: list[str]
 
 
+def _named(doc: dict[str, Any]) -> dict[str, Any]:
+    """A task as a run reads it: its number is `task`, as a claim's result and every command name it (the
+    stored document keeps its short `n`)."""
+    return {"task": doc["n"], **{key: value for key, value in doc.items() if key != "n"}}
+
+
 class PipelineLanes:
     """Promotion and maturation over one journal's `pipeline/lanes` aggregate."""
 
@@ -372,14 +378,23 @@ class PipelineLanes:
             return self._claim_occurrence(lane, run, runner, occurrence_id)
         run = _matching("run", run, _WORD, "a run identity")
         payload = {"lane": lane, "run": run, "runner": runner}
+        command_id = f"pipeline/{lane}/claim/{runner}"
 
-        def decide(state: PipelineState, now: DateTime) -> rules.Change | rules.Idle:
+        def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
             problem = scheduled.unscheduled_problem(self._schedule.read(), run)
             if problem is not None:
                 raise problem
-            return rules.claim(state, lane, run, runner, now)
+            recorded = self.journal.receipt(command_id)
+            if recorded is not None and recorded.digest == canonical_digest(payload):
+                return _Command(command_id, payload, None)  # this run's retry: replay its claim
+            answer = rules.claim(rules.configured(state), lane, run, runner, now)
+            if recorded is not None:  # one claim per token and lane: an idle answer says why, else CONFLICT
+                if isinstance(answer, rules.Idle):
+                    return answer
+                raise PipelineError("CONFLICT", f"{command_id} was recorded with a different request")
+            return answer if isinstance(answer, rules.Idle) else _Command(command_id, payload, answer)
 
-        return self._command(f"pipeline/{lane}/claim/{runner}", payload, decide)
+        return self._run(plan)
 
     def _claim_occurrence(self, lane: str, run: str, runner: str, occurrence_id: str) -> PipelineResult | ClaimIdle:
         command_id = scheduled.occurrence_claim_command_id(lane, occurrence_id)
@@ -525,7 +540,7 @@ class PipelineLanes:
         return LaneView(
             lane=lane, scheduler=state.settings.scheduler(lane), reviewer=state.settings.reviewer(lane),
             wip_limit=state.settings.wip(lane), wip=[w.doc() for w in record.wip],
-            tasks=[t.doc() for t in record.tasks], done=[d.doc() for d in record.done],
+            tasks=[_named(t.doc()) for t in record.tasks], done=[_named(d.doc()) for d in record.done],
             tasks_done=record.tasks_done, history=[h.doc() for h in record.history], completed=record.completed,
             parked=record.parked, cooldown_until=record.cooldown_until, stages=stages,
             review_stages=sorted(REVIEW_STAGES[lane]),

@@ -144,13 +144,17 @@ def _spawn(seconds: float, log: str | None) -> None:
 
 
 def _auth_status() -> int:
+    """`claude auth status` as Claude Code 2.1.197 prints it (its JSON, two-space indented; exit 1 when logged
+    out): `email`, `orgId`, `orgName` and `subscriptionType` only for a claude.ai sign-in, each possibly null."""
     logged_in = os.environ.get("FAKE_CLAUDE_LOGGED_OUT") is None
-    document = {"loggedIn": logged_in, "authMethod": "claude.ai" if logged_in else "none"}
-    email = os.environ.get("FAKE_CLAUDE_EMAIL", "owner@example.com")
-    if logged_in and email:
-        document["email"] = email
-    print(json.dumps(document))
-    return 0
+    document: dict[str, object] = {"loggedIn": logged_in, "authMethod": "claude.ai" if logged_in else "none",
+                                   "apiProvider": "firstParty"}
+    if logged_in:
+        document.update(email=os.environ.get("FAKE_CLAUDE_EMAIL", "owner@example.com") or None,
+                        orgId="00000000-0000-4000-8000-000000000000", orgName="Owner's Organization",
+                        subscriptionType="max")
+    print(json.dumps(document, indent=2))
+    return 0 if logged_in else 1
 
 
 def _config_log(provider: str) -> str | None:

@@ -96,7 +96,7 @@ def test_a_staged_run_killed_mid_call_is_resumed_by_the_next_tick_and_settled_wi
     assert (call.work, call.outcome, call.unknown) == ("task-1", "lost", True)
     assert len(_contacts(tmp_path)) == 1  # the lost call's work is never sent again in this occurrence
     view = lanes.lane_view("promotion")
-    assert view is not None and [(task["n"], task["stage"]) for task in view.tasks] == [(1, "select")]
+    assert view is not None and [(task["task"], task["stage"]) for task in view.tasks] == [(1, "select")]
     assert view.tasks[0].get("claimedBy") is None  # handed back: the lane's next run claims it
     assert leases.list_leases(_file_journal(lanes)) == []
 

@@ -24,7 +24,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pendulum
 
 from factory_schedule.core import ScheduleError
-from factory_schedule.core.runner_findings import PROVIDER_STOPPED_ACCOUNT, PROVIDER_UNREACHABLE
+from factory_schedule.core.runner_findings import (
+    PROVIDER_STOPPED_ACCOUNT,
+    PROVIDER_UNREACHABLE,
+    sign_in_mismatch_reason,
+)
 from factory_schedule.store import JournalError
 from factory_schedule.tui.host.providers.calls import Made, make_call
 from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
@@ -169,6 +173,18 @@ class SegmentWork:
             return
         assert last is not None
         raise last
+
+    def sign_in_mismatch(self, source: str) -> str | None:
+        """The settlement reason when the sign-in this runner observes is not the one a task's account record
+        names (the schedule would refuse every call `overage-unverified`); None when they agree or no record
+        names one."""
+        view = self.retry.run(self.schedule.read)
+        records: dict[str, Any] = {a.account: a.record for a in view.accounts} if view is not None else {}
+        for task in self.binding.tasks if self.binding is not None else ():
+            record = records.get(task.account)
+            if record is not None and record.sign_in != self.segment.sign_in:
+                return sign_in_mismatch_reason(self.segment.sign_in, source, task.account, record.sign_in)
+        return None
 
     # -- the work ----------------------------------------------------------------------------
 
