@@ -104,6 +104,7 @@ class SegmentWork:
         self.clock = clock
         self.deadline: float | None = None
         self.made: list[Made] = []  # every contact this segment made, in order
+        self.refused: str | None = None  # the schedule's last refusal of a call, its reason
 
     # -- the journal, retried ----------------------------------------------------------------
 
@@ -221,6 +222,7 @@ class SegmentWork:
 
     def _after_refusal(self, task: TaskBinding, unit: Unit, reason: str, detail: str) -> str | None:
         """What a refusal does: `next` unit, `task` (skip the rest of this task), or stop (None after ending)."""
+        self.refused = reason
         self.emit({"run": "refused", "task": task.task, "work": unit.work, "reason": reason, "detail": detail})
         if reason in ("duplicate-work", "unknown-effect"):
             return "next"
