@@ -782,6 +782,9 @@ def decide_approval(state: PipelineState, approval_id: str, decided_by: str, app
         raise PipelineError("UNKNOWN_TASK", f"no approval request {approval_id}")
     if approval.approved is not None:
         raise PipelineError("STALE", f"approval {approval_id} was already decided")
+    if decided_by == approval.requested_by:
+        raise PipelineError("SELF_DECIDED", f"approval {approval_id} was requested by {decided_by}, who may not "
+                                            f"decide it; nothing was written")
     stamp = _stamp_after(f"approval {approval_id}", approval_instants(approval), now)
     decided = _put(approval, decided_by=decided_by, decided_at=stamp, approved=approved)
     new = _put(state, approvals=tuple(decided if a.id == approval_id else a for a in state.approvals),
