@@ -89,7 +89,7 @@ def one_kill(index: int, arrangement: str, base: str | None) -> dict[str, Any]:
     journal = open_journal(url)
     schedule = LifecycleSchedule(journal, SystemClock())
     tick = _tick(url, prompts, env)
-    time.sleep(random.uniform(0.5, 5.0))
+    time.sleep(random.uniform(1.5, 6.0))
     segment = [lease for lease in leases.list_leases(journal) if lease.scope.startswith("segment/")]
     runner = int(segment[0].info["pid"]) if segment and segment[0].info.get("pid") != tick.pid else None
     if arrangement in ("tick", "both"):
@@ -118,19 +118,23 @@ def one_kill(index: int, arrangement: str, base: str | None) -> dict[str, Any]:
         findings = [finding["kind"] for finding in report["findings"]]
         if "reconciled-dead-runner" in kinds and alive_before:
             violations.append(f"reconciled while call processes {alive_before} lived")
-    if occurrence is not None and occurrence.state == "interrupted":
+    admitted = occurrence is not None
+    if occurrence is None or occurrence.state == "interrupted":  # killed before its admission, or resumable
         resumed = _tick(url, prompts, env)
         resumed.wait(timeout=180)
+        view = schedule.read()
+        occurrence = view.occurrences[0] if view is not None and view.occurrences else None
     status = schedule.status(occurrence.id) if occurrence is not None else None
     sent = _sent(folder)
-    if status is not None and status.state not in ("settled", "deferred"):
-        violations.append(f"occurrence ended {status.state}; health said {findings}")
+    if status is None or status.state not in ("settled", "deferred"):
+        violations.append(f"occurrence ended {getattr(status, 'state', None)}; health said {findings}")
     if len(sent) != len(set(sent)):
         violations.append(f"a unit was sent twice: {sent}")
     for pid in _call_pids(folder):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    return {"kill": index, "arrangement": arrangement, "runner_killed": runner is not None or arrangement == "tick",
+    return {"kill": index, "arrangement": arrangement, "admitted_before_kill": admitted,
+            "runner_killed": runner is not None or arrangement == "tick",
             "state": status.state if status else None, "status": getattr(status, "status", None),
             "sent": len(sent), "repairs": repairs, "violations": violations}
 
