@@ -164,3 +164,4 @@ def test_no_owner_write_a_provider_attempts_with_the_journals_url_reaches_a_jour
     assert "evil@example.com" not in json.dumps(schedule)
     state = lanes.state()
     assert state is not None and state.settings_revision == 1
+    assert not list((tmp_path / "data" / "factory-schedule").glob("*.new"))  # a refused new key leaves no file
