@@ -100,7 +100,7 @@ def _document(value: str | None, what: str, flag: str) -> Any:
     return read_stdin_json(what) if value is None else parse_json(value, flag)
 
 
-# -- the seed's three lock scopes, on the journal's leases ---------------------------------------------
+# -- the three lock scopes, on the journal's leases ----------------------------------------------------
 #
 # A worker singleton per lane (`pipeline/<lane>/worker`) is taken before the claim selects a task and
 # held until the run's report; each exclusive resource the commission names for the lane
