@@ -30,7 +30,6 @@ from factory_schedule.tui.cli.options import (
     add_command,
     gather,
     parse_json,
-    read_commission_file,
     read_stdin_json,
 )
 from factory_schedule.tui.cli.output import (
@@ -290,12 +289,6 @@ def _abandon(args: argparse.Namespace) -> int:
 # -- the owner's and the portfolio's commands ----------------------------------------------------
 
 
-def _settings(args: argparse.Namespace) -> int:
-    commission = read_commission_file(args.file)
-    emit(_open_lanes(args).record_settings(commission))
-    return EXIT_OK
-
-
 def _top_n(args: argparse.Namespace) -> int:
     v = gather(args, TOP_N)
     candidates = _document(v.get("candidates"), "the candidates", "--candidates")  # before the journal opens
@@ -348,9 +341,6 @@ def _show(lanes: Any, v: dict[str, Any]) -> Any:
 def register(subcommands: Any) -> None:
     lanes = subcommands.add_parser("lanes", help="the staged promotion and maturation lanes (runner interface)")
     commands = lanes.add_subparsers(dest="lanes_command", metavar="COMMAND", required=True)
-    settings = add_command(commands, "settings", "adopt a commission revision's pipeline settings", (), _settings,
-                        stdin=False)
-    settings.add_argument("file", help="the commission JSON file ('-' for stdin)")
     add_command(commands, "top-n", "record a week's ranked Top-N (candidates JSON on stdin or --candidates)", TOP_N,
              _top_n, stdin=False)
     add_command(commands, "claim", "take the lane's locks and claim its next task (50: none; 4: held)", CLAIM, _claim)
