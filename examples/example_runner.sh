@@ -11,12 +11,15 @@
 # FACTORY_SEGMENT. Settings (environment): RUNNER_TASK (scan), RUNNER_WORK (the
 # work keys, space-separated), RUNNER_BOUND (tokens per call), RUNNER_SIGN_IN (the
 # sign-in the provider session uses), PROVIDER (the provider command; it takes
-# --work KEY --bound N and prints the report JSON), FACTORY_SCHEDULE (how to run
+# --work KEY --bound N and prints the report JSON; it starts through `factory-schedule
+# provider-env`, with an allow-listed environment and the names in PROVIDER_ENV, never
+# a FACTORY_* variable), FACTORY_SCHEDULE (how to run
 # the CLI), PYTHON (reads the CLI's JSON answers; default python3).
 set -uo pipefail
 
 FS=${FACTORY_SCHEDULE:-factory-schedule}
 PROVIDER=${PROVIDER:-"python3 $(dirname "$0")/fake_provider.py"}
+PASS=${PROVIDER_ENV:-}   # more variables the provider needs, by name; it never gets FACTORY_* (provider-env)
 TASK=${RUNNER_TASK:-scan}
 WORK=${RUNNER_WORK:-"item-1 item-2"}
 BOUND=${RUNNER_BOUND:-150000}
@@ -91,7 +94,7 @@ for work in $WORK; do
     *) log "admission refused or failed (exit $rc): $answer"; exit "$rc" ;;
   esac
   call=$(field call <<<"$answer")
-  report=$($PROVIDER --work "$work" --bound "$BOUND")
+  report=$($FS provider-env --pass "$PASS" -- $PROVIDER --work "$work" --bound "$BOUND")
   if [ $? -ne 0 ] || [ -z "$(field kind <<<"$report")" ]; then
     report='{"kind": "lost"}'                # no trustworthy answer: the effect is unknown
   fi

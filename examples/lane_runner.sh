@@ -16,11 +16,14 @@
 # The tick provides FACTORY_JOURNAL, FACTORY_OCCURRENCE, FACTORY_RUNNER and FACTORY_LANE. Settings
 # (environment): RUNNER_BOUND (tokens for the call; default 150000), RUNNER_SIGN_IN, PROVIDER (takes
 # --work KEY --bound N --answer FILE, prints the call's report JSON and writes the stage's report to FILE;
-# the claimed task is in $LANE_TASK for its prompt), FACTORY_SCHEDULE, PYTHON.
+# the claimed task is in $LANE_TASK for its prompt; it starts through `factory-schedule provider-env`, with an
+# allow-listed environment, LANE_TASK and the names in PROVIDER_ENV, never a FACTORY_* variable),
+# FACTORY_SCHEDULE, PYTHON.
 set -uo pipefail
 
 FS=${FACTORY_SCHEDULE:-factory-schedule}
 PROVIDER=${PROVIDER:-"python3 $(dirname "$0")/fake_provider.py"}
+PASS=${PROVIDER_ENV:-}   # more variables the provider needs, by name; it never gets FACTORY_* (provider-env)
 BOUND=${RUNNER_BOUND:-150000}
 SIGN_IN=${RUNNER_SIGN_IN:-owner@example.com}
 OCC=${FACTORY_OCCURRENCE:?run me from factory-schedule tick}
@@ -109,7 +112,7 @@ beat=$("$PY" -c "print($TTL / 3)")
 ( while sleep "$beat"; do $FS lanes heartbeat --lane "$LANE" --runner "$RUNNER" >/dev/null || exit; done ) &
 heartbeats=$!
 trap 'kill "$heartbeats" 2>/dev/null; rm -f "$final"' EXIT
-report=$($PROVIDER --work "task-$N" --bound "$BOUND" --answer "$final")
+report=$($FS provider-env --pass "LANE_TASK $PASS" -- $PROVIDER --work "task-$N" --bound "$BOUND" --answer "$final")
 kill "$heartbeats" 2>/dev/null
 if [ $? -ne 0 ] || [ -z "$(field kind <<<"$report")" ]; then
   report='{"kind": "lost"}'

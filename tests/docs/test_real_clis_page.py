@@ -26,7 +26,7 @@ def shell(script: str, cwd: Path, home: Path, **env: str) -> subprocess.Complete
     environment = {key: value for key, value in os.environ.items() if not key.startswith("FACTORY_")}
     environment.update(HOME=str(home), PATH=os.pathsep.join([str(FAKES), str(Path(sys.executable).parent),
                                                              "/usr/bin", "/bin"]),
-                       FAKE_PROVIDER_LOG=str(cwd / "contacts.log"), **env)
+                       CLAUDE_CONFIG_DIR=str(cwd), **env)  # the fake logs its contacts in its config folder
     environment["PYTHONPATH"] = str(REPO)
     return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=environment, capture_output=True, text=True,
                           timeout=180)

@@ -3,7 +3,8 @@
 The fake `claude` and `codex` executables beside this file call `main(provider)`.
 The transcript is `$FAKE_TRANSCRIPTS/<provider>/<name>.jsonl` (default: tests/tui/transcripts),
 where <name> comes from a `[transcript: NAME]` marker in the prompt, else $FAKE_TRANSCRIPT,
-else `normal`. Each contact is appended to $FAKE_PROVIDER_LOG (one JSON line) before any
+else `normal`. Each contact is appended to $FAKE_PROVIDER_LOG (else `contacts.log` in $CLAUDE_CONFIG_DIR or
+$CODEX_HOME) (one JSON line) before any
 output, so a test can count what was sent.
 
 Lines are printed as they are, after replacing `{{RESET}}` (epoch seconds an hour from now)
@@ -152,6 +153,13 @@ def _auth_status() -> int:
     return 0
 
 
+def _config_log(provider: str) -> str | None:
+    """Without $FAKE_PROVIDER_LOG, `contacts.log` in the CLI's own configuration folder, when it has one: the
+    provider starts with an allow-listed environment, where the CLI's configuration folder always passes."""
+    folder = os.environ.get("CLAUDE_CONFIG_DIR" if provider == "claude" else "CODEX_HOME")
+    return str(Path(folder) / "contacts.log") if folder else None
+
+
 VERSIONS = {"claude": "2.1.197 (Claude Code)", "codex": "codex-cli 0.171.0"}
 
 
@@ -191,7 +199,7 @@ def main(provider: str) -> int:
     name = found.group(1) if found else os.environ.get("FAKE_TRANSCRIPT", "normal")
     folder = Path(os.environ.get("FAKE_TRANSCRIPTS", TRANSCRIPTS))
     path = folder / provider / f"{name}.jsonl"
-    log = os.environ.get("FAKE_PROVIDER_LOG")
+    log = os.environ.get("FAKE_PROVIDER_LOG") or _config_log(provider)
     if log:
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"provider": provider, "transcript": name, "pid": os.getpid(),

@@ -10,6 +10,13 @@ FAKES = REPO / "tests" / "fakes"
 TRANSCRIPTS = REPO / "tests" / "tui" / "transcripts"
 
 
+# The fakes' own settings: a test passes them to the provider as an owner passes a name in lane.toml's `env`
+# (the provider starts with an allow-listed environment, so nothing else reaches it).
+FAKE_SETTINGS = ("FAKE_PROVIDER_LOG", "FAKE_TRANSCRIPT", "FAKE_TRANSCRIPTS", "FAKE_CLAUDE_LOGGED_OUT",
+                 "FAKE_CLAUDE_EMAIL", "FAKE_CODEX_LOGGED_OUT", "FAKE_PROVIDER_MODE", "FAKE_PROVIDER_ANSWER")
+FAKE_LANE_ENV = "env = [" + ", ".join(f'"{name}"' for name in FAKE_SETTINGS) + "]\n"
+
+
 def fake_path(base: str | None = None) -> str:
     """PATH with the fake provider executables first."""
     return str(FAKES) + os.pathsep + (base if base is not None else os.environ.get("PATH", ""))

@@ -18,6 +18,8 @@ from typing import Any
 
 import pendulum
 
+from .provider_support import FAKE_SETTINGS
+
 REPO = Path(__file__).resolve().parents[2]
 FAKE_PROVIDER = REPO / "examples" / "fake_provider.py"
 EXAMPLE_RUNNER = REPO / "examples" / "example_runner.sh"
@@ -75,6 +77,7 @@ def cli_env(journal_url: str, **extra: str) -> dict[str, str]:
     env["FACTORY_JOURNAL"] = journal_url
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["FACTORY_SCHEDULE"] = f"{sys.executable} -m factory_schedule.tui.cli"
+    env["PROVIDER_ENV"] = " ".join(FAKE_SETTINGS)  # the example runners pass the fake provider its settings
     env.update(extra)
     return env
 

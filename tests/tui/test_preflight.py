@@ -19,7 +19,7 @@ from factory_schedule.core import SCHEDULE_AGGREGATE
 from factory_schedule.store import open_journal
 
 from .preflight_support import zone_where_it_is_two_am
-from .provider_support import fake_path
+from .provider_support import FAKE_LANE_ENV, fake_path
 from .runner_support import CLI, REPO, cli_env
 
 
@@ -47,6 +47,8 @@ class Owner:
             assert self("record-account", "--account", "claude", "--sequence", "1", "--sign-in", "owner@example.com",
                         "--overage", "off", "--recorded-by", "owner").returncode == 0
         assert self("prompts", "new", "prompts", "--sign-in", "owner@example.com").returncode == 0
+        for lane_file in (self.home / "prompts").rglob("lane.toml"):  # the stand-in CLI's settings reach it
+            lane_file.write_text(lane_file.read_text() + FAKE_LANE_ENV)
 
     def sent(self) -> int:
         log = self.home / "provider.log"

@@ -25,7 +25,7 @@ from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host.clock import SystemClock
 
-from .provider_support import fake_path
+from .provider_support import FAKE_LANE_ENV, fake_path
 from .runner_support import CLI, REPO, cli, cli_env, wait_for
 from .test_run import claude_lane, lanes_commission, record
 
@@ -78,7 +78,8 @@ class Night:
         prompts = tmp_path / "prompts"
         claude_lane(prompts, "alpha/basic", "hang-with-tool")
         (prompts / "alpha/basic/lane.toml").write_text(
-            'provider = "claude"\nsign_in = "owner@example.com"\nbound = 150000\ntimeout_minutes = 30\n')
+            'provider = "claude"\nsign_in = "owner@example.com"\nbound = 150000\ntimeout_minutes = 30\n'
+            + FAKE_LANE_ENV)
         self.journal = open_journal(url)
         schedule = LifecycleSchedule(self.journal, SystemClock())
         record(schedule, lanes_commission(("alpha", "scan", "claude")))

@@ -15,7 +15,7 @@ import pytest
 from factory_schedule.tui.host.providers import claude, claude_text, codex
 from factory_schedule.tui.host.providers.calls import make_call
 from factory_schedule.tui.host.providers.ending import ProcessEnd
-from tests.tui.provider_support import TRANSCRIPTS, fake_env
+from tests.tui.provider_support import FAKE_SETTINGS, TRANSCRIPTS, fake_env
 
 BOUND = 150_000
 HANG_TIMEOUT = 3.0
@@ -121,7 +121,7 @@ def test_a_replayed_transcript_is_reported_exactly_as_the_provider_said(
     log = tmp_path / "contacts.log"
     before = time.time()
     made = make_call(provider, provider, f"Scan the repository. [transcript: {name}]", BOUND,  # type: ignore[arg-type]
-                     HANG_TIMEOUT, env=fake_env(log), transcript=tmp_path / "call.jsonl")
+                     HANG_TIMEOUT, env=fake_env(log), passed=FAKE_SETTINGS, transcript=tmp_path / "call.jsonl")
     _assert_report(made.outcome.report, expected, before)
     assert made.outcome.stop == stop
     assert len(log.read_text().splitlines()) == 1  # one contact, once
@@ -133,7 +133,7 @@ def test_a_replayed_transcript_is_reported_exactly_as_the_provider_said(
 
 
 def test_a_hung_provider_and_everything_it_started_are_stopped_at_the_deadline(tmp_path: Path) -> None:
-    made = make_call("claude", "claude", "[transcript: hang]", BOUND, 1.0, env=fake_env())
+    made = make_call("claude", "claude", "[transcript: hang]", BOUND, 1.0, env=fake_env(), passed=FAKE_SETTINGS)
     assert made.outcome.report == {"kind": "lost"}
     assert made.run.pid is not None
     with pytest.raises(ProcessLookupError):
@@ -144,7 +144,8 @@ def test_a_hung_provider_and_everything_it_started_are_stopped_at_the_deadline(t
 
 def test_the_transcript_copy_is_the_providers_bytes_and_stderr_is_kept_only_as_data(tmp_path: Path) -> None:
     copy = tmp_path / "call.jsonl"
-    made = make_call("claude", "claude", "[transcript: crash]", BOUND, HANG_TIMEOUT, env=fake_env(), transcript=copy)
+    made = make_call("claude", "claude", "[transcript: crash]", BOUND, HANG_TIMEOUT, env=fake_env(),
+                     passed=FAKE_SETTINGS, transcript=copy)
     assert copy.read_text().count("\n") == 3
     assert "something went wrong" in made.run.stderr_tail
 
@@ -288,5 +289,6 @@ def test_claude_errors_of_a_failed_run_are_kept_for_the_owner(tmp_path: Path) ->
     ("codex", "forbidden-403", "403 Forbidden"),
 ])
 def test_a_refusal_keeps_the_providers_message_as_data(provider: str, name: str, words: str) -> None:
-    made = make_call(provider, provider, f"[transcript: {name}]", BOUND, HANG_TIMEOUT, env=fake_env())  # type: ignore[arg-type]
+    made = make_call(provider, provider, f"[transcript: {name}]", BOUND, HANG_TIMEOUT,  # type: ignore[arg-type]
+                     env=fake_env(), passed=FAKE_SETTINGS)
     assert words in made.outcome.extra["provider_message"]

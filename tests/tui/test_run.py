@@ -19,7 +19,7 @@ from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 
-from .provider_support import fake_path
+from .provider_support import FAKE_LANE_ENV, fake_path
 from .runner_support import CLI, REPO, cli, cli_env, commission_due_now, json_lines, run_logs
 
 CLAUDE_TOKENS = 3000  # what the `normal` Claude transcript reports used
@@ -29,7 +29,7 @@ BOUND = 150_000
 def write_lane(prompts: Path, lane: str, settings: str, units: dict[str, dict[str, str]]) -> Path:
     folder = prompts / lane
     folder.mkdir(parents=True)
-    (folder / "lane.toml").write_text(settings)
+    (folder / "lane.toml").write_text(settings if "\nenv = " in settings else settings + FAKE_LANE_ENV)
     for task, files in units.items():
         (folder / task).mkdir()
         for name, text in files.items():

@@ -23,7 +23,7 @@ from factory_schedule.tui.host.providers.calls import make_call
 from factory_schedule.tui.host.providers.prompts import load_lane
 from factory_schedule.tui.host.providers.work import EXIT_DONE, EXIT_UNRECORDED, Retry, Segment, SegmentWork
 
-from .provider_support import FAKES
+from .provider_support import FAKE_LANE_ENV, FAKES
 from .runner_support import commission_due_now
 
 RUNNER = "r-0123456789ab"
@@ -75,7 +75,7 @@ def binding(tmp_path: Path, *transcripts: str, bound: int = 150_000) -> Any:
     folder = tmp_path / "prompts" / "alpha" / "basic"
     (folder / "scan").mkdir(parents=True)
     (folder / "lane.toml").write_text(f'provider = "claude"\nsign_in = "owner@example.com"\nbound = {bound}\n'
-                                      f'executable = "{FAKES / "claude"}"\ntimeout_minutes = 0.05\n')
+                                      f'executable = "{FAKES / "claude"}"\ntimeout_minutes = 0.05\n' + FAKE_LANE_ENV)
     for i, name in enumerate(transcripts, start=1):
         (folder / "scan" / f"unit-{i}.md").write_text(f"Unit {i}. [transcript: {name}]")
     tasks = [{"task": "scan", "account": "claude", "maxCalls": 4, "callBound": 150_000}]

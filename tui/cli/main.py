@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "runner",
     "commission",
     "run",
+    "provider_env",
     "tick",
     "health",
     "check",

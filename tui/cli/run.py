@@ -172,7 +172,7 @@ def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Seg
     from factory_schedule.tui.host.providers.work import SegmentWork
 
     occurrence, runner = segment.occurrence, segment.runner
-    status = session.probe(binding.provider, binding.executable, binding.workdir)
+    status = session.probe(binding.provider, binding.executable, binding.workdir, passed=binding.env)
     segment.sign_in = session.observed_sign_in(status, binding.sign_in)
     worker = SegmentWork(schedule, binding, segment, emit)
     emit({"run": "started", "lane": lane, "occurrence": occurrence, "runner": runner,

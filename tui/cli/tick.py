@@ -157,6 +157,22 @@ def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
+def _after_ctrl_c(journal: Any, schedule: Any, runs: list[process_runner.SegmentRun]) -> None:
+    """Say what the Ctrl-C gave up, one `{"interrupted": ...}` line per runner, reconciling at once each segment
+    the tick's own runner left running (tui/host/interrupted.py); a failure is said, never raised over the
+    interrupt."""
+    from factory_schedule.tui.host.interrupted import reconcile_interrupted
+    from factory_schedule.tui.host.segments import this_host
+
+    try:
+        lines = reconcile_interrupted(journal, schedule, runs, this_host())
+    except Exception as error:
+        emit({"interrupted_error": f"{type(error).__name__}: {error}"})
+        return
+    for line in lines:
+        emit({"interrupted": line})
+
+
 def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
     """After the starts: the compact no-op/error record of each earlier firing that left none."""
     from factory_schedule.tui.host import health
@@ -239,7 +255,8 @@ def _tick(args: argparse.Namespace) -> int:
                 exit_code = EXIT_RUNNER_FAILED
         return exit_code
     runs = process_runner.run_segments(
-        journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run})
+        journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run}),
+        interrupted=lambda ended: _after_ctrl_c(journal, schedule, ended),
     )
     if exit_code == EXIT_OK and any(run.exit != 0 or run.segment_running for run in runs):
         exit_code = EXIT_RUNNER_FAILED

@@ -32,7 +32,7 @@ def lane_facts(folder: Path, commission: dict[str, object], lane: str) -> LaneFa
         return LaneFacts(lane, binding_problem=str(error))
     cli = check_cli(binding.provider, binding.executable, [arg for task in binding.tasks for arg in task.args],
                     binding.workdir)
-    status = session.probe(binding.provider, binding.executable, binding.workdir)
+    status = session.probe(binding.provider, binding.executable, binding.workdir, passed=binding.env)
     return LaneFacts(lane, provider=binding.provider, executable=binding.executable, executable_found=True,
                      units=sum(len(task.units) for task in binding.tasks), logged_in=status.logged_in,
                      sign_in=session.observed_sign_in(status, binding.sign_in),

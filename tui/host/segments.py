@@ -533,15 +533,18 @@ def run_segments(
     now: Callable[[], datetime],
     read_view: Callable[[], ScheduleView | None],
     report: Callable[[SegmentRun], None],
+    interrupted: Callable[[list[SegmentRun]], None] | None = None,
 ) -> list[SegmentRun]:
     """Run every admitted segment's COMMAND at once (each lane has its own deadline) and wait for all.
 
     A Ctrl-C at a tick in the foreground reaches only the tick: each runner leads a session of its own (so
     that a closed terminal or a dying tick does not take a paid call down with it). The tick passes the
     interrupt on to every runner's session, as if the owner had pressed Ctrl-C at each, waits for them to
-    end as their own rules say (a call in flight is never sent again: health reconciles it), and stops."""
+    end as their own rules say (a call in flight is never sent again), hands `interrupted` every run, and
+    stops: the tick itself ended those runners, so it need not wait 2 x TTL for health to prove them gone."""
     runs: list[SegmentRun] = []
     lock = threading.Lock()
+    ended = threading.Condition(lock)  # notified as each run ends: what the waits below count
     sessions: list[int] = []
 
     def started(pid: int) -> None:
@@ -555,25 +558,35 @@ def run_segments(
             scope = segment_scope(job.occurrence_id, job.segment)
             result = SegmentRun(job.lane, job.occurrence_id, job.segment, job.runner, scope, None, None, True,
                                 "unknown", detail=f"{type(error).__name__}: {error}")
-        with lock:
+        with ended:
             runs.append(result)
             report(result)
+            ended.notify_all()
+
+    def every_run_ended() -> None:
+        # A condition, not Thread.join: a join that a Ctrl-C interrupted may return at once the next time,
+        # before its thread has ended.
+        with ended:
+            while len(runs) < len(jobs):
+                ended.wait()
 
     threads = [threading.Thread(target=one, args=(job,), name=f"segment {job.occurrence_id}") for job in jobs]
     for thread in threads:
         thread.start()
     try:
-        for thread in threads:
-            thread.join()
+        every_run_ended()
     except KeyboardInterrupt:
         with lock:
-            interrupted = list(sessions)
-        for session in interrupted:
+            started_sessions = list(sessions)
+        for session in started_sessions:
             with contextlib.suppress(OSError):
                 os.killpg(session, signal.SIGINT)
-        for thread in threads:
-            thread.join()
+        every_run_ended()
+        if interrupted is not None:
+            interrupted(list(runs))
         raise
+    for thread in threads:
+        thread.join()
     return runs
 
 

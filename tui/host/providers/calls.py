@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from factory_schedule.tui.host.provider_environment import provider_environment
 from factory_schedule.tui.host.providers import claude, codex
 from factory_schedule.tui.host.providers.ending import ProcessEnd
 from factory_schedule.tui.host.providers.outcome import CallOutcome, lost
@@ -54,10 +56,13 @@ def make_call(
     env: Mapping[str, str] | None = None,
     transcript: Path | None = None,
     now: Callable[[], float] = time.time,
+    passed: Sequence[str] = (),
 ) -> Made:
-    """Contact the provider once. Call this only with a fresh admission (`dispatch: true`)."""
+    """Contact the provider once. Call this only with a fresh admission (`dispatch: true`). The provider starts
+    with the allow-listed part of `env` (default: this process's environment) and the names in `passed`."""
     stream = _stream(provider, bound)
-    run = run_call(command(provider, executable, extra_args), stream.feed, timeout_seconds, cwd, env,
+    started_with = provider_environment(os.environ if env is None else env, provider, passed)
+    run = run_call(command(provider, executable, extra_args), stream.feed, timeout_seconds, cwd, started_with,
                    transcript, stdin_text=prompt)
     if run.start_error is not None:
         # Nothing started, but the admission was spent: the schedule cannot tell, so the work is never re-sent.

@@ -200,6 +200,12 @@ def run_call(
                 except subprocess.TimeoutExpired:
                     timed_out = True
                     _stop(process)
+        except BaseException:
+            # A Ctrl-C (or any error) in the runner ends its call with it: the provider's group never hears
+            # the runner's terminal, so only the runner can stop it, and a call left running is a paid call
+            # nobody watches.
+            _stop(process)
+            raise
         finally:
             done.set()
             if copy is not None:

@@ -16,6 +16,7 @@ the order of their names. lane.toml:
     executable = "claude"          # optional: the CLI (default: the provider's name, found on PATH)
     workdir = "~/src/alpha"        # optional: where the CLI runs (default: the lane's folder)
     transcripts = "~/factory/calls"  # optional: keep each call's raw output here, one file per call
+    env = ["ANTHROPIC_BASE_URL"]   # optional: more environment variables the CLI needs, by name (never FACTORY_*)
     [tasks.scan]                   # optional, per task: bound, timeout_minutes, args
     bound = 100000
 
@@ -36,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from factory_schedule.core.refusal_words import refusal_in_words
 from factory_schedule.tui.host.files import read_regular, read_regular_text
+from factory_schedule.tui.host.provider_environment import refused_name
 from factory_schedule.tui.host.providers.binding_health import BindingRead, snapshot_of
 from factory_schedule.tui.host.providers.calls import ACCOUNT_OF, ProviderName
 
@@ -74,6 +76,7 @@ class LaneSettings(BaseModel):
     executable: Annotated[str, Field(min_length=1)] | None = None
     workdir: Annotated[str, Field(min_length=1)] | None = None
     transcripts: Annotated[str, Field(min_length=1)] | None = None
+    env: list[str] = []
     tasks: dict[str, TaskSettings] = {}
 
 
@@ -107,6 +110,7 @@ class LaneBinding:
     executable_from_path: bool
     transcripts: Path | None
     tasks: tuple[TaskBinding, ...]
+    env: tuple[str, ...] = ()  # the names the owner passes to the provider beyond the allow-list
 
 
 def _one_line(path: Path, error: ValidationError) -> str:
@@ -194,6 +198,10 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
                     and p.name not in names)
     if strays:
         raise BindingError(f"{folder / strays[0]}: not a task of lane {lane} ({', '.join(names)})")
+    for name in settings.env:
+        problem = refused_name(name)
+        if problem is not None:
+            raise BindingError(f"{lane_file}: env: {problem}")
     executable = settings.executable or settings.provider
     resolved = which(os.path.expanduser(executable))
     if resolved is None:
@@ -233,7 +241,7 @@ def load_lane(prompts: Path, lane: str, tasks: list[dict[str, Any]], which: Any 
         lane=lane, folder=folder, provider=settings.provider, executable=str(resolved), sign_in=settings.sign_in,
         executable_from_path=not os.path.isabs(os.path.expanduser(executable)),
         workdir=workdir, transcripts=_path(settings.transcripts, folder) if settings.transcripts else None,
-        tasks=tuple(bindings),
+        tasks=tuple(bindings), env=tuple(settings.env),
     )
 
 

@@ -8,11 +8,13 @@ way a CLI that says it is signed out defers the segment `logged-out` before anyt
 
 from __future__ import annotations
 
+import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from factory_schedule.tui.host.provider_environment import provider_environment
 from factory_schedule.tui.host.providers import claude
 from factory_schedule.tui.host.providers.calls import ProviderName
 
@@ -32,11 +34,13 @@ def observed_sign_in(status: SessionStatus, configured: str) -> str:
 
 
 def probe(provider: ProviderName, executable: str, cwd: Path | None = None,
-          env: Mapping[str, str] | None = None) -> SessionStatus:
+          env: Mapping[str, str] | None = None, passed: Sequence[str] = ()) -> SessionStatus:
+    """Ask the CLI for its session, started with the same allow-listed environment as a call."""
     argv = claude.auth_status_command(executable) if provider == "claude" else [executable, "login", "status"]
+    started_with = provider_environment(os.environ if env is None else env, provider, passed)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS, cwd=cwd,
-                              env=dict(env) if env is not None else None, stdin=subprocess.DEVNULL)
+                              env=started_with, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return SessionStatus(None, None)
     if provider == "claude":

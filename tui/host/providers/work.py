@@ -200,7 +200,8 @@ class SegmentWork:
             transcript = folder / f"{call:03d}-{task.task}-{unit.work}.jsonl"
         self.segment.sent.append((task.task, unit.work))
         return self.make(self.binding.provider, self.binding.executable, unit.prompt, task.bound,
-                         self._timeout(task), task.args, cwd=self.binding.workdir, transcript=transcript)
+                         self._timeout(task), task.args, cwd=self.binding.workdir, transcript=transcript,
+                         passed=self.binding.env)
 
     def _after_refusal(self, task: TaskBinding, unit: Unit, reason: str, detail: str) -> str | None:
         """What a refusal does: `next` unit, `task` (skip the rest of this task), or stop (None after ending)."""

@@ -1,0 +1,89 @@
+"""The provider gets nothing of the factory: it starts with an allow-listed environment, so a provider whose
+prompt was injected cannot reach the journal, the runner token or any FACTORY_* variable through it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from factory_schedule.core.pipeline import PipelineLanes
+from factory_schedule.store import open_journal
+from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.provider_environment import COMMON_NAMES, provider_environment
+from factory_schedule.tui.host.providers.prompts import BindingError, load_lane
+
+from .provider_support import FAKES, fake_path
+from .runner_support import CLI, REPO, cli_env, json_lines
+from .test_run import BOUND, lanes_commission, record, write_lane
+
+NAMES = st.sampled_from([*COMMON_NAMES, "LC_ALL", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "FACTORY_JOURNAL",
+                         "FACTORY_RUNNER", "FACTORY_OWNER_PASSPHRASE", "factory_journal", "ANTHROPIC_API_KEY",
+                         "OPENAI_API_KEY", "PYTHONPATH", "SECRET", "AWS_SECRET_ACCESS_KEY"])
+
+
+@given(base=st.dictionaries(NAMES, st.text(max_size=8)), extra=st.lists(NAMES, max_size=4),
+       provider=st.sampled_from(["claude", "codex", None]))
+def test_a_provider_environment_holds_only_allow_listed_names_and_never_a_factory_variable(
+        base: dict[str, str], extra: list[str], provider: str | None) -> None:
+    started_with = provider_environment(base, provider, extra)
+    own = {"claude": {"CLAUDE_CONFIG_DIR"}, "codex": {"CODEX_HOME"}}.get(provider or "", set())
+    for name, value in started_with.items():
+        assert not name.upper().startswith("FACTORY_")
+        assert name in COMMON_NAMES or name.startswith("LC_") or name in own or name in extra
+        assert base[name] == value
+    assert {n for n in base if n in COMMON_NAMES} <= set(started_with)
+
+
+def test_a_lane_that_lists_a_factory_variable_for_its_provider_is_refused(tmp_path: Path) -> None:
+    write_lane(tmp_path, "alpha/basic", f'provider = "claude"\nsign_in = "owner@example.com"\nbound = {BOUND}\n'
+               'env = ["FACTORY_JOURNAL"]\n', {"scan": {"10-a.md": "Scan.\n"}})
+    tasks = [{"task": "scan", "account": "claude", "maxCalls": 4, "callBound": BOUND}]
+    with pytest.raises(BindingError, match="env: FACTORY_JOURNAL: a factory variable never reaches a provider"):
+        load_lane(tmp_path, "alpha/basic", tasks, which=lambda name: name)
+
+
+def _attacked_night(sqlite_url: str, tmp_path: Path, prompt: str) -> tuple[list[dict], PipelineLanes, int]:
+    """A night whose one call reaches the attacking stand-in `claude`, run by `tick -- factory-schedule run`."""
+    journal = open_journal(sqlite_url)
+    from factory_schedule.core import LifecycleSchedule
+
+    schedule = LifecycleSchedule(journal, SystemClock())
+    commission = lanes_commission(("alpha", "scan", "claude")) | {"pipeline": {"threshold": 1}}
+    record(schedule, commission)
+    lanes = PipelineLanes(journal, SystemClock())
+    lanes.record_settings(commission)
+    before = journal.head("pipeline/lanes")
+    prompts = tmp_path / "prompts"
+    write_lane(prompts, "alpha/basic", f'provider = "claude"\nsign_in = "owner@example.com"\nbound = {BOUND}\n'
+               f'executable = "{FAKES / "claude_attacker"}"\ntimeout_minutes = 1\nenv = ["ATTACK_LOG"]\n',
+               {"scan": {"10-scan.md": prompt}})
+    home = tmp_path / "home"
+    home.mkdir()
+    log = tmp_path / "attack.log"
+    environment = cli_env(sqlite_url, ATTACK_LOG=str(log), HOME=str(home), FACTORY_OWNER_PASSPHRASE="s3cret")
+    environment["PATH"] = fake_path(environment["PATH"])
+    done = subprocess.run([*CLI, "--journal", sqlite_url, "tick", "--ttl", "5", "--", *CLI, "run", "--prompts",
+                           str(prompts)], capture_output=True, text=True, env=environment, cwd=REPO, timeout=300)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert json_lines(done.stdout)
+    return [json.loads(line) for line in log.read_text().splitlines()], lanes, before
+
+
+def test_a_provider_started_by_run_gets_no_factory_variable_and_its_attack_reaches_no_journal(
+        sqlite_url: str, tmp_path: Path) -> None:
+    [attack], lanes, before = _attacked_night(sqlite_url, tmp_path, "Summarise the repository.\n")
+    environment = attack["environment"]
+    assert not [name for name in environment if name.upper().startswith("FACTORY_")], environment
+    assert not [name for name, value in environment.items() if sqlite_url in value or "s3cret" in value]
+    assert [(step["command"], step["exit"]) for step in attack["inherited"]] == [
+        ("approval-request", 3), ("approval-decide", 3), ("approval-use", 3)]  # no journal to write to
+    assert lanes.journal.head("pipeline/lanes") == before
+    state = lanes.state()
+    assert state is not None and state.approvals == ()
+    assert os.listdir(tmp_path / "home") in ([], [".local"])  # nothing created but an empty data folder
