@@ -25,7 +25,7 @@ from factory_schedule.core.health import Finding
 from factory_schedule.core.identity import PORTFOLIO
 from factory_schedule.core.model import at
 from factory_schedule.core.pipeline.model import LANES, PipelineState
-from factory_schedule.core.pipeline.rules import eligible
+from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
 from factory_schedule.core.results import LanePlan, ScheduleView
 
 NOT_SCHEDULED = "not scheduled (the commission has no {lane} lane: the run starts when `lanes claim` is run by hand)"
@@ -33,7 +33,7 @@ NOT_SCHEDULED = "not scheduled (the commission has no {lane} lane: the run start
 # Most pressing first: the owner's holds, then the ceiling, then holds that free themselves.
 KIND_ORDER = (
     "no-commission", "dead-runner", "sign-in", "provider", "escalation", "approval", "ceiling", "usage-reset", "review",
-    "work", "claimed", "start", "cooldown", "threshold", "no-settings",
+    "work", "claimed", "go-backlog", "start", "cooldown", "threshold", "no-settings",
 )  # fmt: skip
 
 
@@ -118,14 +118,21 @@ def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findin
 
 
 def _runner_holds(findings: Sequence[Finding]) -> list[Hold]:
-    """A lane whose CLI is signed out (only the owner signs it in), a provider it could not reach, an account a
-    provider's message stopped: each holds that lane's nights until the owner acts."""
+    """A lane whose CLI is signed out or signed in as another account than the record names (only the owner
+    signs it in, or records it), a provider it could not reach, an account a provider's message stopped: each
+    holds that lane's nights until the owner acts."""
     holds: list[Hold] = []
     for finding in findings:
         lane = str(finding.evidence.get("lane", "?"))
         if finding.kind == "lane-logged-out":
             holds.append(Hold("sign-in", f"{lane}'s CLI is signed out on the Mac",
                               "the owner signing the CLI in again frees it at the lane's next slot"))
+        elif finding.kind == "sign-in-mismatch":
+            evidence = finding.evidence
+            holds.append(Hold("sign-in", f"{lane}'s CLI is signed in as {evidence.get('observed', '?')}, but the "
+                                         f"{evidence.get('account', '?')} record names {evidence.get('recorded', '?')}",
+                              "the owner recording the sign-in the Mac uses (or signing the CLI in as the recorded "
+                              "account) frees it"))
         elif finding.kind == "provider-unreachable":
             holds.append(Hold("provider", f"{lane} could not reach its provider",
                               "the Mac's network (or the provider) coming back frees it at the lane's next slot"))
@@ -186,7 +193,13 @@ def _pipeline_holds(state: PipelineState, plans: Sequence[LanePlan], now: DateTi
     cooling = {hold.holds.split("'")[0] for hold in holds if hold.kind == "cooldown"}
     if len(state.promotion.wip) < settings.wip("promotion") and "promotion" not in cooling:
         pool = len(eligible(state))
-        if pool < settings.threshold:
+        full = go_backlog_idle(state, len(state.promotion.wip) + 1)
+        if full is not None:
+            holds.append(Hold("go-backlog", f"promotion waits: {full.detail.split(';')[0]}",
+                              f"maturation ending a work frees it (the {settings.scheduler('maturation')} run; "
+                              f"next run {next_run(settings.scheduler('maturation'), plans, zone)}), or a "
+                              "commission with a higher maturationWip"))
+        elif pool < settings.threshold:
             week = f"the latest Top-N ({state.top_n.week})" if state.top_n else "no Top-N yet"
             holds.append(Hold("threshold", f"promotion has {pool} eligible candidates, {week}",
                               f"a Top-N with at least {settings.threshold} eligible candidates frees it"))

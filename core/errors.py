@@ -22,6 +22,8 @@ ScheduleErrorCode = Literal[
     "SETTLED",
     "STALE",
     "RULE",
+    "UNSIGNED",  # an owner record without the owner's signature, in a journal that holds an owner key
+    "BAD_SIGNATURE",  # a signature that is not the owner key's over this record for this journal
 ]
 
 SCHEDULE_ERROR_CODES: tuple[str, ...] = get_args(ScheduleErrorCode)

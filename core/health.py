@@ -10,7 +10,9 @@ What is reported: a journal aggregate whose hash chain breaks (each one named), 
 parse; a missing commission (an empty journal is never healthy: it is most often
 a mistyped path); leases stale past 2 x TTL, or with a heartbeat from the future
 (a clock that was wrong: no evidence of a live holder), each with the evidence a
-`reconcile` confirmation needs; a running segment with no lease; lanes past
+`reconcile` confirmation needs; a run alive but making no progress (a staged
+lane's run whose locks went stale while its process lives, a segment running well
+past its deadline under a fresh lease); a running segment with no lease; lanes past
 their slot plus a grace with nothing admitted; account stops; an owner record
 that stops being current within three days; a week above 90 % of its ceiling; an
 installed LaunchAgent whose intervals differ from the commission's. Of the staged
@@ -50,7 +52,7 @@ from factory_schedule.core.commission import lane_occurrence_on, parse_commissio
 from factory_schedule.core.errors import ScheduleError
 from factory_schedule.core.launchd import launch_intervals
 from factory_schedule.core.model import AccountState, Occurrence
-from factory_schedule.core.pipeline.rules import eligible
+from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.zones import iso_week_of, local_date_of
 
@@ -65,6 +67,9 @@ RECORD_EXPIRY_WARNING_DAYS = 3
 CEILING_WARNING_FRACTION = 0.9
 STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
 FUTURE_AFTER_TTLS = 1  # a heartbeat more than one TTL ahead of now is from a clock that was wrong
+# A runner sends no call past its segment's deadline and retries its last report for a few minutes: a segment
+# still running this long after its deadline, its lease heartbeated, is a run that makes no progress.
+HUNG_PAST_DEADLINE = timedelta(minutes=15)
 CLOCK_AHEAD_TOLERANCE = timedelta(minutes=5)  # a staged-lane instant further ahead was written by a wrong clock
 HEALTHY, FINDINGS, COULD_NOT_CHECK = 0, 1, 2
 # The staged lanes' locks (tui/cli/lanes.py takes them for a run's claim): a lane's worker singleton, a task lock,
@@ -329,11 +334,14 @@ def lease_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: 
                    host: str, pipeline: PipelineState | None = None) -> list[Finding]:
     findings: list[Finding] = []
     dead = {run.runner: run for run in dead_lane_runs(leases, pipeline, now)}
+    hung = hung_lane_runs(leases, now)
     for lease in leases:
-        if lease.lane_lock and lease.owner in dead:
+        if lease.lane_lock and (lease.owner in dead or lease.owner in hung):
             continue  # its run's one finding says it all
         findings.extend(_lease_finding(lease, view, now, host))
     findings.extend(_dead_lane_run_finding(run, now, host) for run in dead.values())
+    findings.extend(_hung_lane_run_finding(runner, locks, now, host) for runner, locks in sorted(hung.items()))
+    findings.extend(hung_segment_findings(leases, view, now))
     held = {lease.segment for lease in leases if lease.segment is not None}
     findings.extend(_running_without_lease(view, held))
     return findings
@@ -388,6 +396,56 @@ def _dead_lane_run_finding(run: DeadLaneRun, now: datetime, host: str) -> Findin
         f"past 2 x TTL while it claims {tasks}: `health --repair` (or the next tick) confirms it as the "
         "supervisor; an interrupted revision counts as a failed start of its round, any other task returns to "
         "pending", evidence, repairable=True)
+
+
+def hung_lane_runs(leases: Sequence[LeaseFact], now: datetime) -> dict[str, list[LeaseFact]]:
+    """The staged lanes' runs whose process lives on this host while one of their locks has had no heartbeat for
+    2 x TTL: a run heartbeats its locks through its call, so a live one that stopped is stopped or hung."""
+    by_runner: dict[str, list[LeaseFact]] = {}
+    for lease in leases:
+        if lease.lane_lock:
+            by_runner.setdefault(lease.owner, []).append(lease)
+    return {runner: locks for runner, locks in by_runner.items()
+            if any(lock.process_alive is True for lock in locks)
+            and any(lock.stale(now) and not lock.from_future(now) for lock in locks)}
+
+
+def _hung_lane_run_finding(runner: str, locks: list[LeaseFact], now: datetime, host: str) -> Finding:
+    stale = min((lock for lock in locks if lock.stale(now)), key=lambda lock: lock.heartbeat_at)
+    evidence = {**lease_evidence(stale, now), "locks": sorted(lock.scope for lock in locks)}
+    return Finding(
+        "run-hung", "error",
+        f"the staged lanes' run {runner} (pid {evidence['pid']} on {host}) is alive but has not heartbeated "
+        f"{stale.scope} since {evidence['last_heartbeat']}: it is stopped or hung and its lane waits for it; "
+        "stop it (`kill` its pid) and health confirms it gone once its locks are stale", evidence)
+
+
+def hung_segment_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: datetime) -> list[Finding]:
+    """Each running segment still running HUNG_PAST_DEADLINE after its deadline while its lease is kept fresh (its
+    keeper heartbeats it): the runner makes no progress. Its evidence holds nothing that changes with each
+    heartbeat, so the owner is told once."""
+    held = {lease.segment: lease for lease in leases if lease.segment is not None}
+    findings = []
+    for occurrence in view.occurrences if view is not None else []:
+        running = running_segment(occurrence) if occurrence.state == "running" else None
+        if running is None:
+            continue
+        n, runner = running
+        deadline = _instant(occurrence.segments[-1].deadline)
+        lease = held.get((occurrence.id, n))
+        if (deadline is None or now <= deadline + HUNG_PAST_DEADLINE or lease is None or lease.owner != runner
+                or lease.stale(now) or lease.from_future(now)):
+            continue  # a stale or missing lease has its own finding
+        evidence = {"occurrence": occurrence.id, "segment": n, "runner": runner, "deadline": deadline.isoformat(),
+                    "scope": lease.scope, "pid": lease.info.get("pid"), "tick_pid": lease.info.get("tick_pid"),
+                    "host": lease.info.get("host"), "process_alive": lease.process_alive}
+        findings.append(Finding(
+            "run-hung", "error",
+            f"runner {runner} of {occurrence.id} segment {n} (pid {evidence['pid']}) still runs "
+            f"{int((now - deadline).total_seconds() // 60)} minutes past its deadline {deadline.isoformat()} while "
+            "its lease is heartbeated: it makes no progress; stop it (`kill` its pid) and the next tick "
+            "reconciles it", evidence))
+    return findings
 
 
 def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, host: str) -> list[Finding]:
@@ -975,6 +1033,8 @@ def stall_findings(state: PipelineState, now: datetime, stall_after: timedelta,
             pool = len(eligible(state))
             if state.top_n is None or pool < settings.threshold:
                 continue
+            if go_backlog_idle(state, len(lane.wip) + 1) is not None:
+                continue  # held by the GO backlog, which waits for maturation: not a stall of its run
             free_since.append(state.top_n.recorded_at)
             what = f"{pool} eligible Top-N candidates"
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import owner
 from .clock import as_utc
 from .commission import parse_commission
 from .pipeline import PipelineLanes, rules
@@ -27,7 +28,8 @@ class CommissionRecorded:
     settings_revision: int | None
 
 
-def record_commission(schedule: LifecycleSchedule, commission: Any) -> CommissionRecorded:
+def record_commission(schedule: LifecycleSchedule, commission: Any, *,
+                      signer: owner.Signer | None = None) -> CommissionRecorded:
     """Record the next revision and adopt its `pipeline` settings (when it carries them and the lanes hold an
     older revision's); ScheduleError or PipelineError, with nothing written, when either is refused."""
     parsed = parse_commission(commission)
@@ -37,8 +39,8 @@ def record_commission(schedule: LifecycleSchedule, commission: Any) -> Commissio
     adopt = settings is not None and (state is None or state.settings_revision < parsed.revision)
     if adopt and settings is not None:
         rules.record_settings(state, settings, parsed.revision, as_utc(schedule.clock.now()))
-    recorded = schedule.record_commission(parsed)
+    recorded = schedule.record_commission(parsed, signer=signer)
     if adopt:
-        lanes.record_settings(parsed)
+        lanes.record_settings(parsed, signer=signer)
     after = lanes.state()
     return CommissionRecorded(recorded, None if after is None else after.settings_revision)

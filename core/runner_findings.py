@@ -1,15 +1,18 @@
 """What a lane's latest night says about its provider CLI, for health: signed out, unreachable, or stopped.
 
 A runner ends a segment in words the schedule keeps: it defers `logged-out` when the CLI says it is signed out,
-and settles with a reason starting `PROVIDER_UNREACHABLE` when the provider could not be reached, or
-`PROVIDER_STOPPED_ACCOUNT` when the provider's own message stopped the account (a limit without a reset it
-names, a spend cap, a plan that does not include the CLI). Each holds that lane's nights until the owner acts,
-and each would repeat silently every night, so each is a finding on the lane's latest occurrence: the owner is
-told once per night it costs (the occurrence is in the evidence), with the command or place that frees it.
+and settles with a reason starting `PROVIDER_UNREACHABLE` when the provider could not be reached,
+`PROVIDER_STOPPED_ACCOUNT` when the provider's own message stopped the account (a limit without a reset
+it names, a spend cap, a plan that does not include the CLI), or `sign_in_mismatch_reason` when the sign-in
+the runner observes is not the one the account's record names (checked before any call is asked for). Each
+holds that lane's nights until the owner acts, and each would repeat silently every night, so each is a
+finding on the lane's latest occurrence: the owner is told once per night it costs (the occurrence is in the
+evidence), with the command or place that frees it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +24,15 @@ PROVIDER_UNREACHABLE = "provider unreachable"
 PROVIDER_STOPPED_ACCOUNT = "the provider stopped the account"
 # How the owner signs each account's CLI in again on the Mac.
 SIGN_IN_COMMANDS: Mapping[str, str] = {"claude": "claude auth login", "chatgpt": "codex login"}
-RUNNER_FINDING_KINDS = ("lane-logged-out", "provider-unreachable", "provider-stopped-account")
+RUNNER_FINDING_KINDS = ("lane-logged-out", "provider-unreachable", "provider-stopped-account", "sign-in-mismatch")
+SIGN_IN_MISMATCH = "sign-in mismatch"
+_MISMATCH = re.compile(r"^sign-in mismatch: the CLI is signed in as (?P<observed>\S+) \((?P<source>[^)]*)\), "
+                       r"the (?P<account>\S+) record names (?P<recorded>\S+)$")
+
+
+def sign_in_mismatch_reason(observed: str, source: str, account: str, recorded: str) -> str:
+    """The settlement reason of a segment whose runner observes another sign-in than the account's record."""
+    return f"{SIGN_IN_MISMATCH}: the CLI is signed in as {observed} ({source}), the {account} record names {recorded}"
 
 
 def _accounts_of(commission: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -70,6 +81,8 @@ def runner_findings(view: ScheduleView) -> list[Finding]:
                 f"{occurrence.id} settled {settlement.status}: its provider could not be reached after one call "
                 f"({settlement.reason}); check the Mac's network and proxy, and its unsent work goes out at the "
                 "lane's next slot", {**evidence, "reason": settlement.reason}))
+        elif (found := _MISMATCH.match(settlement.reason)) is not None:
+            findings.append(_mismatch_finding(view, occurrence, found, evidence))
         elif settlement.reason.startswith(PROVIDER_STOPPED_ACCOUNT):
             findings.append(Finding(
                 "provider-stopped-account", "error",
@@ -77,3 +90,19 @@ def runner_findings(view: ScheduleView) -> list[Finding]:
                 "cap or credits with the provider (nothing was guessed: the lane tries again at its next slot)",
                 {**evidence, "reason": settlement.reason}))
     return findings
+
+
+def _mismatch_finding(view: ScheduleView, occurrence: Occurrence, found: re.Match[str],
+                      evidence: dict[str, Any]) -> Finding:
+    observed, account, recorded = found.group("observed"), found.group("account"), found.group("recorded")
+    state = next((a for a in view.accounts if a.account == account), None)
+    sequence = state.record.sequence + 1 if state is not None and state.record is not None else 1
+    fix = (f"factory-schedule record-account --account {account} --sequence {sequence} --sign-in {observed} "
+           "--overage off --recorded-by owner")
+    sign_in = SIGN_IN_COMMANDS.get(account, "the CLI's login")
+    return Finding(
+        "sign-in-mismatch", "error",
+        f"{occurrence.id} sent nothing: the runner observes sign-in {observed} ({found.group('source')}), but the "
+        f"{account} record names {recorded}; record the sign-in the Mac uses (`{fix}`), or sign the CLI in as "
+        f"{recorded} (`{sign_in}`)",
+        {**evidence, "observed": observed, "recorded": recorded, "account": account, "fix": fix})

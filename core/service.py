@@ -27,7 +27,7 @@ from factory_schedule.store import (
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
-from . import calls, lifecycle, records
+from . import calls, lifecycle, owner, records
 from .calendar import nights_from
 from .change import Change
 from .clock import Clock, as_utc
@@ -294,14 +294,16 @@ class LifecycleSchedule:
 
     # -- the owner's records -------------------------------------------------------------
 
-    def record_commission(self, commission: Any) -> CommandResult:
+    def record_commission(self, commission: Any, *, signer: owner.Signer | None = None) -> CommandResult:
+        """The next commission revision: an owner record, signed by `signer` when the journal holds an owner key."""
         parsed = parse_commission(commission)
-        payload = commission_document(parsed)
         command_id = f"discovery/commission/{parsed.revision}"
+        payload = owner.signed(self.journal, signer, command_id, commission_document(parsed))
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
             if self.journal.receipt(command_id) is not None:
                 return _Command(command_id, payload, None, {})
+            self._check_owner_record(command_id, payload)
             return _Command(command_id, payload, records.record_commission(schedule, parsed, now), {})
 
         ran = self._run(plan)
@@ -309,7 +311,8 @@ class LifecycleSchedule:
         return self._result(ran)
 
     def record_account(self, *, account: Any, sequence: Any, sign_in: Any, overage: Any,
-                       recorded_by: Any) -> CommandResult:
+                       recorded_by: Any, signer: owner.Signer | None = None) -> CommandResult:
+        """An account record (sign-in and overage): an owner record, signed when the journal holds an owner key."""
         if account not in ACCOUNTS:
             raise invalid(f"account: one of {', '.join(ACCOUNTS)}, got {shown(account)}")
         _positive("sequence", sequence)
@@ -318,10 +321,12 @@ class LifecycleSchedule:
         payload = {"account": account, "sequence": sequence, "signIn": _token("signIn", sign_in),
                    "overage": overage, "recordedBy": _token("recordedBy", recorded_by)}
         command_id = f"discovery/account/{account}/{sequence}"
+        payload = owner.signed(self.journal, signer, command_id, payload)
 
         def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
             if self.journal.receipt(command_id) is not None:
                 return _Command(command_id, payload, None, {})
+            self._check_owner_record(command_id, payload)
             if schedule is None:
                 raise ScheduleError("NOT_COMMISSIONED", "record a commission before account records")
             return _Command(command_id, payload, records.record_account(schedule, payload, now), {})
@@ -329,6 +334,12 @@ class LifecycleSchedule:
         ran = self._run(plan)
         assert not isinstance(ran, _Answer)
         return self._result(ran)
+
+    def _check_owner_record(self, command_id: str, payload: dict[str, Any]) -> None:
+        """UNSIGNED or BAD_SIGNATURE (nothing written) unless the journal's owner key signed this record."""
+        problem = owner.owner_record_problem(owner.load_owner(self.journal)[1], command_id, payload)
+        if problem is not None:
+            raise ScheduleError(*problem)
 
     # -- the tick ------------------------------------------------------------------------
 

@@ -61,23 +61,31 @@ class MetricResult(BaseModel):
     measured: Annotated[StrictStr, Field(min_length=1, max_length=200)]
 
 
-class VerifyReport(_Report):
-    """The frozen exit verifier's run (promotion) or a slice's verification (maturation)."""
-
-    verifier: Annotated[StrictStr, Field(min_length=1, max_length=200)] | None = None
-    criteria_sha256: Sha256 | None = None
-    slice: Annotated[int, Field(ge=1, le=20, strict=True)] | None = None
+class _VerifyReport(_Report):
     metrics: Annotated[tuple[MetricResult, ...], Field(min_length=1, max_length=16)]
     passed: StrictBool
 
     @model_validator(mode="after")
-    def _passed_is_every_metric(self) -> VerifyReport:
+    def _passed_is_every_metric(self) -> _VerifyReport:
         if self.passed != all(metric.met for metric in self.metrics):
             raise ValueError("passed must be true exactly when every metric is met")
         names = [metric.name for metric in self.metrics]
         if len(set(names)) != len(names):
             raise ValueError("metrics: a metric is named twice")
         return self
+
+
+class PromotionVerifyReport(_VerifyReport):
+    """The frozen exit verifier's run: which verifier, against which criteria, and its metrics."""
+
+    verifier: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+    criteria_sha256: Sha256
+
+
+class MaturationVerifyReport(_VerifyReport):
+    """A slice's verification: which slice, and its success metrics measured."""
+
+    slice: Annotated[int, Field(ge=1, le=20, strict=True)]
 
 
 class ReviewReport(_Report):
@@ -143,13 +151,13 @@ CONTRACTS: dict[tuple[str, str], type[_Report]] = {
     ("promotion", "brief"): BriefReport,
     ("promotion", "review"): ReviewReport,
     ("promotion", "prototype"): PrototypeReport,
-    ("promotion", "verify"): VerifyReport,
+    ("promotion", "verify"): PromotionVerifyReport,
     ("promotion", "decide"): DecideReport,
     ("maturation", "intake"): IntakeReport,
     ("maturation", "boundary"): BoundaryReport,
     ("maturation", "slice"): SliceReport,
     ("maturation", "iterate"): SliceReport,
-    ("maturation", "verify"): VerifyReport,
+    ("maturation", "verify"): MaturationVerifyReport,
     ("maturation", "review"): MaturationReviewReport,
     ("maturation", "release"): ReleaseReport,
 }
@@ -169,7 +177,8 @@ def parse_report(lane: str, stage: str, report: Any) -> Any:
 
 
 def contract_fields(lane: str, stage: str) -> list[str]:
-    """The fields a stage's report must carry (the required ones), for the lane's state view."""
+    """The fields a stage's report must carry (the required ones), for the lane's state view and a run's prompt:
+    read from the same model `parse_report` enforces, so a report of exactly these fields meets the contract."""
     contract = CONTRACTS.get((lane, stage))
     if contract is None:
         return []

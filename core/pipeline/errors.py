@@ -23,6 +23,9 @@ PipelineErrorCode = Literal[
     "APPROVAL_REQUIRED",  # an external action without the owner's approval record
     "STALE",  # the request names something that has moved on
     "NOT_ADMITTED",  # a scheduled run's claim without its occurrence running for its runner token
+    "UNSIGNED",  # an owner record without the owner's signature, in a journal that holds an owner key
+    "BAD_SIGNATURE",  # a signature that is not the owner key's over this record for this journal
+    "SELF_DECIDED",  # an approval decided by the one who requested it
 ]
 
 PIPELINE_ERROR_CODES: tuple[str, ...] = PipelineErrorCode.__args__  # type: ignore[attr-defined]

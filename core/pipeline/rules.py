@@ -65,7 +65,7 @@ _COMPLETIONS: dict[str, dict[str, tuple[str, ...]]] = {
         "iterate": ("verify",),
         "verify": ("review",),
         "review": ("release", "slice", "iterate", "escalation", "complete:pivot", "complete:park"),
-        "release": ("complete:release-ready", "escalation"),
+        "release": ("complete:release-ready", "iterate", "escalation"),
         "escalation": ("iterate", "complete:park"),
     },
 }
@@ -242,12 +242,17 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
                         else "no review task is pending")
     if pending:
         task = pending[0]
+        if task.stage == "decide":  # a state that outgrew the room (settings changed): the decide waits, idle
+            full = go_backlog_idle(state, 1)
+            if full is not None:
+                return full
         stamp = _stamp_work(lane, task.candidate, now)
         claimed = _put(task, claimed_by=runner, claimed_run=run, claimed_at=stamp)
         tasks = tuple(claimed if t.n == task.n else t for t in lane.tasks)
         new = _put(state, **{lane_name: _put(lane, tasks=tasks)}, updated_at=stamp)
         return Change("task-claimed", {"lane": lane_name, "task": task.n, "runner": runner, "run": run,
-                                       "done": [], "enqueued": []}, new, _claim_result(claimed, False))
+                                       "done": [], "enqueued": []}, new,
+                      _claim_result(claimed, _work_of(lane, task.candidate), False))
     return _activate(state, lane, run, runner, now)
 
 
@@ -272,7 +277,8 @@ def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: st
     new = _put(state, **{lane_name: new_lane}, updated_at=stamp)
     data = {"lane": lane_name, "task": n, "runner": runner, "run": run, "from": task.claimed_by,
             "occurrence": occurrence, "done": [], "enqueued": []}
-    return Change("task-handed-over", data, new, {**_claim_result(claimed, False), "resumedFrom": task.claimed_by})
+    return Change("task-handed-over", data, new,
+                  {**_claim_result(claimed, _work_of(lane, task.candidate), False), "resumedFrom": task.claimed_by})
 
 
 def _no_longer_claimed(lane: LaneRecord, n: int, occurrence: str, earlier: frozenset[str]) -> Idle:
@@ -297,9 +303,39 @@ def _no_longer_claimed(lane: LaneRecord, n: int, occurrence: str, earlier: froze
                                                      f"whose run a supervisor confirmed gone: {where}")
 
 
-def _claim_result(task: Task, activated: bool) -> dict[str, Any]:
-    return {"kind": "claimed", "lane": task.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate,
-            "activated": activated, "subject": task.subject.doc() if task.subject else None}
+def _work_of(lane: LaneRecord, candidate: str) -> Work:
+    work = lane.work_of(candidate)
+    assert work is not None  # the state's validator ties every task to current work
+    return work
+
+
+def _claim_result(task: Task, work: Work, activated: bool) -> dict[str, Any]:
+    """What a run needs to do its task without tracking the lane itself: the task, its stage and candidate, what
+    a review reviews, and for maturation the GO decision the work started from and its current slice (what an
+    intake, slice, verify or review report names)."""
+    result = {"kind": "claimed", "lane": task.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate,
+              "activated": activated, "subject": task.subject.doc() if task.subject else None}
+    if task.lane == "maturation":
+        result.update(decision=work.decision, slice=work.slices or None)
+    return result
+
+
+def go_backlog(state: PipelineState) -> int:
+    """The gate decisions maturation still needs: GOs it has not taken in, and the ones its work holds. The
+    lanes keep at most MAX_DECISIONS - 1 of them beside a new one (`_kept_decisions`)."""
+    held = {work.decision for work in state.maturation.wip}
+    return len([d for d in state.decisions if (d.verdict == "GO" and not d.consumed) or d.n in held])
+
+
+def go_backlog_idle(state: PipelineState, starting: int) -> Idle | None:
+    """`go-backlog` when `starting` more promotion decisions (each could be a GO) would not fit beside the GO
+    decisions maturation still needs: promotion then waits, idle, until maturation ends a work, so a decide is
+    never refused for want of room."""
+    backlog = go_backlog(state)
+    if backlog + starting <= MAX_DECISIONS - 1:
+        return None
+    return Idle("promotion", "go-backlog", f"{backlog} GO decisions wait for maturation (the lanes keep "
+                                           f"{MAX_DECISIONS - 1}); maturation ending a work makes room")
 
 
 def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now: DateTime) -> Change | Idle:
@@ -320,6 +356,9 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
         if len(pool) < settings.threshold:
             return Idle(lane.lane, "below-threshold",
                         f"{len(pool)} eligible candidates, below the portfolio threshold {settings.threshold}")
+        full = go_backlog_idle(state, len(lane.wip) + 1)  # every work promotion holds, and this one, may GO
+        if full is not None:
+            return full
         chosen = pool[0]
         assert state.top_n is not None  # an eligible candidate is listed by the latest Top-N
         # A work starts no earlier than the evidence it starts from: the Top-N that lists it.
@@ -345,7 +384,7 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
     new = _put(state, **{lane.lane: new_lane}, next_task=n + 1, updated_at=stamp, **extra)
     data = {"lane": lane.lane, "task": n, "runner": runner, "run": run, "candidate": task.candidate,
             "done": [], "enqueued": [n]}
-    return Change("task-claimed", data, new, _claim_result(task, True))
+    return Change("task-claimed", data, new, _claim_result(task, work, True))
 
 
 def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed_by: str, evidence: str,
@@ -506,8 +545,6 @@ def _promotion_step(state: PipelineState, work: Work, task: Task, report: Any, r
             return _Next(_put(work, retries=work.retries + 1), "prototype")
         return _escalate(work, "prototype", f"the prototype build failed {work.retries + 1} times", stamp)
     if stage == "verify":
-        if report.verifier is None or report.criteria_sha256 is None:
-            raise PipelineError("CONTRACT", "promotion/verify report: verifier and criteriaSha256 are required")
         if report.verifier != work.verifier or report.criteria_sha256 != work.criteria:
             raise PipelineError("CRITERIA_CHANGED", f"verify ran {report.verifier} against {report.criteria_sha256}; "
                                                     f"frozen are {work.verifier} against {work.criteria}")
@@ -563,8 +600,12 @@ def _maturation_step(state: PipelineState, work: Work, task: Task, report: Any, 
     if stage == "release":
         if report.ready:
             return _Next(work, None, outcome="release-ready")
-        return _escalate(work, "iterate", "the reviewer found the product not release-ready", stamp,
-                         _revision(work, task, report, ref))
+        # Not ready is a reviewer's reject: bounded revise and re-review first, the owner only past the cap.
+        revision = _revision(work, task, report, ref)
+        if work.revisions < settings.max_revisions + work.grants:
+            return _Next(_put(work, revisions=work.revisions + 1), "iterate", revision=revision)
+        return _escalate(work, "iterate", f"the reviewer found the product not release-ready after "
+                                          f"{work.revisions} revisions", stamp, revision)
     # review: the reviewer decides complete / continue / revise / pivot / park
     if report.slice != work.slices:
         raise PipelineError("STALE", f"review: slice {report.slice} is not the current slice {work.slices}")
@@ -741,6 +782,9 @@ def decide_approval(state: PipelineState, approval_id: str, decided_by: str, app
         raise PipelineError("UNKNOWN_TASK", f"no approval request {approval_id}")
     if approval.approved is not None:
         raise PipelineError("STALE", f"approval {approval_id} was already decided")
+    if decided_by == approval.requested_by:
+        raise PipelineError("SELF_DECIDED", f"approval {approval_id} was requested by {decided_by}, who may not "
+                                            f"decide it; nothing was written")
     stamp = _stamp_after(f"approval {approval_id}", approval_instants(approval), now)
     decided = _put(approval, decided_by=decided_by, decided_at=stamp, approved=approved)
     new = _put(state, approvals=tuple(decided if a.id == approval_id else a for a in state.approvals),

@@ -31,6 +31,7 @@ from factory_schedule.store import (
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
+from .. import owner
 from ..clock import Clock, as_utc
 from ..commission import parse_commission
 from ..errors import ScheduleError
@@ -210,6 +211,12 @@ class LaneView:
     eligible: list[str]
 
 
+def _named(doc: dict[str, Any]) -> dict[str, Any]:
+    """A task as a run reads it: its number is `task`, as a claim's result and every command name it (the
+    stored document keeps its short `n`)."""
+    return {"task": doc["n"], **{key: value for key, value in doc.items() if key != "n"}}
+
+
 class PipelineLanes:
     """Promotion and maturation over one journal's `pipeline/lanes` aggregate."""
 
@@ -302,7 +309,23 @@ class PipelineLanes:
 
     # -- the owner's records -----------------------------------------------------------------
 
-    def record_settings(self, commission: Any) -> PipelineResult:
+    def _owner_checked(self, command_id: str, payload: dict[str, Any],
+                       decide: Callable[[Any, DateTime], rules.Change]) -> Callable[[Any, DateTime], rules.Change]:
+        """`decide`, first refusing UNSIGNED or BAD_SIGNATURE (nothing written) an owner record the journal's owner
+        key did not sign (a journal without a key accepts it unsigned)."""
+
+        def checked(state: Any, now: DateTime) -> rules.Change:
+            try:
+                problem = owner.owner_record_problem(owner.load_owner(self.journal)[1], command_id, payload)
+            except ScheduleError as error:
+                raise PipelineError("CORRUPT", error.message) from None
+            if problem is not None:
+                raise PipelineError(*problem)
+            return decide(state, now)
+
+        return checked
+
+    def record_settings(self, commission: Any, *, signer: owner.Signer | None = None) -> PipelineResult:
         """Adopt the `pipeline` settings of the schedule's current recorded commission revision (REVISION for any
         other document; only a newer revision changes them)."""
         try:
@@ -312,7 +335,10 @@ class PipelineLanes:
         if parsed.pipeline is None:
             raise PipelineError("INVALID", "pipeline: the commission carries no pipeline settings")
         settings = parsed.pipeline
-        payload = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
+        command_id = f"pipeline/settings/{parsed.revision}"
+        document = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
+        payload = owner.signed(self.journal, signer, command_id, document)
+
         def decide(state: PipelineState | None, now: DateTime) -> rules.Change:
             view = self._schedule.read()
             problem = (scheduled.recorded_revision_problem(view, parsed)
@@ -321,7 +347,8 @@ class PipelineLanes:
                 raise problem
             return rules.record_settings(state, settings, parsed.revision, now)
 
-        return self._done(self._command(f"pipeline/settings/{parsed.revision}", payload, decide, needs_state=False))
+        return self._done(self._command(command_id, payload, self._owner_checked(command_id, payload, decide),
+                                        needs_state=False))
 
     def record_top_n(self, *, week: Any, candidates: Any) -> PipelineResult:
         """A week's ranked Top-N from the portfolio runs: one per ISO week, in order."""
@@ -351,14 +378,23 @@ class PipelineLanes:
             return self._claim_occurrence(lane, run, runner, occurrence_id)
         run = _matching("run", run, _WORD, "a run identity")
         payload = {"lane": lane, "run": run, "runner": runner}
+        command_id = f"pipeline/{lane}/claim/{runner}"
 
-        def decide(state: PipelineState, now: DateTime) -> rules.Change | rules.Idle:
+        def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
             problem = scheduled.unscheduled_problem(self._schedule.read(), run)
             if problem is not None:
                 raise problem
-            return rules.claim(state, lane, run, runner, now)
+            recorded = self.journal.receipt(command_id)
+            if recorded is not None and recorded.digest == canonical_digest(payload):
+                return _Command(command_id, payload, None)  # this run's retry: replay its claim
+            answer = rules.claim(rules.configured(state), lane, run, runner, now)
+            if recorded is not None:  # one claim per token and lane: an idle answer says why, else CONFLICT
+                if isinstance(answer, rules.Idle):
+                    return answer
+                raise PipelineError("CONFLICT", f"{command_id} was recorded with a different request")
+            return answer if isinstance(answer, rules.Idle) else _Command(command_id, payload, answer)
 
-        return self._command(f"pipeline/{lane}/claim/{runner}", payload, decide)
+        return self._run(plan)
 
     def _claim_occurrence(self, lane: str, run: str, runner: str, occurrence_id: str) -> PipelineResult | ClaimIdle:
         command_id = scheduled.occurrence_claim_command_id(lane, occurrence_id)
@@ -433,17 +469,20 @@ class PipelineLanes:
     # -- the owner's decisions --------------------------------------------------------------------
 
     def decide_escalation(self, *, lane: Any, task: Any, decided_by: Any, decision: Any,
-                          reason: Any) -> PipelineResult:
+                          reason: Any, signer: owner.Signer | None = None) -> PipelineResult:
+        """The owner's answer to an escalation: an owner record, signed when the journal holds an owner key."""
         lane = _lane(lane)
         n = _positive("task", task, 10**9)
         decided_by = text("decidedBy", decided_by)
         if decision not in ESCALATION_DECISIONS:
             raise PipelineError("INVALID", f"decision: revise or park, got {decision!r}")
         reason = text("reason", reason, 300)
-        payload = {"lane": lane, "task": n, "decidedBy": decided_by, "decision": decision, "reason": reason}
-        return self._done(self._command(
-            f"pipeline/{lane}/task/{n}/done", payload,
-            lambda state, now: rules.decide_escalation(state, lane, n, decided_by, decision, reason, now)))
+        command_id = f"pipeline/{lane}/task/{n}/done"
+        payload = owner.signed(self.journal, signer, command_id, {"lane": lane, "task": n, "decidedBy": decided_by,
+                                                                  "decision": decision, "reason": reason})
+        return self._done(self._command(command_id, payload, self._owner_checked(
+            command_id, payload,
+            lambda state, now: rules.decide_escalation(state, lane, n, decided_by, decision, reason, now))))
 
     def request_approval(self, *, approval: Any, candidate: Any, action: Any, requested_by: Any,
                          reason: Any) -> PipelineResult:
@@ -460,16 +499,19 @@ class PipelineLanes:
             lambda state, now: rules.request_approval(state, approval, candidate, action, requested_by, reason,
                                                       now)))
 
-    def decide_approval(self, *, approval: Any, decided_by: Any, approved: Any) -> PipelineResult:
-        """The owner's approval record (or refusal) of a requested external action."""
+    def decide_approval(self, *, approval: Any, decided_by: Any, approved: Any,
+                        signer: owner.Signer | None = None) -> PipelineResult:
+        """The owner's approval record (or refusal) of a requested external action: an owner record, signed when
+        the journal holds an owner key, and never by the one who requested it (SELF_DECIDED)."""
         approval = _matching("approval", approval, _WORD, "an approval ID")
         decided_by = text("decidedBy", decided_by)
         if not isinstance(approved, bool):
             raise PipelineError("INVALID", f"approved: true or false, got {approved!r}")
-        payload = {"approval": approval, "decidedBy": decided_by, "approved": approved}
-        return self._done(self._command(
-            f"pipeline/approval/{approval}/decision", payload,
-            lambda state, now: rules.decide_approval(state, approval, decided_by, approved, now)))
+        command_id = f"pipeline/approval/{approval}/decision"
+        payload = owner.signed(self.journal, signer, command_id,
+                               {"approval": approval, "decidedBy": decided_by, "approved": approved})
+        return self._done(self._command(command_id, payload, self._owner_checked(
+            command_id, payload, lambda state, now: rules.decide_approval(state, approval, decided_by, approved, now))))
 
     def record_external_action(self, *, approval: Any, candidate: Any, action: Any, runner: Any) -> ApprovalUse:
         """Before a public publish, a payment or account change, an external-sensitive write or a legal-risk
@@ -498,7 +540,7 @@ class PipelineLanes:
         return LaneView(
             lane=lane, scheduler=state.settings.scheduler(lane), reviewer=state.settings.reviewer(lane),
             wip_limit=state.settings.wip(lane), wip=[w.doc() for w in record.wip],
-            tasks=[t.doc() for t in record.tasks], done=[d.doc() for d in record.done],
+            tasks=[_named(t.doc()) for t in record.tasks], done=[_named(d.doc()) for d in record.done],
             tasks_done=record.tasks_done, history=[h.doc() for h in record.history], completed=record.completed,
             parked=record.parked, cooldown_until=record.cooldown_until, stages=stages,
             review_stages=sorted(REVIEW_STAGES[lane]),

@@ -85,7 +85,7 @@ class Year:
         claimed = self.timed(self.lanes.claim, lane=lane, run=run, runner=runner)
         if isinstance(claimed, ClaimIdle):
             if claimed.reason == "awaiting-owner":
-                task = lane_view(self.lanes, lane).tasks[0]["n"]
+                task = lane_view(self.lanes, lane).tasks[0]["task"]
                 self.timed(self.lanes.decide_escalation, lane=lane, task=task, decided_by="owner",
                            decision=self.random.choice(("revise", "park")), reason="the owner's call")
             return

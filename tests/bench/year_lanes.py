@@ -127,7 +127,7 @@ class StagedLanes:
             waiting = [task for task in view.tasks if task["kind"] == "owner"] if view is not None else []
             for task in waiting:
                 decision = self.rng.choice(("revise", "park"))
-                self.pipeline(self.lanes.decide_escalation, lane=lane, task=task["n"], decided_by="owner",
+                self.pipeline(self.lanes.decide_escalation, lane=lane, task=task["task"], decided_by="owner",
                               decision=decision, reason="the owner's call")
                 self.figures.outcomes[f"{lane}:owner {decision}"] += 1
 

@@ -231,3 +231,13 @@ def test_a_provider_that_holds_a_lane_comes_before_the_holds_that_free_themselve
     found = verdict(h.lanes.state(), findings=[finding])
     assert [hold.kind for hold in found.holds] == ["provider", "review"]
     assert found.sentence.startswith(f"Bottleneck: {words}")
+
+
+def test_a_sign_in_mismatch_names_both_identities_as_the_owners_hold(tmp_path):
+    mismatch = Finding("sign-in-mismatch", "error", "mismatch",
+                       {"lane": "alpha/basic", "observed": "me@example.org", "account": "claude",
+                        "recorded": "owner@example.com"})
+    found = verdict(make_harness(tmp_path).lanes.state(), findings=[mismatch])
+    assert found.current.kind == "sign-in"
+    assert found.sentence.startswith("Bottleneck: alpha/basic's CLI is signed in as me@example.org, but the claude "
+                                     "record names owner@example.com; the owner recording")

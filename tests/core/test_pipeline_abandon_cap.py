@@ -49,10 +49,10 @@ def test_an_abandoned_task_returns_to_pending_at_most_max_retries_times_then_esc
     [work] = view.wip
     assert work["escalation"]["stage"] == "select" and work["escalation"]["abandons"] == 3
     assert "confirmed gone 3 times" in work["escalation"]["reason"]
-    assert [(d["n"], d["by"]) for d in view.done] == [(n, "health-reconciler@host")]
+    assert [(d["task"], d["by"]) for d in view.done] == [(n, "health-reconciler@host")]
     events = h.events()
     assert [e.type for e in events[-1:]] == ["task-abandoned"]
-    assert events[-1].data["outcome"] == "escalated" and events[-1].data["enqueued"] == [owner["n"]]
+    assert events[-1].data["outcome"] == "escalated" and events[-1].data["enqueued"] == [owner["task"]]
     # Nothing is re-sent: the lane's scheduler finds only the owner's task.
     h.tick()
     idle = h.lanes.claim(lane="promotion", run="promotion", runner="run-4")
@@ -67,18 +67,18 @@ def test_the_owners_revise_sends_an_abandoned_task_once_more_and_park_ends_the_w
             _claim(h, "promotion", f"run-{k + 1}")
     [owner] = lane_view(h.lanes, "promotion").tasks
     h.tick()
-    h.lanes.decide_escalation(lane="promotion", task=owner["n"], decided_by="owner", decision="revise",
+    h.lanes.decide_escalation(lane="promotion", task=owner["task"], decided_by="owner", decision="revise",
                               reason="try once more")
     [again] = lane_view(h.lanes, "promotion").tasks
     assert (again["stage"], again["kind"], again["abandons"]) == ("select", "work", 2)
     retried = _claim(h, "promotion", "run-4")
-    assert retried["task"] == again["n"]
+    assert retried["task"] == again["task"]
     h.tick()
-    answer = _abandon(h.lanes, again["n"], "run-4")  # the granted round was the one more send
+    answer = _abandon(h.lanes, again["task"], "run-4")  # the granted round was the one more send
     assert answer["state"] == "escalated"
     [owner] = lane_view(h.lanes, "promotion").tasks
     h.tick()
-    ended = h.lanes.decide_escalation(lane="promotion", task=owner["n"], decided_by="owner", decision="park",
+    ended = h.lanes.decide_escalation(lane="promotion", task=owner["task"], decided_by="owner", decision="park",
                                       reason="it keeps dying").result
     assert ended["outcome"] == "park" and lane_view(h.lanes, "promotion").wip == []
 
@@ -90,13 +90,13 @@ def test_an_abandoned_review_task_escalates_with_its_subject_and_the_owners_revi
     subject = pending["subject"]
     for k in (1, 2, 3):
         claimed = _claim(h, "promotion-reviewer", f"rev-{k}")
-        assert claimed["task"] == pending["n"]
+        assert claimed["task"] == pending["task"]
         h.tick()
-        _abandon(h.lanes, pending["n"], f"rev-{k}")
+        _abandon(h.lanes, pending["task"], f"rev-{k}")
     [owner] = lane_view(h.lanes, "promotion").tasks
     assert owner["stage"] == "escalation"
     h.tick()
-    h.lanes.decide_escalation(lane="promotion", task=owner["n"], decided_by="owner", decision="revise",
+    h.lanes.decide_escalation(lane="promotion", task=owner["task"], decided_by="owner", decision="revise",
                               reason="once more")
     [again] = lane_view(h.lanes, "promotion").tasks
     assert (again["stage"], again["kind"], again["subject"]) == ("review", "review", subject)
@@ -110,4 +110,4 @@ def test_a_task_reported_after_a_return_to_pending_starts_its_next_task_with_no_
     done = h.lanes.report(lane="promotion", task=n, runner="run-2",
                           report={"artifact": "select.md", "sha256": "ab" * 32, "evidence": ["top-n"]}).result
     [following] = lane_view(h.lanes, "promotion").tasks
-    assert following["n"] == done["next"]["task"] and "abandons" not in following
+    assert following["task"] == done["next"]["task"] and "abandons" not in following

@@ -124,7 +124,7 @@ def test_a_write_is_refused_for_the_clock_exactly_when_it_reads_before_its_own_c
         for k, claimed in enumerate(first):
             h.lanes.abandon(lane="promotion", task=claimed["task"], runner=f"first-{k}", confirmed_by="s",
                             evidence="e")
-        tasks = {task["candidate"]: task["n"] for task in lane_view(h.lanes, "promotion").tasks}
+        tasks = {task["candidate"]: task["task"] for task in lane_view(h.lanes, "promotion").tasks}
         carried: dict[str, dict[str, pendulum.DateTime]] = {c: {"start": base} for c in tasks}
         holder: dict[str, str | None] = dict.fromkeys(tasks)
         for k, (candidate, action, minutes) in enumerate(steps):

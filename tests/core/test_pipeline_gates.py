@@ -63,8 +63,11 @@ def test_a_review_task_is_claimed_only_by_the_lanes_reviewer_run_and_never_by_th
     assert idle.kind == "idle" and idle.reason == "awaiting-review"
     _refused(h, "WRONG_RUN", h.lanes.claim, lane="promotion", run="maturation-reviewer", runner="rev-x")
     producer = pending["subject"]["runner"]
-    # The producer's token already claimed on this lane: its claim replays or conflicts, never a second task.
-    _refused(h, "CONFLICT", h.lanes.claim, lane="promotion", run="promotion-reviewer", runner=producer)
+    # The producer's token, which already claimed on this lane as its scheduler, is answered self-review
+    # (nothing written), never a second task and never a bare CONFLICT.
+    with writes_nothing(h):
+        again = h.lanes.claim(lane="promotion", run="promotion-reviewer", runner=producer)
+    assert again.kind == "idle" and again.reason == "self-review"
     # Nor can the producer report on the review task another run claimed.
     task = _claim(h, "promotion", "promotion-reviewer", "rev-x")
     _refused(h, "NOT_OWNER", h.lanes.report, lane="promotion", task=task["task"], runner=producer,
@@ -81,8 +84,8 @@ def test_the_rules_refuse_a_review_by_a_runner_that_produced_an_artifact_of_the_
     forged = claimed.model_copy(update={"promotion": claimed.promotion.model_copy(update={"tasks": tuple(
         t.model_copy(update={"claimed_by": producer}) for t in claimed.promotion.tasks)})})
     with pytest.raises(PipelineError) as refused:
-        pipeline_rules.complete(forged, "promotion", pending["n"], producer,
-                                promotion_report("review", pending["n"]), h.clock.now())
+        pipeline_rules.complete(forged, "promotion", pending["task"], producer,
+                                promotion_report("review", pending["task"]), h.clock.now())
     assert refused.value.code == "SELF_REVIEW"
 
 
@@ -103,7 +106,7 @@ def test_a_reject_loops_revise_and_re_review_within_the_cap_then_escalates_to_th
     view = h.lanes.lane_view("promotion")
     assert view.wip[0]["revisions"] == 2 and view.tasks[0]["kind"] == "owner"
     assert h.lanes.claim(lane="promotion", run="promotion", runner="run-y").reason == "awaiting-owner"
-    escalation = view.tasks[0]["n"]
+    escalation = view.tasks[0]["task"]
     _refused(h, "WRONG_RUN", h.lanes.report, lane="promotion", task=escalation, runner="run-y",
              report=promotion_report("brief", escalation))
     granted = h.lanes.decide_escalation(lane="promotion", task=escalation, decided_by="owner", decision="revise",
@@ -124,7 +127,7 @@ def test_the_owner_parks_an_escalated_candidate_and_it_leaves_the_lane(tmp_path)
             brief = _claim(h, "promotion", "promotion", runs.token("run"))
             h.lanes.report(lane="promotion", task=brief["task"], runner=f"run-{runs.k}",
                            report=promotion_report("brief", brief["task"]))
-    escalation = h.lanes.lane_view("promotion").tasks[0]["n"]
+    escalation = h.lanes.lane_view("promotion").tasks[0]["task"]
     parked = h.lanes.decide_escalation(lane="promotion", task=escalation, decided_by="owner", decision="park",
                                        reason="not worth another round")
     assert parked.result["outcome"] == "park"

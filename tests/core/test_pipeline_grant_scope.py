@@ -24,7 +24,7 @@ def _report(h, lane, runner, task, report):
 def _owner_revises(h, lane):
     [owner] = [t for t in h.lanes.lane_view(lane).tasks if t["kind"] == "owner"]
     h.tick()
-    h.lanes.decide_escalation(lane=lane, task=owner["n"], decided_by="owner", decision="revise", reason="once more")
+    h.lanes.decide_escalation(lane=lane, task=owner["task"], decided_by="owner", decision="revise", reason="once more")
 
 
 def test_a_grant_for_the_brief_gives_the_prototype_no_extra_failed_build(tmp_path):

@@ -82,7 +82,7 @@ def test_an_interrupted_revision_is_a_failed_start_of_its_reserved_round_and_is_
     assert (event.data["parent"], event.data["outcome"], event.data["partial"]) == (
         review["task"], "requeued", ["artifacts/brief-draft.md"])
     requeued = _open_task(h)
-    assert requeued["n"] == brief["task"] and "claimedBy" not in requeued, "the same task, pending again"
+    assert requeued["task"] == brief["task"] and "claimedBy" not in requeued, "the same task, pending again"
     assert requeued["revision"]["parent"] == review["task"]
     assert (requeued["revision"]["failedStarts"], requeued["revision"]["partial"]) == (
         1, ["artifacts/brief-draft.md"]), "never reset to a fresh pending repair"
@@ -108,7 +108,7 @@ def test_an_interrupted_revision_past_the_repair_cap_escalates_to_the_owner_whos
     assert (escalation["revision"]["parent"], escalation["revision"]["failedStarts"],
             escalation["revision"]["partial"]) == (review["task"], 1, ["artifacts/partial.md"])
     assert view.tasks[0]["kind"] == "owner" and view.wip[0]["revisions"] == 1
-    owner = view.tasks[0]["n"]
+    owner = view.tasks[0]["task"]
     h.lanes.decide_escalation(lane="promotion", task=owner, decided_by="owner", decision="revise", reason="go on")
     granted = _open_task(h)
     assert granted["stage"] == "brief" and granted["revision"]["failedStarts"] == 1
@@ -140,7 +140,8 @@ def test_an_interrupted_slice_revision_names_the_rejected_slice_and_keeps_its_ro
     iterate = _open_task(h, "maturation")
     slice_done = next(d for d in h.lanes.lane_view("maturation").done if d["stage"] == "slice")
     assert iterate["stage"] == "iterate"
-    assert iterate["revision"]["inputSha256"] == sha(f"slice-{slice_done['n']}"), "the rejected slice, not its verify"
+    rejected = sha(f"slice-{slice_done['task']}")
+    assert iterate["revision"]["inputSha256"] == rejected, "the rejected slice, not its verify"
     claimed = _claim(h, "maturation", "maturation", runs.token("run"))
     answer = _abandon(h, claimed["task"], f"run-{runs.k}", lane="maturation")
     assert answer.result["state"] == "pending" and answer.result["failedStarts"] == 1

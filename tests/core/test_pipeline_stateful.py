@@ -242,7 +242,7 @@ class PipelineMachine(RuleBasedStateMachine):
         owner_tasks = [t for t in view.tasks if t["kind"] == "owner"]
         if not owner_tasks:
             return
-        self.lanes.decide_escalation(lane=lane, task=owner_tasks[0]["n"], decided_by="owner", decision=decision,
+        self.lanes.decide_escalation(lane=lane, task=owner_tasks[0]["task"], decided_by="owner", decision=decision,
                                      reason="the owner's call")
 
     @rule(candidate=st.sampled_from(POOL), approve=st.booleans(), use=st.booleans())

@@ -24,8 +24,9 @@ def test_the_readmes_five_commands_reach_a_passing_preflight_and_a_tick_that_run
     [night] = [block for block in blocks_named("first-night") if block.page.name == "README.md"]
     commands = [line for line in five.code.splitlines() if line.strip()]
     assert len(commands) == 5 and all(line.startswith("factory-schedule ") for line in commands)
+    (tmp_path / ".claude").mkdir()  # the stand-in claude, signed in as you, as a real one keeps its sign-in
+    (tmp_path / ".claude" / "sign-in").write_text("you@example.com\n")
     env = cli_env("", HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"), TZ=zone_where_it_is_two_am(),
-                  FAKE_CLAUDE_EMAIL="you@example.com", FAKE_PROVIDER_LOG=str(tmp_path / "provider.log"),
                   FACTORY_NOTIFY="true")
     del env["FACTORY_JOURNAL"]  # the README names none: the user data file under this home
     env["PATH"] = fake_path(env["PATH"])
@@ -38,6 +39,6 @@ def test_the_readmes_five_commands_reach_a_passing_preflight_and_a_tick_that_run
     runs = [json.loads(line)["segment_run"] for line in ticked.stdout.splitlines()
             if line.startswith("{") and "segment_run" in line]
     assert {run["lane"] for run in runs} >= {"alpha/basic"} and all(run["verdict"] == "ended" for run in runs)
-    sent = [json.loads(line)["prompt"] for line in (tmp_path / "provider.log").read_text().splitlines()]
+    sent = [json.loads(line)["prompt"] for line in (tmp_path / ".claude" / "contacts.log").read_text().splitlines()]
     assert any("Product alpha" in prompt for prompt in sent)
     assert not os.path.exists(tmp_path / "journal.db")  # the journal is the user data file, not the folder's

@@ -144,20 +144,40 @@ def _spawn(seconds: float, log: str | None) -> None:
 
 
 def _auth_status() -> int:
+    """`claude auth status` as Claude Code 2.1.197 prints it (its JSON, two-space indented; exit 1 when logged
+    out): `email`, `orgId`, `orgName` and `subscriptionType` only for a claude.ai sign-in, each possibly null."""
     logged_in = os.environ.get("FAKE_CLAUDE_LOGGED_OUT") is None
-    document = {"loggedIn": logged_in, "authMethod": "claude.ai" if logged_in else "none"}
-    email = os.environ.get("FAKE_CLAUDE_EMAIL", "owner@example.com")
-    if logged_in and email:
-        document["email"] = email
-    print(json.dumps(document))
-    return 0
+    document: dict[str, object] = {"loggedIn": logged_in, "authMethod": "claude.ai" if logged_in else "none",
+                                   "apiProvider": "firstParty"}
+    if logged_in:
+        document.update(email=_signed_in_as() or None,
+                        orgId="00000000-0000-4000-8000-000000000000", orgName="Owner's Organization",
+                        subscriptionType="max")
+    print(json.dumps(document, indent=2))
+    return 0 if logged_in else 1
+
+
+def _config_folder(provider: str) -> Path | None:
+    """The CLI's own configuration folder ($CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME or ~/.codex), when it
+    exists: the provider starts with an allow-listed environment, where HOME and these always pass, so a test
+    can set the fake up there as a real CLI is set up."""
+    named = os.environ.get("CLAUDE_CONFIG_DIR" if provider == "claude" else "CODEX_HOME")
+    folder = Path(named) if named else Path.home() / (".claude" if provider == "claude" else ".codex")
+    return folder if folder.is_dir() else None
 
 
 def _config_log(provider: str) -> str | None:
-    """Without $FAKE_PROVIDER_LOG, `contacts.log` in the CLI's own configuration folder, when it has one: the
-    provider starts with an allow-listed environment, where the CLI's configuration folder always passes."""
-    folder = os.environ.get("CLAUDE_CONFIG_DIR" if provider == "claude" else "CODEX_HOME")
-    return str(Path(folder) / "contacts.log") if folder else None
+    """Without $FAKE_PROVIDER_LOG, `contacts.log` in the CLI's own configuration folder, when it has one."""
+    folder = _config_folder(provider)
+    return str(folder / "contacts.log") if folder else None
+
+
+def _signed_in_as() -> str:
+    """$FAKE_CLAUDE_EMAIL, else the `sign-in` file in the configuration folder, else owner@example.com."""
+    folder = _config_folder("claude")
+    configured = folder / "sign-in" if folder else None
+    default = configured.read_text().strip() if configured and configured.exists() else "owner@example.com"
+    return os.environ.get("FAKE_CLAUDE_EMAIL", default)
 
 
 VERSIONS = {"claude": "2.1.197 (Claude Code)", "codex": "codex-cli 0.171.0"}

@@ -26,6 +26,8 @@ from tests.tui.runner_support import CLI, REPO, json_lines, run_logs
 from tests.tui.test_run import BOUND, lanes_commission, occurrence_of, record, write_lane
 
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens there
+# Passed to the CLIs beyond the provider environment's allow-list (which passes the proxies and HOME).
+PASSED = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 INSTALL = Path(__file__).resolve().parent / "install.sh"
 TIMEOUT = 120.0
 
@@ -83,7 +85,7 @@ def test_the_real_claude_takes_a_prompt_that_starts_with_dashes(bin_folder: Path
                                                                 prompt: str) -> None:
     transcript = tmp_path / "call.jsonl"
     made = make_call("claude", str(bin_folder / "claude"), prompt, BOUND, TIMEOUT, cwd=tmp_path,
-                     env=isolated(home), transcript=transcript)
+                     env=isolated(home), transcript=transcript, passed=PASSED)
     assert first_event(transcript)["subtype"] == "init"  # the command line was accepted: the stream started
     assert made.outcome.report == {"kind": "sign-in-needed", "tokens": 0, "httpStatus": 401}  # logged out
     assert made.outcome.stop == "sign-in"
@@ -95,17 +97,18 @@ def test_the_real_codex_takes_a_prompt_that_starts_with_dashes_outside_a_git_rep
     workdir.mkdir()
     transcript = tmp_path / "call.jsonl"
     made = make_call("codex", str(bin_folder / "codex"), "---\n- a list item\n", BOUND, TIMEOUT, cwd=workdir,
-                     env=isolated(home), transcript=transcript)
+                     env=isolated(home), transcript=transcript, passed=PASSED)
     assert first_event(transcript)["type"] == "thread.started"
     # Its provider is a closed port: it says it waits for a network, and the call stops there, unsent.
     assert (made.outcome.report, made.outcome.stop) == ({"kind": "unreachable"}, "unreachable")
     assert not made.run.end.timed_out
 
 
-def real_lane(prompts: Path, lane: str, provider: str, executable: Path, units: int) -> None:
+def real_lane(prompts: Path, lane: str, provider: str, executable: Path, units: int,
+              passed: tuple[str, ...] = PASSED) -> None:
     task = "scan" if provider == "claude" else "review"
     write_lane(prompts, lane, f'provider = "{provider}"\nsign_in = "owner@example.com"\nbound = {BOUND}\n'
-               f'timeout_minutes = 2\nexecutable = "{executable}"\n',
+               f'timeout_minutes = 2\nexecutable = "{executable}"\nenv = {json.dumps(list(passed))}\n',
                {task: {f"{i}0-unit.md": f"---\nunit: {i}\n---\n- scan part {i}\n" for i in range(1, units + 1)}})
 
 
@@ -131,7 +134,8 @@ def test_a_logged_out_night_defers_logged_out_with_nothing_sent(
 def test_a_claude_whose_api_is_a_closed_port_costs_one_call_and_debits_nothing(
         bin_folder: Path, home: Path, sqlite_url: str, schedule: LifecycleSchedule, tmp_path: Path) -> None:
     prompts = tmp_path / "prompts"
-    real_lane(prompts, "alpha/basic", "claude", bin_folder / "claude", 3)
+    real_lane(prompts, "alpha/basic", "claude", bin_folder / "claude", 3,
+              (*PASSED, "ANTHROPIC_API_KEY", "CLAUDE_CODE_MAX_RETRIES"))
     record(schedule, lanes_commission(("alpha", "scan", "claude")))
     # A placeholder key (not a credential) signs the CLI in as far as it can tell, so it tries the API; no
     # retries, so the one call takes a second instead of Claude Code's ten retries (about three minutes).

@@ -140,7 +140,15 @@ def test_a_corrupt_pipeline_state_is_told_to_the_owner_once(sqlite_url: str, not
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
         db.execute("update aggregates set state = replace(state, 'bravo', 'bogus') where aggregate = ?",
                    ("pipeline/lanes",))
-    finding = _notified_once(sqlite_url, "pipeline-unreadable", notifier)
+    command, log = notifier
+    code, report, err = cli(sqlite_url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
+    assert code == 1, err
+    # The edited state no longer matches what its last event sealed: its chain breaks too, named.
+    assert sorted(notice["kind"] for notice in report["notified"]) == ["journal-chain-broken", "pipeline-unreadable"]
+    [finding] = [f for f in report["findings"] if f["kind"] == "pipeline-unreadable"]
     assert finding["evidence"]["code"] == "CORRUPT"
-    [[text]] = notifications(notifier[1])
-    assert "the staged lanes' state does not read" in text
+    [chain] = [f for f in report["findings"] if f["kind"] == "journal-chain-broken"]
+    assert chain["evidence"]["aggregate"] == "pipeline/lanes"
+    _code, again, _ = cli(sqlite_url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
+    assert again["notified"] == [] and len(notifications(log)) == 2
+    assert any("the staged lanes' state does not read" in text for [text] in notifications(log))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from factory_schedule.tui.host.providers.calls import command, make_call
-from tests.tui.provider_support import FAKES, REPO, fake_env
+from tests.tui.provider_support import FAKE_SETTINGS, FAKES, REPO, fake_env
 
 BOUND = 150_000
 TIMEOUT = 20.0
@@ -38,7 +38,7 @@ def test_a_prompt_that_looks_like_options_reaches_the_model_as_written(provider:
                                                                        tmp_path: Path) -> None:
     log = tmp_path / "contacts.log"
     made = make_call(provider, provider, prompt, BOUND, TIMEOUT,  # type: ignore[arg-type]
-                     env=fake_env(log, FAKE_TRANSCRIPT="normal"), cwd=tmp_path)
+                     env=fake_env(log, FAKE_TRANSCRIPT="normal"), passed=FAKE_SETTINGS, cwd=tmp_path)
     assert made.outcome.report["kind"] == "result", made.outcome.detail
     assert [entry["sent"] for entry in _sent(log)] == [prompt]
 
@@ -48,14 +48,15 @@ def test_an_owners_variadic_option_cannot_swallow_the_prompt(provider: str, tmp_
     extra = ["--allowedTools", "Read", "Grep"] if provider == "claude" else ["--add-dir", str(tmp_path)]
     log = tmp_path / "contacts.log"
     made = make_call(provider, provider, "Scan.", BOUND, TIMEOUT, extra_args=extra,  # type: ignore[arg-type]
-                     env=fake_env(log, FAKE_TRANSCRIPT="normal"), cwd=tmp_path)
+                     env=fake_env(log, FAKE_TRANSCRIPT="normal"), passed=FAKE_SETTINGS, cwd=tmp_path)
     assert made.outcome.report["kind"] == "result"
     assert [entry["sent"] for entry in _sent(log)] == ["Scan."]
 
 
 def test_codex_runs_in_a_workdir_that_is_no_git_repository(tmp_path: Path) -> None:
     assert not any((folder / ".git").exists() for folder in (tmp_path, *tmp_path.parents))
-    made = make_call("codex", "codex", "Scan.", BOUND, TIMEOUT, env=fake_env(FAKE_TRANSCRIPT="normal"), cwd=tmp_path)
+    made = make_call("codex", "codex", "Scan.", BOUND, TIMEOUT, env=fake_env(FAKE_TRANSCRIPT="normal"),
+                     passed=FAKE_SETTINGS, cwd=tmp_path)
     assert made.outcome.report == {"kind": "result", "tokens": 24_885, "output": "ok"}
 
 

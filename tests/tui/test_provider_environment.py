@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.store import open_journal
+from factory_schedule.tui.cli.output import PIPELINE_EXIT_CODES
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.provider_environment import COMMON_NAMES, provider_environment
 from factory_schedule.tui.host.providers.prompts import BindingError, load_lane
@@ -48,7 +49,8 @@ def test_a_lane_that_lists_a_factory_variable_for_its_provider_is_refused(tmp_pa
         load_lane(tmp_path, "alpha/basic", tasks, which=lambda name: name)
 
 
-def _attacked_night(sqlite_url: str, tmp_path: Path, prompt: str) -> tuple[list[dict], PipelineLanes, int]:
+def _attacked_night(sqlite_url: str, tmp_path: Path, prompt: str,
+                    owner_key: bool = False) -> tuple[list[dict], PipelineLanes, int]:
     """A night whose one call reaches the attacking stand-in `claude`, run by `tick -- factory-schedule run`."""
     journal = open_journal(sqlite_url)
     from factory_schedule.core import LifecycleSchedule
@@ -66,10 +68,21 @@ def _attacked_night(sqlite_url: str, tmp_path: Path, prompt: str) -> tuple[list[
     home = tmp_path / "home"
     home.mkdir()
     log = tmp_path / "attack.log"
-    environment = cli_env(sqlite_url, ATTACK_LOG=str(log), HOME=str(home), FACTORY_OWNER_PASSPHRASE="s3cret")
+    environment = cli_env(sqlite_url, ATTACK_LOG=str(log), HOME=str(home), FACTORY_OWNER_PASSPHRASE="s3cret",
+                          XDG_DATA_HOME=str(tmp_path / "data"))
     environment["PATH"] = fake_path(environment["PATH"])
+    if owner_key:  # the owner's key, sealed in the data folder the provider can read as the same user
+        secret = tmp_path / "passphrase"
+        secret.write_text("owner passphrase\n")
+        with secret.open() as handle:
+            made = subprocess.run([*CLI, "--journal", sqlite_url, "owner", "init", "--passphrase-fd",
+                                   str(handle.fileno())], capture_output=True, text=True, env=environment, cwd=REPO,
+                                  timeout=120, pass_fds=(handle.fileno(),), start_new_session=True)
+        assert made.returncode == 0, made.stderr
+        before = journal.head("pipeline/lanes")
     done = subprocess.run([*CLI, "--journal", sqlite_url, "tick", "--ttl", "5", "--", *CLI, "run", "--prompts",
-                           str(prompts)], capture_output=True, text=True, env=environment, cwd=REPO, timeout=300)
+                           str(prompts)], capture_output=True, text=True, env=environment, cwd=REPO, timeout=300,
+                          start_new_session=True)  # unattended, as launchd starts it: no terminal
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert json_lines(done.stdout)
     return [json.loads(line) for line in log.read_text().splitlines()], lanes, before
@@ -87,3 +100,21 @@ def test_a_provider_started_by_run_gets_no_factory_variable_and_its_attack_reach
     state = lanes.state()
     assert state is not None and state.approvals == ()
     assert os.listdir(tmp_path / "home") in ([], [".local"])  # nothing created but an empty data folder
+
+
+def test_a_provider_that_knows_the_journal_cannot_decide_or_use_an_approval_in_a_journal_with_an_owner_key(
+        sqlite_url: str, tmp_path: Path) -> None:
+    """The attack with the journal's URL (guessed, or injected with the prompt): the request is a run's own
+    record, but deciding it needs the owner's passphrase, so no approval exists to use."""
+    [attack], lanes, before = _attacked_night(sqlite_url, tmp_path, f"Summarise. [journal: {sqlite_url}]\n",
+                                              owner_key=True)
+    named = {step["command"]: step for step in attack["named"]}
+    assert named["approval-request"]["exit"] == 0  # a run may ask; only the owner decides
+    decided = named["approval-decide"]
+    assert decided["exit"] == 2 and "passphrase" in json.loads(decided["answer"])["message"]
+    assert named["approval-use"]["exit"] == PIPELINE_EXIT_CODES["APPROVAL_REQUIRED"]
+    state = lanes.state()
+    assert state is not None
+    [request] = state.approvals
+    assert (request.id, request.approved, request.used_at) == ("stolen-1", None, None)
+    assert lanes.journal.head("pipeline/lanes") == before + 1  # the request alone

@@ -214,6 +214,24 @@ def test_claude_streamed_usage_counts_each_message_once() -> None:
     assert not stream.feed('{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":400}}}')
 
 
+# `claude auth status` as the 2.1.197 binary builds it: {loggedIn, authMethod, apiProvider, apiKeySource?} and,
+# for a claude.ai sign-in, email, orgId, orgName, subscriptionType (each `?? null`); exit 1 when logged out.
+REAL_LOGGED_OUT = '{\n  "loggedIn": false,\n  "authMethod": "none",\n  "apiProvider": "firstParty"\n}\n'
+REAL_SIGNED_IN = ('{"loggedIn": true, "authMethod": "claude.ai", "apiProvider": "firstParty", '
+                  '"email": "owner@example.com", "orgId": "0f0e", "orgName": "Owner", "subscriptionType": "max"}')
+REAL_API_KEY = '{"loggedIn": true, "authMethod": "api_key", "apiProvider": "firstParty", "apiKeySource": "X"}'
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    (REAL_LOGGED_OUT, (False, None)),
+    (REAL_SIGNED_IN, (True, "owner@example.com")),
+    (REAL_SIGNED_IN.replace('"owner@example.com"', "null"), (True, None)),
+    (REAL_API_KEY, (True, None)),
+])
+def test_claude_auth_status_is_read_in_the_real_clis_shape(text: str, read: tuple[Any, Any]) -> None:
+    assert claude.sign_in_from_auth_status(text) == read
+
+
 def test_claude_auth_status_gives_the_session_email_when_it_has_one() -> None:
     assert claude.sign_in_from_auth_status('{"loggedIn":true,"email":"me@example.com"}') == (True, "me@example.com")
     assert claude.sign_in_from_auth_status('{"loggedIn":false}') == (False, None)

@@ -200,10 +200,15 @@ def test_the_sign_in_claude_reports_for_its_session_is_the_one_admitted(
     record(schedule, lanes_commission(("alpha", "scan", "claude")))
     code, lines, err = tick(sqlite_url, tmp_path, prompts, FAKE_CLAUDE_EMAIL="someone-else@example.com")
     assert code == 0, (lines, err)
-    refused = [line for line in runner_lines(err) if line["run"] == "refused"]
-    assert [r["reason"] for r in refused] == ["overage-unverified"]  # not the owner's record: never sent
+    started = next(line for line in runner_lines(err) if line["run"] == "started")
+    assert (started["sign_in"], started["sign_in_from"]) == ("someone-else@example.com", "cli")
+    # Not the owner's record: the runner asks for no call at all (each would be refused overage-unverified).
+    assert [line for line in runner_lines(err) if line["run"] == "refused"] == []
     assert contacts(tmp_path) == []
-    assert occurrence_of(schedule, "alpha/basic").state == "settled"
+    alpha = occurrence_of(schedule, "alpha/basic")
+    assert (alpha.state, alpha.calls) == ("settled", [])
+    assert alpha.settlement.reason == ("sign-in mismatch: the CLI is signed in as someone-else@example.com (its CLI "
+                                       "reports it), the claude record names owner@example.com")
 
 
 def test_paid_overage_ends_the_night_and_marks_the_work_of_unknown_effect(

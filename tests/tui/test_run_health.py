@@ -71,3 +71,18 @@ def test_an_account_a_providers_message_stopped_is_told_with_that_message(
     assert len(beta.calls) == 1  # the rest of the lane was not sent into the stopped account
     finding = _told_once(sqlite_url, "provider-stopped-account", notifier)
     assert "spend cap" in finding["message"] and finding["evidence"]["accounts"] == ["chatgpt"]
+
+
+def test_a_sign_in_mismatch_names_both_identities_and_the_command_that_fixes_it(
+        sqlite_url: str, schedule: LifecycleSchedule, tmp_path: Path, notifier: tuple[str, Path]) -> None:
+    prompts = tmp_path / "prompts"
+    claude_lane(prompts, "alpha/basic", "normal")
+    record(schedule, lanes_commission(("alpha", "scan", "claude")))
+    code, lines, err = tick(sqlite_url, tmp_path, prompts, FAKE_CLAUDE_EMAIL="me@example.org")
+    assert code == 0, (lines, err)
+    finding = _told_once(sqlite_url, "sign-in-mismatch", notifier)
+    assert "observes sign-in me@example.org (its CLI reports it)" in finding["message"]
+    assert "the claude record names owner@example.com" in finding["message"]
+    assert finding["evidence"]["fix"] == ("factory-schedule record-account --account claude --sequence 2 "
+                                          "--sign-in me@example.org --overage off --recorded-by owner")
+    assert "`claude auth login`" in finding["message"]

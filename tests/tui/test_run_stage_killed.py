@@ -96,7 +96,7 @@ def test_a_staged_run_killed_mid_call_is_resumed_by_the_next_tick_and_settled_wi
     assert (call.work, call.outcome, call.unknown) == ("task-1", "lost", True)
     assert len(_contacts(tmp_path)) == 1  # the lost call's work is never sent again in this occurrence
     view = lanes.lane_view("promotion")
-    assert view is not None and [(task["n"], task["stage"]) for task in view.tasks] == [(1, "select")]
+    assert view is not None and [(task["task"], task["stage"]) for task in view.tasks] == [(1, "select")]
     assert view.tasks[0].get("claimedBy") is None  # handed back: the lane's next run claims it
     assert leases.list_leases(_file_journal(lanes)) == []
 
@@ -127,3 +127,41 @@ def test_the_example_lane_runner_settles_a_resumed_occurrence_whose_task_was_han
     assert record is not None and record.settlement is not None
     assert record.settlement.status == "partial" and record.settlement.reason.startswith("handed back: "), err
     assert [(call.outcome, call.unknown) for call in record.calls] == [("lost", True)]
+
+
+def test_a_resumed_run_whose_task_went_out_with_unknown_effect_hands_it_back_itself(
+        sqlite_url: str, world: tuple[LifecycleSchedule, PipelineLanes], tmp_path: Path) -> None:
+    """A repair pass that reconciled the dead segment (its call ended lost) before its lane locks went stale, so
+    the task was not yet returned: the resumed run takes the task over, the schedule refuses its work (the
+    stage's one call of the occurrence was used, its effect unknown: never sent again), and the run hands the
+    task back itself, counted as an abandon, instead of leaving it claimed by a run that settled, for the owner
+    to find stalled."""
+    schedule, lanes = world
+    [plan] = [plan for plan in schedule.plan() if plan.lane == "portfolio/promotion"]
+    started = schedule.start(lane=plan.lane, runner="r-gone")
+    assert started.occurrence is not None
+    occurrence = started.occurrence.id
+    claimed = lanes.claim(lane="promotion", runner="r-gone", occurrence=occurrence)
+    n = claimed.result["task"]  # type: ignore[union-attr]
+    admitted = schedule.admit_call(occurrence_id=occurrence, runner="r-gone", task="stage", work=f"task-{n}",
+                                   bound=150000, sign_in="owner@example.com")
+    assert admitted.admitted
+    schedule.reconcile(occurrence_id=occurrence, confirmation={
+        "runner": "r-gone", "confirmedBy": "owner", "evidence": "the run was killed mid-call"})
+
+    tick = _tick(sqlite_url, tmp_path, "resumed", sleep=0)
+    out, err = tick.communicate(timeout=180)
+    lines = json_lines(out)
+    assert tick.returncode == 0, (lines, err + run_logs(lines))
+    assert _contacts(tmp_path) == []  # the lost call's work is never sent again
+    record = schedule.record(occurrence)
+    assert record is not None and record.settlement is not None
+    assert record.settlement.status == "partial", (record.settlement, run_logs(lines))
+    assert "handed back" in record.settlement.reason
+    view = lanes.lane_view("promotion")
+    assert view is not None
+    [task] = view.tasks
+    assert (task["task"], task.get("claimedBy"), task["abandons"]) == (n, None, 1)
+    [event] = [e for e in lanes.journal.history("pipeline/lanes") if e.type == "task-abandoned"]
+    assert event.data["confirmedBy"] == event.data["runner"] != "r-gone"
+    assert "went out in an earlier segment" in event.data["evidence"]

@@ -14,7 +14,7 @@ from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host.clock import SystemClock
 
-from .provider_support import fake_path
+from .provider_support import FAKE_LANE_ENV, fake_path
 from .runner_support import CLI, REPO, cli, cli_env, json_lines, wait_for
 from .test_provider_call_outlives_no_runner import living
 from .test_run import claude_lane, lanes_commission, record
@@ -28,7 +28,8 @@ def test_a_ctrl_c_at_a_foreground_tick_reconciles_the_runners_it_ended_at_once_a
     prompts = tmp_path / "prompts"
     claude_lane(prompts, "alpha/basic", "hang")
     (prompts / "alpha/basic/lane.toml").write_text(
-        'provider = "claude"\nsign_in = "owner@example.com"\nbound = 150000\ntimeout_minutes = 30\n')
+        'provider = "claude"\nsign_in = "owner@example.com"\nbound = 150000\ntimeout_minutes = 30\n'
+        + FAKE_LANE_ENV)
     journal = open_journal(sqlite_url)
     schedule = LifecycleSchedule(journal, SystemClock())
     record(schedule, lanes_commission(("alpha", "scan", "claude")))

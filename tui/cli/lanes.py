@@ -41,6 +41,7 @@ from factory_schedule.tui.cli.output import (
     emit,
     to_jsonable,
 )
+from factory_schedule.tui.cli.owner_signing import add_passphrase_option
 
 Act = Callable[[Any, dict[str, Any]], Any]
 LANE_NAMES = ("promotion", "maturation")
@@ -289,6 +290,21 @@ def _abandon(args: argparse.Namespace) -> int:
 # -- the owner's and the portfolio's commands ----------------------------------------------------
 
 
+def _owner_decision(options: Sequence[Option], act: Callable[[Any, dict[str, Any], Any], Any]
+                    ) -> Callable[[argparse.Namespace], int]:
+    """An owner decision's handler: its input checked first, then signed with the owner key when the journal
+    holds one (the passphrase from the terminal or --passphrase-fd)."""
+    from factory_schedule.tui.cli.owner_signing import owner_signer
+
+    def handler(args: argparse.Namespace) -> int:
+        values = gather(args, options)
+        lanes = _open_lanes(args)
+        emit(act(lanes, values, owner_signer(lanes.journal, args)))
+        return EXIT_OK
+
+    return handler
+
+
 def _top_n(args: argparse.Namespace) -> int:
     v = gather(args, TOP_N)
     candidates = _document(v.get("candidates"), "the candidates", "--candidates")  # before the journal opens
@@ -307,9 +323,9 @@ def _on_lanes(options: Sequence[Option], act: Act) -> Callable[[argparse.Namespa
     return handler
 
 
-def _escalation(lanes: Any, v: dict[str, Any]) -> Any:
+def _escalation(lanes: Any, v: dict[str, Any], signer: Any) -> Any:
     return lanes.decide_escalation(lane=v["lane"], task=v["task"], decided_by=v["decided_by"],
-                                   decision=v["decision"], reason=v["reason"])
+                                   decision=v["decision"], reason=v["reason"], signer=signer)
 
 
 def _approval_request(lanes: Any, v: dict[str, Any]) -> Any:
@@ -317,8 +333,9 @@ def _approval_request(lanes: Any, v: dict[str, Any]) -> Any:
                                   requested_by=v["requested_by"], reason=v["reason"])
 
 
-def _approval_decide(lanes: Any, v: dict[str, Any]) -> Any:
-    return lanes.decide_approval(approval=v["approval"], decided_by=v["decided_by"], approved=v["approved"])
+def _approval_decide(lanes: Any, v: dict[str, Any], signer: Any) -> Any:
+    return lanes.decide_approval(approval=v["approval"], decided_by=v["decided_by"], approved=v["approved"],
+                                 signer=signer)
 
 
 def _approval_use(args: argparse.Namespace) -> int:
@@ -350,15 +367,19 @@ def register(subcommands: Any) -> None:
     add_command(commands, "abandon", "a supervisor confirms a dead run gone once its locks are stale: its task back "
                 "to pending, or a revision's failed start (requeued within the repair cap, else escalated)",
                 ABANDON, _abandon)
-    for name, text, options, act in (
+    owner_decisions: tuple[tuple[str, str, Sequence[Option], Callable[[Any, dict[str, Any], Any], Any]], ...] = (
         ("escalation", "the owner answers an escalation: revise (one more round) or park", ESCALATION,
          _escalation),
-        ("approval-request", "ask the owner to approve one external action on a candidate", APPROVAL_REQUEST,
-         _approval_request),
         ("approval-decide", "the owner's approval record (--approved on) or refusal (--approved off)",
          APPROVAL_DECIDE, _approval_decide),
+    )
+    for name, text, options, decide in owner_decisions:
+        add_passphrase_option(add_command(commands, name, text, options, _owner_decision(options, decide)))
+    for name, text, shown, act in (
+        ("approval-request", "ask the owner to approve one external action on a candidate", APPROVAL_REQUEST,
+         _approval_request),
         ("show", "a lane's state: WIP, tasks, counters, history, cooldown, contracts", SHOW, _show),
     ):
-        add_command(commands, name, text, options, _on_lanes(options, act))
+        add_command(commands, name, text, shown, _on_lanes(shown, act))
     add_command(commands, "approval-use", "record an approved external action before doing it: act only on "
                 "licensed:true (12: a replay, licensed once already; 65: no approval)", APPROVAL_USE, _approval_use)

@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "demo",
     "screenshots",
     "lanes",
+    "owner",
 )
 
 

@@ -69,6 +69,8 @@ ERROR_EXIT_CODES: dict[str, int] = {
     "SETTLED": 43,
     "STALE": 44,
     "RULE": 45,
+    "UNSIGNED": 46,
+    "BAD_SIGNATURE": 47,
 }
 
 # The staged lanes (`factory-schedule lanes ...`): a claim that found nothing, and the pipeline's own
@@ -93,6 +95,9 @@ PIPELINE_EXIT_CODES: dict[str, int] = {
     "APPROVAL_REQUIRED": 65,
     "STALE": 66,
     "NOT_ADMITTED": 67,
+    "UNSIGNED": 68,
+    "BAD_SIGNATURE": 69,
+    "SELF_DECIDED": 70,
 }
 
 

@@ -79,6 +79,9 @@ ERROR_MEANINGS: dict[str, str] = {
     "CAP_REACHED": "the work is at its cap (`maxSlices`)",
     "APPROVAL_REQUIRED": "an external action without the owner's approval record for it",
     "NOT_ADMITTED": "a scheduled run claimed without the occurrence admitted for its token",
+    "UNSIGNED": "an owner record without the owner's signature, in a journal that holds an owner key",
+    "BAD_SIGNATURE": "a signature that is not the journal's owner key's over this record for this journal",
+    "SELF_DECIDED": "an approval decided by the one who requested it",
 }
 
 

@@ -106,7 +106,8 @@ def _check(args: argparse.Namespace) -> int:
             failed = True
             emit({"lane": lane, "ok": False, "error": str(error)})
             continue
-        cli = check_cli(binding.provider, binding.executable, _lane_args(binding), binding.workdir)
+        cli = check_cli(binding.provider, binding.executable, _lane_args(binding), binding.workdir,
+                        passed=binding.env)
         if cli.problem is not None:
             failed = True
             emit({"lane": lane, "ok": False, "error": cli.problem, "version": cli.version})
@@ -179,9 +180,14 @@ def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Seg
           "provider": binding.provider, "sign_in": segment.sign_in,
           "sign_in_from": "cli" if status.sign_in else "lane.toml"})
     run = stage_run.run_of(lane)
+    mismatch = None if status.logged_in is False else worker.sign_in_mismatch(
+        "its CLI reports it" if status.sign_in else "lane.toml names it")
     if status.logged_in is False:
         if not worker.defer("logged-out"):
             worker.settle(f"{binding.provider} is not signed in")
+        code = EXIT_OK
+    elif mismatch is not None:  # every call would be refused: nothing is asked for
+        worker.settle(mismatch)
         code = EXIT_OK
     elif run is not None:
         from factory_schedule.core.pipeline import PipelineLanes

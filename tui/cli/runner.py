@@ -45,6 +45,7 @@ from factory_schedule.tui.cli.output import (
     emit,
     to_jsonable,
 )
+from factory_schedule.tui.cli.owner_signing import add_passphrase_option
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
@@ -158,9 +159,15 @@ def _reconcile(args: argparse.Namespace) -> int:
     return _done(schedule.reconcile(occurrence_id=v["occurrence"], confirmation=confirmation))
 
 
-def _record_account(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
+def _record_account(args: argparse.Namespace) -> int:
+    """The owner's account record, signed with the owner key when the journal holds one."""
+    from factory_schedule.tui.cli.owner_signing import owner_signer
+
+    v = gather(args, RECORD_ACCOUNT)
+    schedule = schedule_over(open_existing(journal_url_of(args)))
     return _done(schedule.record_account(account=v["account"], sequence=v["sequence"], sign_in=v["sign_in"],
-                                         overage=v["overage"], recorded_by=v["recorded_by"]))
+                                         overage=v["overage"], recorded_by=v["recorded_by"],
+                                         signer=owner_signer(schedule.journal, args)))
 
 
 def _record_commission(args: argparse.Namespace) -> int:
@@ -176,8 +183,10 @@ def _record_commission(args: argparse.Namespace) -> int:
     if missing_journal(url) is not None:
         _refuse_unless_a_first_record(commission)
     from factory_schedule.core.owner_commission import record_commission
+    from factory_schedule.tui.cli.owner_signing import owner_signer
 
-    recorded = record_commission(schedule_over(open_or_create(url)), commission)
+    schedule = schedule_over(open_or_create(url))
+    recorded = record_commission(schedule, commission, signer=owner_signer(schedule.journal, args))
     return _done({**to_jsonable(recorded.commission), "settings_revision": recorded.settings_revision})
 
 
@@ -247,12 +256,14 @@ def register(subcommands: Any) -> None:
     add_command(subcommands, "reconcile",
              "confirm a dead runner (flags, or the confirmation JSON on stdin); ends its call as lost",
              RECONCILE, _reconcile, stdin=False)
-    add_command(subcommands, "record-account", "the owner's next record of an account", RECORD_ACCOUNT,
-             _on_schedule(RECORD_ACCOUNT, _record_account))
+    account = add_command(subcommands, "record-account", "the owner's next record of an account", RECORD_ACCOUNT,
+                          _record_account)
+    add_passphrase_option(account)
     commission = add_command(subcommands, "record-commission",
                           "record the next commission revision (the first one starts the journal)", (),
                           _record_commission, stdin=False)
     commission.add_argument("file", help="the commission JSON file ('-' for stdin)")
+    add_passphrase_option(commission)
     add_command(subcommands, "start", "one tick of one lane (prefer `tick`, which also holds leases)", START,
              _on_schedule(START, _start))
     status = add_command(subcommands, "status", "an occurrence's state and status", (), _status, stdin=False)

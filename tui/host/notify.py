@@ -3,12 +3,14 @@
 Health's findings wait in the dashboard; a 401 at 02:20 should not. A finding
 whose kind needs the owner (`NEEDS_OWNER`: a sign-in, an overage record, an
 expired or missing owner record, a dead runner the evidence cannot settle, a
+run that is alive but makes no progress (stopped or hung), a
 LaunchAgent that is not loaded, a broken hash chain, a prompt binding that cannot
 be read whole, a security-approve request or an escalation of a staged lane
 waiting for the owner's decision, a staged lane stalled past the owner's
 `stallHours`, a staged lanes' state that does not read, a scheduled run that
 failed or whose exit, output and record disagree, a lane whose CLI is signed out,
-a provider that could not be reached, an account a provider's message stopped)
+a provider that could not be reached, an account a provider's message stopped, a
+sign-in the runner observes that the account's record does not name)
 is sent to the notifier,
 and remembered so it is sent once: its key is its kind and its evidence (without
 what changes every second), kept in a small owner-only (0600) state file beside
@@ -55,7 +57,8 @@ NEEDS_OWNER = frozenset({
     "account-no-record", "stale-lease-live-process", "stale-lease-other-host", "lease-heartbeat-in-future",
     "launch-agent-not-loaded", "journal-chain-broken", "binding-blocked", "security-approve-waiting",
     "escalation-waiting", "lane-stalled", "pipeline-unreadable", "run-failed", "run-outcome-disagrees",
-    "lane-logged-out", "provider-unreachable", "provider-stopped-account", "pipeline-clock-ahead",
+    "run-hung",
+    "lane-logged-out", "provider-unreachable", "provider-stopped-account", "sign-in-mismatch", "pipeline-clock-ahead",
 })  # fmt: skip
 VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",

@@ -10,11 +10,13 @@ and what fixes it.
 
 from __future__ import annotations
 
+import os
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from factory_schedule.tui.host.provider_environment import provider_environment
 from factory_schedule.tui.host.providers import session
 from factory_schedule.tui.host.providers.calls import ProviderName, command
 
@@ -50,15 +52,17 @@ def options_of(argv: Iterable[str]) -> list[str]:
 
 
 def check_cli(provider: ProviderName, executable: str, args: Iterable[str], workdir: Path | None = None,
-              env: Mapping[str, str] | None = None) -> CliCheck:
-    """Ask the CLI whether a call's command line, with the lane's `args`, will run, and whether it is signed in."""
-    code, said = _ask([executable, "--version"], workdir, env)
+              env: Mapping[str, str] | None = None, passed: Sequence[str] = ()) -> CliCheck:
+    """Ask the CLI whether a call's command line, with the lane's `args`, will run, and whether it is signed in;
+    the CLI starts with the environment a call starts with (the allow-list and the lane's `env` names)."""
+    started_with = provider_environment(os.environ if env is None else env, provider, passed)
+    code, said = _ask([executable, "--version"], workdir, started_with)
     if code != 0:
         return CliCheck(problem=f"{executable} --version failed ({said.strip()[:120] or f'exit {code}'}): "
                                 f"reinstall {provider} or set executable in lane.toml")
     version = said.strip().splitlines()[0] if said.strip() else "?"
     help_argv = [executable, "--help"] if provider == "claude" else [executable, "exec", "--help"]
-    code, text = _ask(help_argv, workdir, env)
+    code, text = _ask(help_argv, workdir, started_with)
     if code != 0:
         return CliCheck(version, f"{' '.join(help_argv)} failed (exit {code}): this {provider} cannot be read")
     own = [name for name in options_of(command(provider, executable, [])[1:]) if not _names(text, name)]
@@ -68,7 +72,7 @@ def check_cli(provider: ProviderName, executable: str, args: Iterable[str], work
     unnamed = [name for name in options_of(args) if not _names(text, name)]
     warning = (f"{provider} {version}'s help does not name {', '.join(unnamed)} (from args in lane.toml): if "
                "the CLI does not take it, every call fails" if unnamed else None)
-    status = session.probe(provider, executable, workdir, env)
+    status = session.probe(provider, executable, workdir, env, passed)
     if status.logged_in is False:
         return CliCheck(version, f"{provider} is not signed in: run `{SIGN_IN_COMMANDS[provider]}`, or every "
                                  "segment defers logged-out", warning)

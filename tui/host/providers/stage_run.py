@@ -95,6 +95,36 @@ def settle_idle(worker: SegmentWork, reason: str, detail: str) -> None:
         worker.settle_first(["completed", "partial"], f"nothing to claim: {reason}")
 
 
+# The schedule's refusals of a task's call because an earlier segment of the occurrence already sent its work:
+# its effect unknown (a call ended lost), performed with an answer this segment never had to report, or the
+# stage task's calls of the occurrence used up by it.
+SENT_BEFORE = ("unknown-effect", "duplicate-work", "call-bound")
+
+
+def hand_back(lanes: Any, worker: SegmentWork, lane: str, task: dict[str, Any], emit: Emit) -> None:
+    """A resumed segment took over a task whose work went out in an earlier segment and is never sent again
+    in this occurrence: the run gives the task back itself, as a supervisor would once it was gone (`abandon`,
+    counted against the task's retry cap: the lane's next occurrence works it, or the owner past the cap),
+    rather than leave it claimed by a run that settled. Then the occurrence settles `partial`: its call went
+    out, and its effect stays on the record."""
+    from factory_schedule.tui.cli.lanes import release_locks
+
+    segment = worker.segment
+    evidence = (f"{segment.occurrence}: the work of task {task['task']} went out in an earlier segment "
+                f"({worker.refused}) and is not sent again in it")
+    try:
+        answer = lanes.abandon(lane=lane, task=task["task"], runner=segment.runner, confirmed_by=segment.runner,
+                               evidence=evidence[:500])
+        emit({"run": "handed-back", "lane": lane, "task": task["task"], "state": answer.result.get("state")})
+        why = f"handed back: task {task['task']} ({task['stage']}): {worker.refused} in an earlier segment"
+    except PipelineError as error:  # left claimed, for a supervisor, as any run that ends without its report
+        emit({"run": "hand-back-refused", "lane": lane, "task": task["task"], "error": error.code,
+              "message": error.message})
+        why = f"task {task['task']} ({task['stage']}): {worker.refused}; left claimed ({error.code})"
+    release_locks(lanes, lane, segment.runner, task["task"])
+    worker.settle_first(["partial"], why)
+
+
 def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
     """Claim, call, report, settle; the segment is the worker's (admitted for this run's token)."""
     from factory_schedule.store.leases import LeaseHeldError
@@ -135,6 +165,9 @@ def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: s
     finally:
         for beat in beats:
             beat.stop()
+    if made is None and segment.ended is None and worker.refused in SENT_BEFORE:
+        hand_back(lanes, worker, lane, task, emit)
+        return EXIT_DONE
     if made is None or made.outcome.kind != "result" or made.outcome.report.get("output") != "ok":
         release_locks(lanes, lane, segment.runner, task["task"])  # the task stays claimed, for a supervisor
         if segment.ended is None:

@@ -24,7 +24,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pendulum
 
 from factory_schedule.core import ScheduleError
-from factory_schedule.core.runner_findings import PROVIDER_STOPPED_ACCOUNT, PROVIDER_UNREACHABLE
+from factory_schedule.core.runner_findings import (
+    PROVIDER_STOPPED_ACCOUNT,
+    PROVIDER_UNREACHABLE,
+    sign_in_mismatch_reason,
+)
 from factory_schedule.store import JournalError
 from factory_schedule.tui.host.providers.calls import Made, make_call
 from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
@@ -100,6 +104,7 @@ class SegmentWork:
         self.clock = clock
         self.deadline: float | None = None
         self.made: list[Made] = []  # every contact this segment made, in order
+        self.refused: str | None = None  # the schedule's last refusal of a call, its reason
 
     # -- the journal, retried ----------------------------------------------------------------
 
@@ -170,6 +175,18 @@ class SegmentWork:
         assert last is not None
         raise last
 
+    def sign_in_mismatch(self, source: str) -> str | None:
+        """The settlement reason when the sign-in this runner observes is not the one a task's account record
+        names (the schedule would refuse every call `overage-unverified`); None when they agree or no record
+        names one."""
+        view = self.retry.run(self.schedule.read)
+        records: dict[str, Any] = {a.account: a.record for a in view.accounts} if view is not None else {}
+        for task in self.binding.tasks if self.binding is not None else ():
+            record = records.get(task.account)
+            if record is not None and record.sign_in != self.segment.sign_in:
+                return sign_in_mismatch_reason(self.segment.sign_in, source, task.account, record.sign_in)
+        return None
+
     # -- the work ----------------------------------------------------------------------------
 
     def _end_in_flight(self) -> None:
@@ -205,6 +222,7 @@ class SegmentWork:
 
     def _after_refusal(self, task: TaskBinding, unit: Unit, reason: str, detail: str) -> str | None:
         """What a refusal does: `next` unit, `task` (skip the rest of this task), or stop (None after ending)."""
+        self.refused = reason
         self.emit({"run": "refused", "task": task.task, "work": unit.work, "reason": reason, "detail": detail})
         if reason in ("duplicate-work", "unknown-effect"):
             return "next"

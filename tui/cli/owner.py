@@ -1,0 +1,189 @@
+"""`factory-schedule owner init|rotate|recover|show`: the owner key that signs every owner record.
+
+`init` makes the key (or, when this machine already has one, uses it for another journal), seals it
+under the owner's passphrase in the user data folder (mode 0600) and records its public half in the
+journal with a first owner record; it prints a recovery code, once, to write down. `rotate` replaces the
+key with a new one, signed by the current key. `recover` replaces a lost key (or a forgotten passphrase)
+with a new one, signed by the recovery key: the journal keeps the recovery in the key's history, and
+`owner show` and health's findings show it. Passphrases and the recovery code come from the terminal,
+without echo, or (for the owner's own scripts) one line each from `--passphrase-fd N`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from factory_schedule.tui.cli.journal import journal_url_of, open_existing
+from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit
+from factory_schedule.tui.cli.owner_signing import PASSPHRASE_FD_HELP, read_passphrase
+
+
+class _Lines:
+    """Each secret the command asks for: the next line of --passphrase-fd, else typed on the terminal."""
+
+    def __init__(self, fd: int | None) -> None:
+        self._lines: list[str] | None = None
+        if fd is not None:
+            try:
+                with os.fdopen(os.dup(fd), "r", encoding="utf-8") as stream:
+                    self._lines = [line.rstrip("\r\n") for line in stream]
+            except OSError as error:
+                raise BadInput(f"--passphrase-fd: descriptor {fd} cannot be read: {error.strerror}") from None
+
+    def ask(self, prompt: str, twice: bool = False) -> str:
+        if self._lines is not None:
+            if not self._lines:
+                raise BadInput(f"--passphrase-fd: no line left for: {prompt.strip(': ')}")
+            return self._lines.pop(0)
+        first = read_passphrase(None, prompt)
+        if twice and read_passphrase(None, "Again: ") != first:
+            raise BadInput("the two passphrases differ; nothing was written")
+        return first
+
+
+def _keys(args: argparse.Namespace) -> Any:
+    from factory_schedule.core.owner import OwnerKeys
+    from factory_schedule.tui.host.clock import SystemClock
+
+    return OwnerKeys(open_existing(journal_url_of(args)), SystemClock())
+
+
+def _sealed(signer: Any, passphrase: str) -> dict[str, Any]:
+    from factory_schedule.tui.host.owner_key import OwnerKeyError, seal
+
+    try:
+        return seal(signer, passphrase)
+    except OwnerKeyError as error:
+        raise BadInput(str(error)) from None
+
+
+def _replace_key_file(path: Path, document: dict[str, Any], keep_as: str) -> None:
+    """The new key file in place of the old one, which is kept beside it (renamed) rather than lost."""
+    from factory_schedule.tui.host.owner_key import write_key_file
+
+    staged = path.with_name(path.name + ".new")
+    staged.unlink(missing_ok=True)
+    write_key_file(staged, document)
+    if path.exists():
+        os.replace(path, path.with_name(f"{path.name}.{keep_as}"))
+    os.replace(staged, path)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from factory_schedule.tui.host.owner_key import (
+        KeySigner,
+        OwnerKeyError,
+        default_key_path,
+        new_journal_id,
+        read_key_file,
+        recovery_code,
+        unseal,
+        write_key_file,
+    )
+
+    keys = _keys(args)
+    if keys.state() is not None:
+        raise BadInput("this journal already holds an owner key (`owner show`); `owner rotate` or `owner recover` "
+                       "replaces it")
+    lines, path = _Lines(args.passphrase_fd), default_key_path()
+    made = not path.exists()
+    try:
+        if made:
+            signer = KeySigner.generate()
+            document = _sealed(signer, lines.ask("New owner passphrase: ", twice=True))
+        else:  # this machine's key, for one more journal
+            signer = unseal(read_key_file(path), lines.ask("Owner passphrase: "))
+    except OwnerKeyError as error:
+        raise BadInput(str(error)) from None
+    recovery = KeySigner.generate()
+    recorded = keys.init(journal_id=new_journal_id(), signer=signer, recovery_key=recovery.public_key)
+    if made:
+        write_key_file(path, document)
+    emit({**recorded.result, "key_file": str(path), "key_file_made": made, "recovery_code": recovery_code(recovery),
+          "next": "write the recovery code down, away from this machine: `owner recover` needs it if the key or its "
+                  "passphrase is lost; it is not shown again"})
+    return EXIT_OK
+
+
+def _rotate(args: argparse.Namespace) -> int:
+    from factory_schedule.tui.cli.owner_signing import unlock_owner_key
+    from factory_schedule.tui.host.owner_key import KeySigner, OwnerKeyError, recovery_code
+
+    keys = _keys(args)
+    state = keys.state()
+    if state is None:
+        raise BadInput("this journal holds no owner key: `owner init` records one")
+    lines = _Lines(args.passphrase_fd)
+    from factory_schedule.tui.host.owner_key import default_key_path, read_key_file, unseal
+
+    path = default_key_path()
+    try:
+        current = unseal(read_key_file(path), lines.ask("Current owner passphrase: "))
+    except OwnerKeyError as error:
+        raise BadInput(str(error)) from None
+    if current.public_key != state.current.public_key:
+        unlock_owner_key(state.current.public_key, None)  # refuses with the reason
+    new, recovery = KeySigner.generate(), KeySigner.generate()
+    document = _sealed(new, lines.ask("New owner passphrase: ", twice=True))
+    recorded = keys.replace(how="rotated", signer=current, public_key=new.public_key,
+                            recovery_key=recovery.public_key)
+    _replace_key_file(path, document, f"rotated-{state.current.n}")
+    emit({**recorded.result, "key_file": str(path), "recovery_code": recovery_code(recovery)})
+    return EXIT_OK
+
+
+def _recover(args: argparse.Namespace) -> int:
+    from factory_schedule.tui.host.owner_key import (
+        KeySigner,
+        OwnerKeyError,
+        default_key_path,
+        recovery_code,
+        recovery_signer,
+    )
+
+    keys = _keys(args)
+    state = keys.state()
+    if state is None:
+        raise BadInput("this journal holds no owner key: `owner init` records one")
+    lines = _Lines(args.passphrase_fd)
+    try:
+        spare = recovery_signer(lines.ask("Recovery code: "))
+    except OwnerKeyError as error:
+        raise BadInput(str(error)) from None
+    new, recovery = KeySigner.generate(), KeySigner.generate()
+    document = _sealed(new, lines.ask("New owner passphrase: ", twice=True))
+    recorded = keys.replace(how="recovered", signer=spare, public_key=new.public_key,
+                            recovery_key=recovery.public_key)
+    path = default_key_path()
+    _replace_key_file(path, document, f"replaced-by-recovery-{state.current.n + 1}")
+    emit({**recorded.result, "key_file": str(path), "recovery_code": recovery_code(recovery),
+          "next": "the journal records this recovery for all to see; write the new recovery code down"})
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    state = _keys(args).state()
+    emit({"owner_key": None if state is None else state.doc(),
+          "protected": state is not None})
+    return EXIT_OK
+
+
+def register(subcommands: Any) -> None:
+    owner = subcommands.add_parser("owner", help="the owner key that signs every owner record")
+    commands = owner.add_subparsers(dest="owner_command", metavar="COMMAND", required=True)
+    for name, text, handler in (
+        ("init", "make the owner key (passphrase-sealed, in the user data folder) and record it in the journal; "
+                 "prints a recovery code once", _init),
+        ("rotate", "replace the owner key with a new one, signed by the current key", _rotate),
+        ("recover", "replace a lost owner key with a new one, signed by the recovery code's key (recorded for all "
+                    "to see)", _recover),
+        ("show", "the journal's owner key and its history", _show),
+    ):
+        parser = commands.add_parser(name, help=text, description=text)
+        if name != "show":
+            parser.add_argument("--passphrase-fd", type=int, metavar="N",
+                                help=PASSPHRASE_FD_HELP.split(";")[0] + " (one line per secret asked, in order)")
+        parser.set_defaults(handler=handler)
