@@ -156,6 +156,13 @@ def _quiet_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `factory-schedule` program. Run as its own process (no `argv` given), it first keeps its environment
+    and memory from the providers it may start (tui/host/process_privacy.py); called in-process, it leaves
+    the caller's process as it is."""
+    if argv is None:
+        from factory_schedule.tui.host.process_privacy import keep_to_this_process
+
+        keep_to_this_process()
     try:
         return _run(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:  # `factory-schedule plan | head`: the reader left; what was committed stays committed

@@ -189,6 +189,9 @@ def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Seg
     elif mismatch is not None:  # every call would be refused: nothing is asked for
         worker.settle(mismatch)
         code = EXIT_OK
+    elif (held := worker.account_held()) is not None:  # fail closed: the provider stopped the account tonight
+        worker.settle(held)
+        code = EXIT_OK
     elif run is not None:
         from factory_schedule.core.pipeline import PipelineLanes
 
