@@ -124,3 +124,16 @@ def test_a_new_owner_key_is_recorded_only_with_its_key_file_in_place_whatever_is
     assert signs, (code, answer)
     if signs == ["a second passphrase"]:
         assert code == 0 and len(answer["recovery_code"].split("-")) == 13
+
+
+def test_a_key_file_that_is_not_a_regular_file_is_refused_and_never_waited_on(owner: Owner) -> None:
+    """A provider may put a FIFO where the key file was: an owner command says so (exit 2) instead of waiting
+    forever for a writer."""
+    code, made = owner("owner", "init", secrets=(PASSPHRASE,))
+    assert code == 0, made
+    key_file = Path(made["key_file"])
+    key_file.unlink()
+    os.mkfifo(key_file, 0o600)
+    before = owner.head()
+    code, refused = _account(owner, 1, (PASSPHRASE,))
+    assert code == 2 and "not a regular file" in refused["message"] and owner.head() == before

@@ -57,8 +57,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from factory_schedule.tui.cli import output
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput, emit
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput
 from factory_schedule.tui.host.environment import ENV_LANE, ENV_OCCURRENCE, ENV_RUNNER
 
 if TYPE_CHECKING:
@@ -68,6 +69,15 @@ if TYPE_CHECKING:
 
 ENV_PROMPTS = "FACTORY_PROMPTS"
 
+
+def emit(document: Any) -> None:
+    """One JSON line of the run's progress. A reader gone away (the tick that started this runner died) costs
+    the run nothing: the journal, not this line, is the record, so the line is dropped and the paid call in
+    flight goes on to be reported."""
+    try:
+        output.emit(document)
+    except BrokenPipeError:
+        output.quiet_stdout()
 
 def _prompts_folder(args: argparse.Namespace) -> Path:
     text = args.prompts or os.environ.get(ENV_PROMPTS)
