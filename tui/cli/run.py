@@ -5,7 +5,7 @@
 For each task of the lane, and each unit of work of the task (one prompt file each),
 it asks `admit_call` before contacting the provider and contacts it only on a fresh
 admission; it reports every contact with `end_call` (retried until the journal has it),
-and defers or settles as the refusal table in the README says. Work whose effect is
+and defers or settles as the refusal table (docs/guides/runner.md) says. Work whose effect is
 unknown is never sent again. It prints one JSON line per call and one when the segment
 ends (the tick sends them to its stderr); the provider's own output never reaches the
 terminal: at most the tail of its stderr, as a JSON string.
