@@ -104,3 +104,36 @@ def test_an_approval_decided_on_the_command_line_without_the_passphrase_is_unsig
                     secrets=("wrong passphrase",))
     assert code == 2
     assert ERROR_EXIT_CODES["UNSIGNED"] == 46 and PIPELINE_EXIT_CODES["UNSIGNED"] == 68
+
+
+@pytest.mark.parametrize("command", ["rotate", "recover"])
+def test_a_new_owner_key_is_recorded_only_with_its_key_file_in_place_whatever_is_in_its_way(
+        owner: Owner, command: str) -> None:
+    """A provider runs as the owner's user and may plant anything in the key's folder. Whatever it plants, the
+    journal never ends up holding a key whose private half (or recovery code) the owner does not have: either
+    the command records nothing and the current passphrase still signs, or the new passphrase signs."""
+    code, made = owner("owner", "init", secrets=(PASSPHRASE,))
+    assert code == 0, made
+    folder = Path(made["key_file"]).parent
+    for planted in ("owner-key.json.new", "owner-key.json.rotated-1", "owner-key.json.replaced-by-recovery-2"):
+        (folder / planted / "in-the-way").mkdir(parents=True)
+    first = PASSPHRASE if command == "rotate" else made["recovery_code"]
+    code, answer = owner("owner", command, secrets=(first, "a second passphrase"))
+    signs = [passphrase for passphrase in (PASSPHRASE, "a second passphrase")
+             if _account(owner, 1, (passphrase,))[0] == 0]
+    assert signs, (code, answer)
+    if signs == ["a second passphrase"]:
+        assert code == 0 and len(answer["recovery_code"].split("-")) == 13
+
+
+def test_a_key_file_that_is_not_a_regular_file_is_refused_and_never_waited_on(owner: Owner) -> None:
+    """A provider may put a FIFO where the key file was: an owner command says so (exit 2) instead of waiting
+    forever for a writer."""
+    code, made = owner("owner", "init", secrets=(PASSPHRASE,))
+    assert code == 0, made
+    key_file = Path(made["key_file"])
+    key_file.unlink()
+    os.mkfifo(key_file, 0o600)
+    before = owner.head()
+    code, refused = _account(owner, 1, (PASSPHRASE,))
+    assert code == 2 and "not a regular file" in refused["message"] and owner.head() == before
