@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Button, DataTable, Input, Select, Switch, TabbedContent
+from textual.widgets import Button, DataTable, Input, Select, Static, Switch, TabbedContent
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
 from factory_schedule.core.commission import proposed_commission
@@ -239,6 +239,25 @@ async def test_approving_a_public_action_needs_a_second_look(demo_url: str) -> N
         step = await second_look(pilot, form)
         assert step.confirmation.consequence is not None
         assert "publish moss-garden in public" in step.confirmation.consequence
+
+
+@synchronously
+async def test_a_second_look_says_on_screen_that_enter_goes_back_and_how_to_confirm(demo_url: str) -> None:
+    """Its Enter goes back: without a word on screen, the owner's Enter looks like a write that did nothing."""
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, "v")
+        form.query_one("#decision", Input).value = "approve"
+        form.submit()
+        await pilot.pause()
+        step = app.screen
+        assert isinstance(step, ConfirmStep) and step.confirmation.second_look
+        how = str(step.query_one("#confirm-how", Static).render())
+        assert "Enter goes back" in how and f"Tab, then Enter: {step.confirmation.confirm_label}" in how
+        assert step.query_one("#confirm-how", Static).region.bottom <= 24, "the hint is on screen at 80x24"
+        await pilot.press("tab", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, (ConfirmStep, ScheduleForm)), "Tab, then Enter records it"
 
 
 @synchronously
