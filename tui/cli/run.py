@@ -158,8 +158,10 @@ def _run(args: argparse.Namespace) -> int:
         return _check(args)
     # Imported here: `--help` and every other subcommand start without the providers' modules.
     from factory_schedule.tui.host.providers import prompts
+    from factory_schedule.tui.host.providers.leftovers import adopt_orphans
     from factory_schedule.tui.host.providers.work import Segment, SegmentWork
 
+    adopt_orphans()  # a tool that leaves its call's process group is still stopped when the call ends
     occurrence, runner, lane = _segment_from(args)
     folder = _prompts_folder(args)
     schedule = schedule_over(open_existing(journal_url_of(args)))
