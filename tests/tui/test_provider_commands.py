@@ -144,10 +144,10 @@ def test_nothing_a_provider_started_outlives_its_call(provider: str, tool: str, 
         "import json, sys\n"
         "from pathlib import Path\n"
         "from factory_schedule.tui.host.providers.calls import make_call\n"
-        "from factory_schedule.tui.host.providers.leftovers import adopt_orphans\n"
+        "from factory_schedule.tui.host.providers.leftovers import orphans_adopted\n"
         "from tests.tui.provider_support import FAKE_SETTINGS\n"
-        "adopt_orphans()\n"
-        f"made = make_call({provider!r}, {provider!r}, 'Scan. [transcript: lingering-tool]', {BOUND}, {TIMEOUT},"
+        "with orphans_adopted():\n"
+        f"    made = make_call({provider!r}, {provider!r}, 'Scan. [transcript: lingering-tool]', {BOUND}, {TIMEOUT},"
         f" passed=FAKE_SETTINGS, cwd=Path({str(tmp_path)!r}))\n"
         "print(json.dumps(made.outcome.report))\n"
     )
@@ -162,3 +162,13 @@ def test_nothing_a_provider_started_outlives_its_call(provider: str, tool: str, 
         for pid in tools:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="adopting orphans is a Linux switch")
+def test_a_process_that_ran_a_segment_is_left_adopting_nothing() -> None:
+    from factory_schedule.tui.host.providers.leftovers import adopting, orphans_adopted
+
+    assert not adopting()
+    with orphans_adopted():
+        assert adopting()
+    assert not adopting()

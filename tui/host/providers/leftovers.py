@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import os
 import signal
+from collections.abc import Iterator
 
 from factory_schedule.tui.host.process_privacy import linux_prctl
 
@@ -21,10 +22,23 @@ PR_GET_CHILD_SUBREAPER = 37
 ROUNDS = 5  # a stopped tool's own children are adopted in turn; each round stops one generation
 
 
-def adopt_orphans() -> bool:
-    """Make this process the one its orphaned descendants are handed to; whether the host did."""
+def adopt_orphans(adopt: bool = True) -> bool:
+    """Make this process the one its orphaned descendants are handed to (or no longer); whether the host did."""
     prctl = linux_prctl()
-    return prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) == 0
+
+
+@contextlib.contextmanager
+def orphans_adopted() -> Iterator[None]:
+    """Adopt orphaned descendants while the block runs, then leave the process as it was: a caller that runs a
+    segment in its own process (a test, a dashboard) is not left adopting what other work of it orphans."""
+    was = adopting()
+    adopt_orphans()
+    try:
+        yield
+    finally:
+        if not was:
+            adopt_orphans(False)
 
 
 def adopting() -> bool:
