@@ -199,3 +199,27 @@ def test_health_says_an_unprotected_journal_is_an_error_and_a_recovered_key_a_wa
     factory.keys.replace(how="recovered", signer=RECOVERY, public_key=new.public_key, recovery_key=new.public_key)
     [recovered] = owner_key_findings(factory.keys.state())
     assert (recovered.kind, recovered.severity) == ("owner-key-recovered", "warning")
+
+
+@pytest.mark.parametrize(("provider", "args", "holds", "writes"), [
+    ("claude", (), True, None),
+    ("claude", ("--allowedTools", "Read,Grep"), True, None),
+    ("claude", ("--permission-mode", "acceptEdits"), False, None),
+    ("claude", ("--permission-mode", "acceptEdits"), True, "workdir"),
+    ("claude", ("--allowedTools", "Read,Bash"), False, "anywhere"),
+    ("claude", ("--dangerously-skip-permissions",), False, "anywhere"),
+    ("claude", ("--permission-mode=bypassPermissions",), False, "anywhere"),
+    ("codex", (), True, None),
+    ("codex", ("--sandbox", "read-only"), True, None),
+    ("codex", ("--full-auto",), True, "workdir"),
+    ("codex", ("-s", "workspace-write"), False, None),
+    ("codex", ("--sandbox=danger-full-access",), False, "anywhere"),
+    ("codex", ("--dangerously-bypass-approvals-and-sandbox",), False, "anywhere"),
+])
+def test_health_reports_a_lane_whose_provider_may_write_the_journals_folder(
+        provider: str, args: tuple[str, ...], holds: bool, writes: str | None) -> None:
+    from factory_schedule.core.health import ProviderReach, provider_write_findings
+
+    findings = provider_write_findings([ProviderReach("alpha/basic", provider, args, holds)])
+    assert [f.evidence["writes"] for f in findings] == ([] if writes is None else [writes])
+    assert all(f.kind == "provider-writes-journal" for f in findings)
