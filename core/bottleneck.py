@@ -6,7 +6,8 @@ say the same sentence and every case can be tested with plain values.
 
 Every hold is listed (`Bottleneck.holds`), most pressing first; the first is the bottleneck.
 The order puts what only the owner can free first (a dead runner: the next tick frees it when
-health's evidence is conclusive, else the owner's confirmation; a sign-in, an
+health's evidence is conclusive, else the owner's confirmation; an account stop that blocks every call
+on the account: a sign-in, paid overage, no current record; then a closed usage window; an
 escalation, a security approval), then the weekly ceiling, then what frees itself at a time (a
 usage reset, the cooldown) or when a lane's run next runs (a reviewer's or a scheduler's run: its commission lane's
 plan says when; a run the commission does not schedule starts only by hand, and the sentence
@@ -32,8 +33,8 @@ NOT_SCHEDULED = "not scheduled (the commission has no {lane} lane: the run start
 
 # Most pressing first: the owner's holds, then the ceiling, then holds that free themselves.
 KIND_ORDER = (
-    "no-commission", "dead-runner", "sign-in", "provider", "escalation", "approval", "ceiling", "usage-reset", "review",
-    "work", "claimed", "go-backlog", "start", "cooldown", "threshold", "no-settings",
+    "no-commission", "dead-runner", "sign-in", "account", "provider", "window", "escalation", "approval", "ceiling",
+    "usage-reset", "review", "work", "claimed", "go-backlog", "start", "cooldown", "threshold", "no-settings",
 )  # fmt: skip
 
 
@@ -94,12 +95,6 @@ def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findin
             holds.append(Hold("dead-runner",
                               f"{lane}'s runner {evidence.get('runner', '?')} is gone and its lease "
                               "is stale", frees))
-        elif finding.kind == "account-sign-in-needed":
-            account = str(finding.evidence.get("account", "?"))
-            waiting = sorted(plan.lane for plan in plans if plan.action == "wait" and account in plan.reason)
-            held = ", ".join(waiting) if waiting else "its lanes"
-            holds.append(Hold("sign-in", f"{account} refused sign-in, holding {held}",
-                              f"the owner signing in again and recording a {account} sign-in record frees it"))
     if view is not None:
         for occurrence in view.occurrences:
             if occurrence.state != "deferred" or not occurrence.deferrals:
@@ -114,6 +109,49 @@ def _schedule_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findin
                 account = f"the {deferral.account}" if deferral.account else "a"
                 holds.append(Hold("usage-reset", f"{occurrence.lane} hit {account} usage limit",
                                   f"the usage reset frees it; it resumes {when}"))
+    return holds
+
+
+def _lanes_on(view: ScheduleView | None, account: str) -> list[str]:
+    """The commission's lanes with a task on `account`."""
+    if view is None:
+        return []
+    return sorted(str(lane.get("lane")) for lane in view.commission.get("lanes", [])
+                  if any(task.get("account") == account for task in lane.get("tasks", [])))
+
+
+def account_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findings: Sequence[Finding],
+                  zone: str) -> list[Hold]:
+    """Every account stop that blocks all calls on its account, from health's account findings: a sign-in
+    refusal, paid overage (on in the record, or observed since it), no record or an expired one, a closed
+    usage window. Each names the lanes it holds (those waiting on it, else every lane with a task on the
+    account) and what frees it; they come before the staged lanes' holds, since no call runs past them."""
+    holds: list[Hold] = []
+    for finding in findings:
+        account = str(finding.evidence.get("account", "?"))
+        waiting = sorted(plan.lane for plan in plans if plan.action == "wait" and account in plan.reason)
+        held = ", ".join(waiting or _lanes_on(view, account)) or "its lanes"
+        if finding.kind == "account-sign-in-needed":
+            holds.append(Hold("sign-in", f"{account} refused sign-in, holding {held}",
+                              f"the owner signing in again and recording a {account} sign-in record frees it"))
+        elif finding.kind == "account-overage-on":
+            holds.append(Hold("account", f"{account}'s record has paid overage on, so no {account} call is "
+                                         f"admitted, holding {held}",
+                              f"a {account} record with overage off frees it"))
+        elif finding.kind == "account-overage":
+            holds.append(Hold("account", f"paid overage was observed on {account}, holding {held}",
+                              f"turning overage off with the provider and recording a new {account} record frees it"))
+        elif finding.kind == "account-no-record":
+            holds.append(Hold("account", f"{account} has no owner record, holding {held}",
+                              f"the owner's first {account} record frees it"))
+        elif finding.kind == "account-record-expired":
+            holds.append(Hold("account", f"{account}'s owner record has expired, holding {held}",
+                              f"a new {account} record frees it"))
+        elif finding.kind == "account-window-closed":
+            until = str(finding.evidence.get("until", ""))
+            reopens = local(until, zone) if until else "its reset"
+            holds.append(Hold("window", f"{account}'s usage window is closed until {reopens}, holding {held}",
+                              f"the window reopening at {reopens} frees it"))
     return holds
 
 
@@ -230,7 +268,8 @@ def _settings_step(commission: Mapping[str, Any]) -> str:
 def find_bottleneck(*, pipeline: PipelineState | None, view: ScheduleView | None, plans: Sequence[LanePlan],
                     findings: Sequence[Finding], now: DateTime, zone: str) -> Bottleneck:
     """Every hold on the factory now, most pressing first (the first is the bottleneck)."""
-    holds = _schedule_holds(view, plans, findings, zone) + _runner_holds(findings)
+    holds = _schedule_holds(view, plans, findings, zone) + account_holds(view, plans, findings, zone) \
+        + _runner_holds(findings)
     if view is None and pipeline is None:
         holds.append(Hold("no-commission", "nothing is commissioned yet",
                           "the owner's first commission (its lanes, times and weekly ceiling) starts the factory"))

@@ -233,6 +233,58 @@ def test_a_provider_that_holds_a_lane_comes_before_the_holds_that_free_themselve
     assert found.sentence.startswith(f"Bottleneck: {words}")
 
 
+def _claude_overage_on(tmp_path):
+    """An own journal whose claude record has paid overage on: health's account findings over it, and its view."""
+    from factory_schedule.core.health import account_findings
+
+    clock = ManualClock("2026-12-05T12:00:00Z")
+    schedule = LifecycleSchedule(open_journal(f"sqlite:///{tmp_path / 'own.db'}"), clock)
+    schedule.record_commission(proposed_commission(["alpha"], "2026-12-06", 5_000_000))
+    for account, overage in (("claude", True), ("chatgpt", False)):
+        schedule.record_account(account=account, sequence=1, sign_in="owner@factory.example", overage=overage,
+                                recorded_by="owner")
+    view = schedule.read()
+    return view, account_findings(view, clock.now())
+
+
+def test_an_account_record_with_overage_on_is_the_bottleneck_before_the_staged_lanes_holds(tmp_path):
+    view, findings = _claude_overage_on(tmp_path)
+    assert [f.kind for f in findings] == ["account-overage-on"]
+    h = make_harness(tmp_path)
+    h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
+    drive_promotion(h, Runs(), until="review")
+    found = verdict(h.lanes.state(), findings=findings, view=view)
+    assert found.current.kind == "account"
+    assert found.sentence.startswith("Bottleneck: claude's record has paid overage on, so no claude call is admitted, "
+                                     "holding alpha/basic, alpha/full")
+    assert "a claude record with overage off frees it" in found.sentence
+
+
+@pytest.mark.parametrize("finding, words", [
+    (Finding("account-window-closed", "warning", "claude's usage window is closed",
+             {"account": "claude", "until": "2026-12-20T05:00:00+00:00"}),
+     "claude's usage window is closed until Sun 20 Dec 05:00, holding alpha/basic"),
+    (Finding("account-overage", "error", "paid overage was observed on claude", {"account": "claude"}),
+     "paid overage was observed on claude, holding alpha/basic"),
+    (Finding("account-record-expired", "error", "claude's owner record expired", {"account": "claude"}),
+     "claude's owner record has expired, holding alpha/basic"),
+    (Finding("account-no-record", "error", "claude has no owner record", {"account": "claude"}),
+     "claude has no owner record, holding alpha/basic"),
+])
+def test_every_account_stop_that_blocks_all_calls_comes_before_an_approval(tmp_path, finding, words):
+    view, _findings = _claude_overage_on(tmp_path)
+    h = make_harness(tmp_path)
+    h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))
+    runs = Runs()
+    drive_maturation(h, runs, go=drive_promotion(h, runs)["decision"])
+    h.lanes.request_approval(approval="publish-1", candidate="bravo", action="public-publish",
+                             requested_by="run-pub", reason="ship it")
+    found = verdict(h.lanes.state(), findings=[finding], view=view)
+    kinds = [hold.kind for hold in found.holds]
+    assert kinds.index(found.current.kind) == 0 and kinds.index("approval") > 0
+    assert found.sentence.startswith(f"Bottleneck: {words}"), found.sentence
+
+
 def test_a_sign_in_mismatch_names_both_identities_as_the_owners_hold(tmp_path):
     mismatch = Finding("sign-in-mismatch", "error", "mismatch",
                        {"lane": "alpha/basic", "observed": "me@example.org", "account": "claude",

@@ -223,7 +223,11 @@ async def test_a_candidate_goes_from_top_n_to_security_approve_and_the_owner_app
     clock = ManualClock("2026-12-07T01:00:00Z")
     journal = open_journal(url)
     document = commission()
-    LifecycleSchedule(journal, clock).record_commission(document)
+    schedule = LifecycleSchedule(journal, clock)
+    schedule.record_commission(document)
+    for account in ("claude", "chatgpt"):  # signed in: no account stop holds every call ahead of the lanes
+        schedule.record_account(account=account, sequence=1, sign_in="owner@factory.example", overage=False,
+                                recorded_by="owner")
     h = Harness(url, clock, PipelineLanes(journal, clock))
     h.lanes.record_settings(document)
     h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie"))

@@ -310,3 +310,99 @@ async def test_the_account_select_still_opens_with_enter(demo_url: str) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmStep) and heads(app) == before
+
+
+# -- 5. stale forms refresh -----------------------------------------------------------------------
+
+
+def _other_dashboard(app: ScheduleApp) -> LifecycleSchedule:
+    """Another writer on the same journal file (a second dashboard, the CLI)."""
+    return LifecycleSchedule(open_journal(app.journal.where), ManualClock(DEMO_END))
+
+
+def notice(form: ScheduleForm) -> str:
+    return str(form.query_one("#form-notice").render())
+
+
+@synchronously
+async def test_a_stale_sign_in_form_refreshes_and_says_what_another_writer_recorded(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "s")
+        await pilot.press("enter")  # the confirm step is open when the journal moves
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        _other_dashboard(app).record_account(account="chatgpt", sequence=2, sign_in="phone@factory.example",
+                                             overage=False, recorded_by="owner-phone")
+        before = heads(app)
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        assert app.screen is form, "the confirm step of values that no longer hold is taken back"
+        assert "Another writer recorded chatgpt record #2 (by owner-phone)" in notice(form)
+        assert form.query_one("#sequence", Input).value == "3"
+        assert form.query_one("#sign-in", Input).value == "phone@factory.example"
+        assert heads(app) == before
+        await pilot.press("enter")
+        await confirm_write(pilot)
+        assert heads(app)[0] == before[0] + 1 and not isinstance(app.screen, ScheduleForm)
+
+
+@synchronously
+async def test_a_stale_approval_form_says_the_request_was_decided_and_records_nothing(demo_url: str) -> None:
+    from factory_schedule.core.pipeline import PipelineLanes
+    from factory_schedule.tui.host.demo_lanes import APPROVAL
+
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "v")
+        PipelineLanes(open_journal(app.journal.where), ManualClock(DEMO_END)).decide_approval(
+            approval=APPROVAL, decided_by="owner-phone", approved=False)
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        assert f"Another writer denied {APPROVAL}" in notice(form) and "owner-phone" in notice(form)
+        before = heads(app)
+        form.query_one("#decision", Input).value = "approve"
+        await pilot.pause()
+        form.submit()
+        await pilot.pause()
+        assert app.screen is form and "nothing left to decide" in str(form.query_one("#form-error").render())
+        assert heads(app) == before
+
+
+@synchronously
+async def test_a_stale_commission_form_rebuilds_its_preview_from_the_new_revision(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "c")
+        assert isinstance(form, CommissionForm) and form.candidate is not None
+        current = reading_of(app).commission
+        assert current is not None
+        _other_dashboard(app).record_commission({**current, "revision": 3, "weeklyTokens": 7_000_000})
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        assert "Another writer recorded commission revision 3" in notice(form)
+        assert form.candidate is not None and form.candidate["revision"] == 4
+
+
+# -- 4. at 80x24 a form opens with what it decides and where to decide it both on screen ------------
+
+
+@pytest.mark.parametrize("key, decides, field", [
+    ("v", "#decision-request", "#decision"),
+    ("d", "#decision-request", "#decision"),
+    ("s", "#current-record", "#sign-in"),
+    ("r", "#reconcile-about", "#evidence"),
+    ("c", "#preview-scroll", "#products"),
+])
+@synchronously
+async def test_at_80x24_a_form_opens_with_what_it_decides_and_its_field_on_screen(
+        demo_url: str, key: str, decides: str, field: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, key)
+        await pilot.pause()
+        screen = form.region
+        for selector in (decides, field, "#submit"):
+            region = form.query_one(selector).region
+            assert region.height > 0 and screen.contains_region(region), f"{selector} is off screen: {region}"
+        assert app.focused is form.query_one(field) or key == "r"

@@ -98,3 +98,19 @@ def test_a_corrupt_state_shows_a_banner_and_keeps_history(snap_compare, demo_fil
         reseal_head(db, SCHEDULE_AGGREGATE)  # past the journal's seal, so the banner shows the engine's own check
     app = build_app(f"sqlite:///{copy}", ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
     assert snap_compare(app, press=["h"], terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("form", ["s", "r", "c", "v", "d"])
+def test_each_form_opens_with_its_decision_on_screen_at_80x24(snap_compare, demo_app, form: str) -> None:
+    assert snap_compare(demo_app, press=[form], terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("keys", [
+    ("s", "enter"),  # a sign-in record: its values and the difference from the record in force
+    ("s", "tab", "tab", "tab", "space", "enter"),  # overage on: the second look, Back focused
+    ("r", "enter"),  # a dead runner: the lost call named
+    ("d", *"park", "tab", *"no testers", "enter"),  # park: never selected again
+    ("v", *"approve", "enter"),  # a public publish: the second look
+], ids=["sign-in", "overage-on", "reconcile", "park", "approve"])
+def test_each_confirm_step_shows_what_will_be_recorded(snap_compare, demo_app, keys: tuple[str, ...]) -> None:
+    assert snap_compare(demo_app, press=list(keys), terminal_size=(80, 24))

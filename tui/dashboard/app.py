@@ -194,9 +194,15 @@ class ScheduleApp(App[None]):
                         markup=False)
 
     def apply_reading(self, reading: Reading) -> None:
-        """Render a reading in every view, unless a form is open (then render when it closes)."""
+        """Render a reading in every view, unless a form is open (then render when it closes, and hand the
+        form the reading: it refreshes what it shows and says what another writer changed)."""
         if isinstance(self.screen, ModalScreen):
+            from factory_schedule.tui.dashboard.screens.base import ScheduleForm
+
             self._pending = reading
+            for form in self.screen_stack:
+                if isinstance(form, ScheduleForm):
+                    form.reading_moved(reading)  # a form open over a moved journal refreshes and says what moved
             return
         self._pending = None
         self.reading = reading

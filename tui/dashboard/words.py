@@ -20,7 +20,7 @@ from factory_schedule.core.results import LanePlan
 DEFERRAL_WORDS = {
     "usage-limit": "after the usage reset",
     "budget-exhausted": "when the week's ceiling allows",
-    "sign-in-needed": "after a new sign-in record",
+    "sign-in-needed": "(the new sign-in record is in)",
     "volume-unmounted": "after the volume was unmounted",
     "logged-out": "after the log-out",
 }

@@ -155,6 +155,24 @@ class RecordAccountForm(ScheduleForm):
             self.query_one("#sign-in", Input).value = self._current_sign_in()
             self._warn_if_another_identity()
 
+    def refresh_from(self, reading: Reading) -> str | None:
+        """Another record for this account landed: the sequence moves to the next one, the current record and the
+        sign-in (unless the owner typed another) follow it."""
+        before, after = current_record(self.reading, self.account), current_record(reading, self.account)
+        self.reading = reading
+        if before == after:
+            return None
+        typed = value_of(self, "#sign-in")
+        self.query_one("#current-record", Static).update(record_words(reading, self.account))
+        self.query_one("#sequence", Input).value = str(next_sequence(reading, self.account))
+        if before is None or typed == printable(before.sign_in):
+            self.query_one("#sign-in", Input).value = self._current_sign_in()
+        self._warn_if_another_identity()
+        if after is None:
+            return f"{self.account}'s record changed while this form was open."
+        return (f"Another writer recorded {self.account} record #{after.sequence} (by {after.recorded_by}) while this "
+                f"form was open: the form now starts from it (sequence {after.sequence + 1}).")
+
     def confirmation(self) -> Confirmation:
         account, overage = self.account, self.query_one("#overage", Switch).value
         sequence, sign_in = as_int(value_of(self, "#sequence")), value_of(self, "#sign-in")

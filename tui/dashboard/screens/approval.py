@@ -100,6 +100,18 @@ class ApprovalForm(OwnerDecisionForm):
     def others(self) -> list[str]:
         return [a.id for a in pending_approvals(self.reading) if a.id != self.approval.id]
 
+    def refresh_from(self, reading: Reading) -> str | None:
+        """The request was decided elsewhere (another dashboard, the CLI): nothing is left to decide here."""
+        self.reading = reading
+        if any(a.id == self.approval.id for a in pending_approvals(reading)) or self.nothing_left:
+            return None
+        state = reading.pipeline
+        decided = next((a for a in state.approvals if a.id == self.approval.id), None) if state else None
+        how = "decided" if decided is None else (
+            f"{'approved' if decided.approved else 'denied'} by {decided.decided_by}")
+        self.nothing_left = f"{self.approval.id} was {how}: there is nothing left to decide."
+        return f"Another writer {how.split(' by ')[0]} {self.approval.id} while this form was open ({how})."
+
     def confirmation(self) -> Confirmation:
         approval, approved = self.approval, self.decision() == "approve"
         values = (("request", approval.id), ("action", approval.action), ("candidate", approval.candidate),

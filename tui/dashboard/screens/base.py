@@ -86,6 +86,7 @@ class ScheduleForm(ModalScreen[str | None]):
         self.signer: Any = None
         self.in_flight = False  # from the submit that opened the confirm step until the answer is handled
         self.closed = False
+        self.nothing_left: str | None = None  # set when another writer decided what this form was for
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form-body"):
@@ -164,9 +165,30 @@ class ScheduleForm(ModalScreen[str | None]):
             event.stop()
             self.submit()
 
+    def refresh_from(self, reading: Any) -> str | None:
+        """Take a newer reading of the journal (another writer moved it); say what changed for this form, in
+        words, or None when nothing it shows or records did. A form whose decision is gone sets `nothing_left`."""
+        return None
+
+    def reading_moved(self, reading: Any) -> None:
+        """Another writer moved the journal while the form was open: refresh, say what changed, and take back
+        a confirm step showing values that no longer hold."""
+        said = self.refresh_from(reading)
+        if not said:
+            return
+        self.show_notice(said)
+        if self.nothing_left is not None:
+            self.query_one("#submit", Button).disabled = True
+        step = self.app.screen
+        if self.in_flight and isinstance(step, ConfirmStep):
+            step.answer(False)
+
     def submit(self) -> None:
         """Check the fields, then show the confirm step; nothing is written before the owner confirms."""
         if self.in_flight or self.closed:
+            return
+        if self.nothing_left is not None:
+            self.show_error(self.nothing_left)
             return
         problem = self.first_invalid()
         if problem:

@@ -168,7 +168,7 @@ class CommissionForm(ScheduleForm):
         with Horizontal(classes="form-row"):
             yield Input(placeholder="path/to/commission.json", id="path", compact=True)
             yield Button("Load", id="load-file", compact=True)
-        with VerticalScroll(classes="preview"):
+        with VerticalScroll(classes="preview", id="preview-scroll"):
             yield Static("", id="preview")
 
     def on_mount(self) -> None:
@@ -262,6 +262,22 @@ class CommissionForm(ScheduleForm):
         """The preview is what gets recorded: editing a field withdraws it until it is rebuilt."""
         if self.candidate is not None and self._built_from != self._inputs():
             self.show_error("Press Enter (or Proposed / Load) to preview the change before recording it.")
+
+    def refresh_from(self, reading: Reading) -> str | None:
+        """Another revision landed: the form starts from it (the next revision number, its lanes) and the preview
+        is rebuilt, so what is recorded is a revision of the commission in force."""
+        self.reading = reading
+        if reading.commission == self.current:
+            return None
+        self.current = reading.commission
+        revision = None if self.current is None else self.current.get("revision")
+        if self.candidate is not None and value_of(self, "#weekly-tokens") and not value_of(self, "#path"):
+            self.use_proposed()
+        else:
+            self.candidate = None
+            self.query_one("#preview", Static).update(Text("Press Enter to preview again.", style="dim"))
+        return (f"Another writer recorded commission revision {revision} while this form was open: the preview now "
+                f"starts from it (revision {self.next_revision}).")
 
     def confirmation(self) -> Confirmation:
         candidate = self.candidate

@@ -52,7 +52,8 @@ def confirmation_text(confirmation: Confirmation) -> Table:
         grid.add_row(Text(printable(name)), Text(printable(value)))
     if confirmation.changes:
         grid.add_row(Text(""), Text(""))
-        grid.add_row(Text("Changes"), Text(printable("\n".join(confirmation.changes))))
+        for n, change in enumerate(confirmation.changes):
+            grid.add_row(Text("Changes" if n == 0 else ""), Text(printable(change)))
     return grid
 
 

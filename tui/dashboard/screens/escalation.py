@@ -99,6 +99,16 @@ class EscalationForm(OwnerDecisionForm):
         yield Label("Reason (kept in the journal)")
         yield Input("", id="reason", validators=[NotBlank("reason", longest=300)], compact=True)
 
+    def refresh_from(self, reading: Reading) -> str | None:
+        """The escalation was decided elsewhere: nothing is left to decide here."""
+        self.reading = reading
+        if any(t.n == self.escalated.n for _lane, t, _w in open_escalations(reading)) or self.nothing_left:
+            return None
+        self.nothing_left = (f"{self.lane} task {self.escalated.n} ({self.work.candidate}) was decided: there is "
+                             "nothing left to decide.")
+        return (f"Another writer decided {self.lane} task {self.escalated.n} ({self.work.candidate}) while this form "
+                "was open.")
+
     def confirmation(self) -> Confirmation:
         decision, work = self.decision(), self.work
         values = (("task", f"{self.lane} task {self.escalated.n}"), ("candidate", f"{work.candidate} ({work.product})"),

@@ -87,6 +87,15 @@ class ReconcileForm(ScheduleForm):
         super().on_mount()
         self.query_one("#evidence" if not value_of(self, "#evidence") else "#confirmed-by", Input).focus()
 
+    def refresh_from(self, reading: Reading) -> str | None:
+        """The occurrence stopped running (another writer reconciled it, or its runner reported): nothing is left
+        to confirm."""
+        self.reading = reading
+        if any(o.id == self.occurrence.id for o in running_occurrences(reading)) or self.nothing_left:
+            return None
+        self.nothing_left = f"{self.occurrence.id} is no longer running: there is no runner left to confirm."
+        return f"Another writer moved {self.occurrence.id} while this form was open: it is no longer running."
+
     def confirmation(self) -> Confirmation:
         changes = [f"{self.occurrence.id}: running → interrupted; its lane may run again"]
         lost = self._lost_call()

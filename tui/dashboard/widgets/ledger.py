@@ -21,7 +21,7 @@ COLUMNS = (
     ("bar", "used"),
     ("flight", "in flight"),
 )
-BAR_WIDTH = 30
+BAR_WIDTH = 12  # with the percentage beside it; every column, in flight too, fits at 80 columns
 NEAR_CEILING = 0.9
 
 

@@ -34,6 +34,14 @@ def bottleneck_line(reading: Reading) -> Text:
     return text
 
 
+def gate_counts(state: Any) -> str:
+    """The gate's verdicts, and apart from them the candidates the owner parked on an escalation: both are
+    parked, by different hands, so the one count never reads against the other."""
+    verdicts = " ".join(f"{v} {sum(1 for d in state.decisions if d.verdict == v)}" for v in ("GO", "PIVOT", "PARK"))
+    parked = state.promotion.parked + state.maturation.parked
+    return verdicts + (f"; {parked} parked by the owner on an escalation" if parked else "")
+
+
 def flow(reading: Reading) -> Text:
     """Top-N -> promotion -> GO/PIVOT/PARK -> maturation -> release-ready -> security-approve, with counts."""
     state = reading.pipeline
@@ -46,8 +54,7 @@ def flow(reading: Reading) -> Text:
     steps: list[tuple[str, str]] = [
         ("Top-N", f"{top.week}: {len(top.candidates)} listed, {len(eligible(state))} eligible" if top else "none yet"),
         ("promotion", f"{len(state.promotion.wip)}/{state.settings.wip('promotion')} held"),
-        ("GO / PIVOT / PARK", " ".join(f"{v} {sum(1 for d in state.decisions if d.verdict == v)}"
-                                       for v in ("GO", "PIVOT", "PARK"))),
+        ("GO / PIVOT / PARK", gate_counts(state)),
         ("maturation", f"{len(state.maturation.wip)}/{state.settings.wip('maturation')} held"),
         ("release-ready", str(sum(1 for h in state.maturation.history if h.outcome == "release-ready"))),
         ("security-approve", f"{sum(1 for a in state.approvals if a.approved is None)} waiting"),

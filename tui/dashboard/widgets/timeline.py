@@ -26,7 +26,8 @@ from factory_schedule.tui.dashboard.words import instant
 LABEL_WIDTH = 21
 # Each kind of bar has its own glyph as well as its colour, so the chart reads without colour too.
 GLYPHS = {"window": "─", "running": "█", "done": "▓", "deferred": "░", "interrupted": "╳"}
-NIGHT_TURNS_AT_HOUR = 12  # before local noon "tonight" is the night just begun; after it, the coming one
+NIGHT_TURNS_AT_HOUR = 12  # with no lane at all: before local noon the night just begun, after it the coming one
+WEEK = 7  # a weekly lane's next window is at most a week away
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,29 @@ def night_of(now: DateTime, zone: str) -> Date:
     return day if local.hour < NIGHT_TURNS_AT_HOUR else day.add(days=1)
 
 
+def night_holding(reading: Reading) -> Date:
+    """The night the chart shows: the one whose window (any lane's) holds now or, outside every window, the
+    next one to open. A window in the evening is that evening's night, whatever the hour."""
+    commission = reading.parsed_commission
+    zone = reading.zone or "UTC"
+    now = reading.now
+    if commission is None or not commission.lanes:
+        return night_of(now, zone)
+    today = now.in_timezone(zone).date()
+    upcoming: list[tuple[DateTime, Date]] = []
+    for offset in range(-1, WEEK + 1):
+        night = today.add(days=offset)
+        for lane in commission.lanes:
+            window = lane_occurrence_on(commission, lane.lane, night)
+            if window is None:
+                continue
+            if window.slot <= now < window.closes:
+                return night
+            if window.slot > now:
+                upcoming.append((window.slot, night))
+    return min(upcoming)[1] if upcoming else night_of(now, zone)
+
+
 def _segment_kind(occurrence: Occurrence, segment: Segment) -> str:
     if segment.ended is None:
         return "running"
@@ -59,8 +83,7 @@ def _segment_kind(occurrence: Occurrence, segment: Segment) -> str:
 def night_rows(reading: Reading) -> tuple[Date, list[Row]]:
     """One row per lane of the commission: its window tonight and the segments that ran in it."""
     commission = reading.parsed_commission
-    zone = reading.zone or "UTC"
-    night = night_of(reading.now, zone)
+    night = night_holding(reading)
     rows: list[Row] = []
     for lane in reading.lanes:
         assert commission is not None  # the lanes are the commission's
