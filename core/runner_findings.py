@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from factory_schedule.core.health import Finding
-from factory_schedule.core.model import Occurrence
+from factory_schedule.core.model import Occurrence, at
 from factory_schedule.core.results import ScheduleView
 
 PROVIDER_UNREACHABLE = "provider unreachable"
 PROVIDER_STOPPED_ACCOUNT = "the provider stopped the account"
 # How the owner signs each account's CLI in again on the Mac.
 SIGN_IN_COMMANDS: Mapping[str, str] = {"claude": "claude auth login", "chatgpt": "codex login"}
+# How long a provider's stop of an account without a reset holds that account's other lanes: the rest of the
+# night (a night's window is at most a few hours), so the next night tries one call again.
+STOP_HOLDS_FOR = timedelta(hours=12)
 RUNNER_FINDING_KINDS = ("lane-logged-out", "provider-unreachable", "provider-stopped-account", "sign-in-mismatch")
 SIGN_IN_MISMATCH = "sign-in mismatch"
 _MISMATCH = re.compile(r"^sign-in mismatch: the CLI is signed in as (?P<observed>\S+) \((?P<source>[^)]*)\), "
@@ -87,7 +91,8 @@ def runner_findings(view: ScheduleView) -> list[Finding]:
             findings.append(Finding(
                 "provider-stopped-account", "error",
                 f"{occurrence.id} settled {settlement.status}: {settlement.reason}; check the account's plan, spend "
-                "cap or credits with the provider (nothing was guessed: the lane tries again at its next slot)",
+                "cap or credits with the provider (the account's lanes send nothing for 12 hours, or until you "
+                "record the account again)",
                 {**evidence, "reason": settlement.reason}))
     return findings
 
@@ -106,3 +111,24 @@ def _mismatch_finding(view: ScheduleView, occurrence: Occurrence, found: re.Matc
         f"{account} record names {recorded}; record the sign-in the Mac uses (`{fix}`), or sign the CLI in as "
         f"{recorded} (`{sign_in}`)",
         {**evidence, "observed": observed, "recorded": recorded, "account": account, "fix": fix})
+
+
+def stopped_by_provider(view: ScheduleView, accounts: set[str], now: datetime) -> str | None:
+    """Fail closed: when the provider's own message stopped one of `accounts` on another lane within
+    `STOP_HOLDS_FOR` and the owner has not recorded that account since, the reason this segment sends nothing
+    (each call would meet the same stop and be lost at its bound); None otherwise."""
+    lanes = _accounts_of(view.commission)
+    records = {state.account: state.record for state in view.accounts}
+    for occurrence in view.occurrences:
+        settlement = occurrence.settlement
+        if settlement is None or not settlement.reason.startswith(PROVIDER_STOPPED_ACCOUNT):
+            continue
+        stopped_at = at(settlement.at)
+        if not stopped_at <= now < stopped_at + STOP_HOLDS_FOR:
+            continue
+        for account in accounts & set(lanes.get(occurrence.lane, [])):
+            record = records.get(account)  # type: ignore[call-overload]
+            if record is None or at(record.recorded_at) < stopped_at:
+                return (f"held: the provider stopped the {account} account on {occurrence.id} "
+                        f"({settlement.reason[len(PROVIDER_STOPPED_ACCOUNT):].lstrip(', ')})")[:200]
+    return None

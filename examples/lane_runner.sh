@@ -104,6 +104,13 @@ case $rc in
   20) defer usage-limit ;;
   26) defer sign-in-needed ;;
   28) defer budget-exhausted "$BOUND" ;;
+  23|24|25)  # call-bound, unknown-effect, duplicate-work: an earlier segment of this occurrence sent the task's
+             # work, never sent again in it: hand the task back (counted against its retry cap), as `run` does
+    release_locks
+    $FS lanes abandon --lane "$LANE" --task "$N" --runner "$RUNNER" --confirmed-by "$RUNNER" \
+        --evidence "$OCC: the work of task $N went out in an earlier segment (exit $rc) and is not sent again in it" \
+        >/dev/null || log "could not hand task $N back"
+    settle partial "handed back: task $N: its call refused (exit $rc) after an earlier segment sent it" ;;
   *) log "admission refused (exit $rc): $answer"; release_locks; settle partial "call refused: exit $rc" ;;
 esac
 call=$(field call <<<"$answer")

@@ -138,9 +138,7 @@ def work_instants(lane: LaneRecord, work: Work) -> list[str]:
 
 
 def _stamp_work(lane: LaneRecord, candidate: str, now: DateTime) -> str:
-    work = lane.work_of(candidate)
-    assert work is not None  # the state's validator ties every task to current work
-    return _stamp_after(f"{lane.lane}'s {candidate}", work_instants(lane, work), now)
+    return _stamp_after(f"{lane.lane}'s {candidate}", work_instants(lane, _work_of(lane, candidate)), now)
 
 
 def approval_instants(approval: Approval) -> list[str]:
@@ -242,7 +240,7 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
                         else "no review task is pending")
     if pending:
         task = pending[0]
-        if task.stage == "decide":  # a state that outgrew the room (settings changed): the decide waits, idle
+        if task.stage == "decide":  # a decide that finds no room for its GO waits, idle, never refused LIMIT
             full = go_backlog_idle(state, 1)
             if full is not None:
                 return full

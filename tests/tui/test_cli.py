@@ -221,7 +221,7 @@ COMMAND_PATHS = (
     ("call", "admit"), ("call", "end"), ("defer",), ("settle",), ("reconcile",), ("record-account",),
     ("record-commission",), ("start",), ("status",), ("plan",), ("show",), ("lease", "list"),
     ("lease", "heartbeat"), ("lease", "release"), ("tick",), ("tick-segment",), ("health",), ("launchd", "print"),
-    ("launchd", "install"), ("dashboard",), ("demo",), ("screenshots",), ("lanes", "settings"), ("lanes", "top-n"),
+    ("launchd", "install"), ("dashboard",), ("demo",), ("screenshots",), ("lanes", "top-n"),
     ("lanes", "claim"), ("lanes", "report"), ("lanes", "heartbeat"), ("lanes", "abandon"), ("lanes", "escalation"),
     ("lanes", "approval-request"), ("lanes", "approval-decide"), ("lanes", "approval-use"), ("lanes", "show"),
 )

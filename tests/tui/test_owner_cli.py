@@ -118,3 +118,36 @@ def test_health_with_the_prompts_reports_a_lane_whose_cli_may_write_the_journals
     _code, report = owner("health", "--json", "--prompts", str(prompts))
     [finding] = [f for f in report["findings"] if f["kind"] == "provider-writes-journal"]
     assert finding["evidence"] == {"lane": "alpha/basic", "provider": "claude", "writes": "workdir"}
+
+
+@pytest.mark.parametrize("command", ["rotate", "recover"])
+def test_a_new_owner_key_is_recorded_only_with_its_key_file_in_place_whatever_is_in_its_way(
+        owner: Owner, command: str) -> None:
+    """A provider runs as the owner's user and may plant anything in the key's folder. Whatever it plants, the
+    journal never ends up holding a key whose private half (or recovery code) the owner does not have: either
+    the command records nothing and the current passphrase still signs, or the new passphrase signs."""
+    code, made = owner("owner", "init", secrets=(PASSPHRASE,))
+    assert code == 0, made
+    folder = Path(made["key_file"]).parent
+    for planted in ("owner-key.json.new", "owner-key.json.rotated-1", "owner-key.json.replaced-by-recovery-2"):
+        (folder / planted / "in-the-way").mkdir(parents=True)
+    first = PASSPHRASE if command == "rotate" else made["recovery_code"]
+    code, answer = owner("owner", command, secrets=(first, "a second passphrase"))
+    signs = [passphrase for passphrase in (PASSPHRASE, "a second passphrase")
+             if _account(owner, 1, (passphrase,))[0] == 0]
+    assert signs, (code, answer)
+    if signs == ["a second passphrase"]:
+        assert code == 0 and len(answer["recovery_code"].split("-")) == 13
+
+
+def test_a_key_file_that_is_not_a_regular_file_is_refused_and_never_waited_on(owner: Owner) -> None:
+    """A provider may put a FIFO where the key file was: an owner command says so (exit 2) instead of waiting
+    forever for a writer."""
+    code, made = owner("owner", "init", secrets=(PASSPHRASE,))
+    assert code == 0, made
+    key_file = Path(made["key_file"])
+    key_file.unlink()
+    os.mkfifo(key_file, 0o600)
+    before = owner.head()
+    code, refused = _account(owner, 1, (PASSPHRASE,))
+    assert code == 2 and "not a regular file" in refused["message"] and owner.head() == before

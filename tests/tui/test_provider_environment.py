@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,8 +51,14 @@ def test_a_lane_that_lists_a_factory_variable_for_its_provider_is_refused(tmp_pa
         load_lane(tmp_path, "alpha/basic", tasks, which=lambda name: name)
 
 
-def _attacked_night(sqlite_url: str, tmp_path: Path, prompt: str,
-                    owner_key: bool = False) -> tuple[list[dict], PipelineLanes, int]:
+def _as_an_ordinary_user() -> list[str]:
+    """The words that start a command without root's capabilities, so it, and every process it starts, may
+    read of another process only what any process of the owner's user may (nothing when not root)."""
+    return ["setpriv", "--inh-caps=-all", "--bounding-set=-all"] if os.geteuid() == 0 else []
+
+
+def _attacked_night(sqlite_url: str, tmp_path: Path, prompt: str, owner_key: bool = False,
+                    started_with: tuple[str, ...] = ()) -> tuple[list[dict], PipelineLanes, int]:
     """A night whose one call reaches the attacking stand-in `claude`, run by `tick -- factory-schedule run`."""
     journal = open_journal(sqlite_url)
     from factory_schedule.core import LifecycleSchedule
@@ -80,7 +88,8 @@ def _attacked_night(sqlite_url: str, tmp_path: Path, prompt: str,
                                   timeout=120, pass_fds=(handle.fileno(),), start_new_session=True)
         assert made.returncode == 0, made.stderr
         before = journal.head("pipeline/lanes")
-    done = subprocess.run([*CLI, "--journal", sqlite_url, "tick", "--ttl", "5", "--", *CLI, "run", "--prompts",
+    done = subprocess.run([*started_with, *CLI, "--journal", sqlite_url, "tick", "--ttl", "5", "--", *CLI, "run",
+                           "--prompts",
                            str(prompts)], capture_output=True, text=True, env=environment, cwd=REPO, timeout=300,
                           start_new_session=True)  # unattended, as launchd starts it: no terminal
     assert done.returncode == 0, (done.stdout, done.stderr)
@@ -102,6 +111,19 @@ def test_a_provider_started_by_run_gets_no_factory_variable_and_its_attack_reach
     assert os.listdir(tmp_path / "home") in ([], [".local"])  # nothing created but an empty data folder
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux") or (os.geteuid() == 0 and not shutil.which("setpriv")),
+                    reason="reads /proc as an ordinary user of Linux")
+def test_a_provider_cannot_read_the_factory_variables_of_the_runner_or_the_tick_that_started_it(
+        sqlite_url: str, tmp_path: Path) -> None:
+    """The allow-list keeps FACTORY_* out of the provider's own environment; its runner's and the tick's
+    environment (the journal's URL, the runner token) must stay out of its reach through /proc as well."""
+    [attack], _lanes, _before = _attacked_night(sqlite_url, tmp_path, "Summarise the repository.\n",
+                                                started_with=tuple(_as_an_ordinary_user()))
+    runner, tick = attack["ancestors"][:2]
+    assert (runner["readable"], runner["factory"]) == (False, []), attack["ancestors"]
+    assert (tick["readable"], tick["factory"]) == (False, [])
+
+
 def test_a_provider_that_knows_the_journal_cannot_decide_or_use_an_approval_in_a_journal_with_an_owner_key(
         sqlite_url: str, tmp_path: Path) -> None:
     """The attack with the journal's URL (guessed, or injected with the prompt): the request is a run's own
@@ -118,3 +140,28 @@ def test_a_provider_that_knows_the_journal_cannot_decide_or_use_an_approval_in_a
     [request] = state.approvals
     assert (request.id, request.approved, request.used_at) == ("stolen-1", None, None)
     assert lanes.journal.head("pipeline/lanes") == before + 1  # the request alone
+
+
+def test_no_owner_write_a_provider_attempts_with_the_journals_url_reaches_a_journal_with_an_owner_key(
+        sqlite_url: str, tmp_path: Path) -> None:
+    """Every other owner write (an account record, a commission revision, settings, an escalation decision, a
+    new key by init, rotate or recover with guessed secrets, health's repairs) is refused, and the owner's
+    records and key are as they were."""
+    from factory_schedule.core import SCHEDULE_AGGREGATE
+    from factory_schedule.core.owner import OWNER_AGGREGATE
+
+    [attack], lanes, _before = _attacked_night(sqlite_url, tmp_path,
+                                               f"Summarise. [journal: {sqlite_url}] [owner-writes]\n", owner_key=True)
+    tried = {step["command"]: step for step in attack["owner_writes"]}
+    assert len(attack["owner_writes"]) == 9 and set(tried) >= {"record-account", "record-commission", "lanes settings",
+                                                                "lanes escalation", "owner init", "owner rotate",
+                                                                "owner recover", "health --repair"}
+    refused = [step for step in attack["owner_writes"] if step["command"] != "health --repair"]
+    assert all(step["exit"] != 0 for step in refused), refused
+    journal = lanes.journal
+    assert journal.head(OWNER_AGGREGATE) == 1  # the owner's own init alone
+    schedule = json.loads(journal.load_text(SCHEDULE_AGGREGATE)[1] or "{}")
+    assert "evil@example.com" not in json.dumps(schedule)
+    state = lanes.state()
+    assert state is not None and state.settings_revision == 1
+    assert not list((tmp_path / "data" / "factory-schedule").glob("*.new"))  # a refused new key leaves no file

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from factory_schedule.core import LifecycleSchedule
+from factory_schedule.core.runner_findings import stopped_by_provider
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 
@@ -325,3 +326,31 @@ def test_run_check_warns_of_an_option_the_clis_help_does_not_name(
     [alpha] = json_lines(done.stdout)
     assert alpha["ok"] and "does not name --no-such-option (from args in lane.toml)" in alpha["warning"]
     assert "--model" not in alpha["warning"]
+
+
+def test_an_account_a_providers_message_stopped_holds_its_other_lanes_tonight_with_nothing_sent(
+        sqlite_url: str, schedule: LifecycleSchedule, tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts"
+    codex_lane(prompts, "beta/basic", "spend-cap", "normal")
+    codex_lane(prompts, "gamma/basic", "normal")
+    record(schedule, lanes_commission(("beta", "review", "chatgpt"), ("gamma", "review", "chatgpt")))
+    environment = cli_env(sqlite_url, FAKE_PROVIDER_LOG=str(tmp_path / "contacts.log"))
+    environment["PATH"] = fake_path(environment["PATH"])
+    for lane in ("beta/basic", "gamma/basic"):  # one after the other, as a night's slots come
+        done = subprocess.run([*CLI, "--journal", sqlite_url, "tick", "--ttl", "1", "--lane", lane, "--", *CLI,
+                               "run", "--prompts", str(prompts)], capture_output=True, text=True,
+                              env=environment, cwd=REPO, timeout=180)
+        assert done.returncode == 0, (done.stdout, done.stderr)
+    assert contacts(tmp_path) == ["Review part 1. [transcript: spend-cap]"]  # gamma sent nothing
+    gamma = occurrence_of(schedule, "gamma/basic")
+    assert (gamma.calls, gamma.settlement.status) == ([], "unavailable")
+    assert gamma.settlement.reason.startswith("held: the provider stopped the chatgpt account on discovery/beta/")
+    assert "spend cap" in gamma.settlement.reason
+    # The owner records the account again (the plan or spend cap fixed): the stop no longer holds.
+    view = schedule.read()
+    assert view is not None
+    assert stopped_by_provider(view, {"chatgpt"}, SystemClock().now()) is not None
+    schedule.record_account(account="chatgpt", sequence=2, sign_in="owner@example.com", overage=False,
+                            recorded_by="owner")
+    view = schedule.read()
+    assert view is not None and stopped_by_provider(view, {"chatgpt"}, SystemClock().now()) is None

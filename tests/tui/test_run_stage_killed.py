@@ -165,3 +165,28 @@ def test_a_resumed_run_whose_task_went_out_with_unknown_effect_hands_it_back_its
     [event] = [e for e in lanes.journal.history("pipeline/lanes") if e.type == "task-abandoned"]
     assert event.data["confirmedBy"] == event.data["runner"] != "r-gone"
     assert "went out in an earlier segment" in event.data["evidence"]
+
+
+def test_the_example_lane_runner_hands_back_a_task_whose_work_went_out_in_an_earlier_segment(
+        sqlite_url: str, world: tuple[LifecycleSchedule, PipelineLanes], tmp_path: Path) -> None:
+    schedule, lanes = world
+    [plan] = [plan for plan in schedule.plan() if plan.lane == "portfolio/promotion"]
+    started = schedule.start(lane=plan.lane, runner="r-gone")
+    assert started.occurrence is not None
+    occurrence = started.occurrence.id
+    n = lanes.claim(lane="promotion", runner="r-gone", occurrence=occurrence).result["task"]  # type: ignore[union-attr]
+    assert schedule.admit_call(occurrence_id=occurrence, runner="r-gone", task="stage", work=f"task-{n}",
+                               bound=150000, sign_in="owner@example.com").admitted
+    schedule.reconcile(occurrence_id=occurrence, confirmation={
+        "runner": "r-gone", "confirmedBy": "owner", "evidence": "the run was killed mid-call"})
+
+    code, lines, err = _lane_runner_tick(sqlite_url, tmp_path, str(LANE_RUNNER))
+    assert code == 0, (lines, err)
+    record = schedule.record(occurrence)
+    assert record is not None and record.settlement is not None
+    assert record.settlement.status == "partial" and record.settlement.reason.startswith("handed back: "), err
+    view = lanes.lane_view("promotion")
+    assert view is not None
+    [task] = view.tasks
+    assert (task["task"], task.get("claimedBy"), task["abandons"]) == (n, None, 1)
+    assert leases.list_leases(_file_journal(lanes)) == []

@@ -16,7 +16,7 @@ from factory_schedule.tui.host.clock import SystemClock
 
 from .provider_support import FAKE_LANE_ENV, fake_path
 from .runner_support import CLI, REPO, cli, cli_env, json_lines, wait_for
-from .test_provider_call_outlives_no_runner import living
+from .test_provider_call_outlives_no_runner import kill_session, living
 from .test_run import claude_lane, lanes_commission, record
 
 TTL = 60.0  # 2 x TTL is two minutes: nothing below may wait for it
@@ -39,14 +39,19 @@ def test_a_ctrl_c_at_a_foreground_tick_reconciles_the_runners_it_ended_at_once_a
     tick = subprocess.Popen(
         [*CLI, "--journal", sqlite_url, "tick", "--ttl", f"{TTL:g}", "--", *CLI, "run", "--prompts", str(prompts)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=REPO)
+    runner = None
     try:
         wait_for(log.exists, timeout=120, what="the provider call")
         provider = json.loads(log.read_text().splitlines()[0])["pid"]
+        [lease] = leases.list_leases(journal)
+        runner = int(lease.info["session"])
         tick.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C sends to its foreground process group
         out, err = tick.communicate(timeout=60)
     finally:
         if tick.poll() is None:
             tick.kill()
+        if runner is not None:
+            kill_session(runner)  # a runner left behind by a failure here, never by the tick
     assert tick.returncode == 130, err
     [gave_up] = [line["interrupted"] for line in json_lines(out) if "interrupted" in line]
     assert gave_up["outcome"] == "reconciled" and gave_up["calls_lost"] == [1], gave_up

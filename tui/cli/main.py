@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from factory_schedule.tui.cli.options import ArgumentsRefused, CommandParser
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, emit_error, failure_of
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, emit_error, failure_of, quiet_stdout
 
 # The modules of this package that register subcommands (each has `register(subcommands)` and sets
 # `handler` on its parsers), in the order `--help` lists them. One line each.
@@ -144,22 +143,18 @@ def _run(argv: list[str]) -> int:
         return code
 
 
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's final flush finds no closed pipe to complain about."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass  # stdout is not a file descriptor (a test's capture): nothing will flush into a pipe
-    finally:
-        os.close(devnull)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `factory-schedule` program. Run as its own process (no `argv` given), it first keeps its environment
+    and memory from the providers it may start (tui/host/process_privacy.py); called in-process, it leaves
+    the caller's process as it is."""
+    if argv is None:
+        from factory_schedule.tui.host.process_privacy import keep_to_this_process
+
+        keep_to_this_process()
     try:
         return _run(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:  # `factory-schedule plan | head`: the reader left; what was committed stays committed
-        _quiet_stdout()
+        quiet_stdout()
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         return 130

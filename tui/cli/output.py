@@ -14,6 +14,7 @@ import dataclasses
 import datetime as _dt
 import enum
 import json
+import os
 import shlex
 import sys
 from collections.abc import Mapping
@@ -134,6 +135,17 @@ def to_jsonable(value: Any) -> Any:
 def emit(document: Any) -> None:
     """One JSON object on one line of stdout (ASCII: a lone surrogate or ESC prints as an escape)."""
     print(json.dumps(to_jsonable(document), sort_keys=True), flush=True)
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush finds no closed pipe to complain about."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout is not a file descriptor (a test's capture): nothing will flush into a pipe
+    finally:
+        os.close(devnull)
 
 
 def emit_error(code: str, message: str, **extra: Any) -> None:

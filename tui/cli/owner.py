@@ -18,7 +18,11 @@ from typing import Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit
-from factory_schedule.tui.cli.owner_signing import PASSPHRASE_FD_HELP, read_passphrase
+from factory_schedule.tui.cli.owner_signing import read_passphrase
+
+OWNER_SECRETS_FD_HELP = ("read each secret the command asks for (passphrase, recovery code), one line each in the "
+                         "order asked, from this file descriptor (for your own scripts; default: ask on the "
+                         "terminal, without echo)")
 
 
 class _Lines:
@@ -60,16 +64,35 @@ def _sealed(signer: Any, passphrase: str) -> dict[str, Any]:
         raise BadInput(str(error)) from None
 
 
-def _replace_key_file(path: Path, document: dict[str, Any], keep_as: str) -> None:
-    """The new key file in place of the old one, which is kept beside it (renamed) rather than lost."""
-    from factory_schedule.tui.host.owner_key import write_key_file
+def _staged(path: Path, document: dict[str, Any]) -> Path:
+    """The new key file, written before the journal changes (nothing is recorded when it cannot be)."""
+    from factory_schedule.tui.host.owner_key import stage_key_file
 
-    staged = path.with_name(path.name + ".new")
-    staged.unlink(missing_ok=True)
-    write_key_file(staged, document)
-    if path.exists():
-        os.replace(path, path.with_name(f"{path.name}.{keep_as}"))
-    os.replace(staged, path)
+    try:
+        return stage_key_file(path, document)
+    except OSError as error:
+        raise BadInput(f"{path.parent}: the new owner key file cannot be written: {error}; nothing was "
+                       f"recorded") from None
+
+
+def _recorded_with(path: Path, document: dict[str, Any], record: Any,
+                   keep_as: str | None) -> tuple[Any, dict[str, Any]]:
+    """`record()` (the journal's new key) with its key file: staged first, removed if the journal refuses,
+    placed at `path` after; what the owner is told of where the file is."""
+    from factory_schedule.tui.host.owner_key import place_key_file
+
+    staged = _staged(path, document)
+    try:
+        recorded = record()
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+    placed = place_key_file(staged, path, keep_as)
+    where: dict[str, Any] = {"key_file": str(placed)}
+    if placed != path:
+        where["key_file_moved"] = (f"something is in the way at {path}: move the new key file from {placed} to "
+                                   f"{path}; the journal already holds its key")
+    return recorded, where
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -81,7 +104,6 @@ def _init(args: argparse.Namespace) -> int:
         read_key_file,
         recovery_code,
         unseal,
-        write_key_file,
     )
 
     keys = _keys(args)
@@ -99,10 +121,12 @@ def _init(args: argparse.Namespace) -> int:
     except OwnerKeyError as error:
         raise BadInput(str(error)) from None
     recovery = KeySigner.generate()
-    recorded = keys.init(journal_id=new_journal_id(), signer=signer, recovery_key=recovery.public_key)
-    if made:
-        write_key_file(path, document)
-    emit({**recorded.result, "key_file": str(path), "key_file_made": made, "recovery_code": recovery_code(recovery),
+
+    def record() -> Any:
+        return keys.init(journal_id=new_journal_id(), signer=signer, recovery_key=recovery.public_key)
+
+    recorded, where = _recorded_with(path, document, record, None) if made else (record(), {"key_file": str(path)})
+    emit({**recorded.result, **where, "key_file_made": made, "recovery_code": recovery_code(recovery),
           "next": "write the recovery code down, away from this machine: `owner recover` needs it if the key or its "
                   "passphrase is lost; it is not shown again"})
     return EXIT_OK
@@ -128,10 +152,10 @@ def _rotate(args: argparse.Namespace) -> int:
         unlock_owner_key(state.current.public_key, None)  # refuses with the reason
     new, recovery = KeySigner.generate(), KeySigner.generate()
     document = _sealed(new, lines.ask("New owner passphrase: ", twice=True))
-    recorded = keys.replace(how="rotated", signer=current, public_key=new.public_key,
-                            recovery_key=recovery.public_key)
-    _replace_key_file(path, document, f"rotated-{state.current.n}")
-    emit({**recorded.result, "key_file": str(path), "recovery_code": recovery_code(recovery)})
+    recorded, where = _recorded_with(
+        path, document, lambda: keys.replace(how="rotated", signer=current, public_key=new.public_key,
+                                             recovery_key=recovery.public_key), f"rotated-{state.current.n}")
+    emit({**recorded.result, **where, "recovery_code": recovery_code(recovery)})
     return EXIT_OK
 
 
@@ -155,11 +179,12 @@ def _recover(args: argparse.Namespace) -> int:
         raise BadInput(str(error)) from None
     new, recovery = KeySigner.generate(), KeySigner.generate()
     document = _sealed(new, lines.ask("New owner passphrase: ", twice=True))
-    recorded = keys.replace(how="recovered", signer=spare, public_key=new.public_key,
-                            recovery_key=recovery.public_key)
     path = default_key_path()
-    _replace_key_file(path, document, f"replaced-by-recovery-{state.current.n + 1}")
-    emit({**recorded.result, "key_file": str(path), "recovery_code": recovery_code(recovery),
+    recorded, where = _recorded_with(
+        path, document, lambda: keys.replace(how="recovered", signer=spare, public_key=new.public_key,
+                                             recovery_key=recovery.public_key),
+        f"replaced-by-recovery-{state.current.n + 1}")
+    emit({**recorded.result, **where, "recovery_code": recovery_code(recovery),
           "next": "the journal records this recovery for all to see; write the new recovery code down"})
     return EXIT_OK
 
@@ -184,6 +209,5 @@ def register(subcommands: Any) -> None:
     ):
         parser = commands.add_parser(name, help=text, description=text)
         if name != "show":
-            parser.add_argument("--passphrase-fd", type=int, metavar="N",
-                                help=PASSPHRASE_FD_HELP.split(";")[0] + " (one line per secret asked, in order)")
+            parser.add_argument("--passphrase-fd", type=int, metavar="N", help=OWNER_SECRETS_FD_HELP)
         parser.set_defaults(handler=handler)

@@ -5,7 +5,7 @@
 For each task of the lane, and each unit of work of the task (one prompt file each),
 it asks `admit_call` before contacting the provider and contacts it only on a fresh
 admission; it reports every contact with `end_call` (retried until the journal has it),
-and defers or settles as the refusal table in the README says. Work whose effect is
+and defers or settles as the refusal table (docs/guides/runner.md) says. Work whose effect is
 unknown is never sent again. It prints one JSON line per call and one when the segment
 ends (the tick sends them to its stderr); the provider's own output never reaches the
 terminal: at most the tail of its stderr, as a JSON string.
@@ -57,8 +57,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from factory_schedule.tui.cli import output
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput, emit
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput
 from factory_schedule.tui.host.environment import ENV_LANE, ENV_OCCURRENCE, ENV_RUNNER
 
 if TYPE_CHECKING:
@@ -68,6 +69,15 @@ if TYPE_CHECKING:
 
 ENV_PROMPTS = "FACTORY_PROMPTS"
 
+
+def emit(document: Any) -> None:
+    """One JSON line of the run's progress. A reader gone away (the tick that started this runner died) costs
+    the run nothing: the journal, not this line, is the record, so the line is dropped and the paid call in
+    flight goes on to be reported."""
+    try:
+        output.emit(document)
+    except BrokenPipeError:
+        output.quiet_stdout()
 
 def _prompts_folder(args: argparse.Namespace) -> Path:
     text = args.prompts or os.environ.get(ENV_PROMPTS)
@@ -188,6 +198,9 @@ def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Seg
         code = EXIT_OK
     elif mismatch is not None:  # every call would be refused: nothing is asked for
         worker.settle(mismatch)
+        code = EXIT_OK
+    elif (held := worker.account_held()) is not None:  # fail closed: the provider stopped the account tonight
+        worker.settle(held)
         code = EXIT_OK
     elif run is not None:
         from factory_schedule.core.pipeline import PipelineLanes

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import os
 import secrets
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,9 +131,44 @@ def write_key_file(path: Path, document: dict[str, Any]) -> None:
         handle.write(json.dumps(document, indent=1) + "\n")
 
 
-def read_key_file(path: Path) -> dict[str, Any]:
+def stage_key_file(path: Path, document: dict[str, Any]) -> Path:
+    """A new key file beside `path`, under a name no other process can foresee (mode 0600), written before the
+    journal records its key: a key the journal holds is never one whose file could not be written."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    descriptor, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".new", dir=path.parent)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(document, indent=1) + "\n")
+    return Path(name)
+
+
+def place_key_file(staged: Path, path: Path, keep_as: str | None) -> Path:
+    """Where the staged key file ends: at `path` (the key it replaces kept beside it as `keep_as`, when it can
+    be), or, when something is in the way, where it was staged (the owner moves it). `keep_as` None: a first
+    key, never written over a file already there."""
+    if keep_as is not None and path.is_file():
+        with contextlib.suppress(OSError):  # the replaced key no longer signs: losing its copy loses nothing
+            os.replace(path, path.with_name(f"{path.name}.{keep_as}"))
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        if keep_as is None:
+            os.link(staged, path)
+            staged.unlink()
+        else:
+            os.replace(staged, path)
+    except OSError:
+        return staged
+    return path
+
+
+KEY_FILE_LIMIT = 64 * 1024  # a key file is under 1 KiB; anything far larger is not one
+
+
+def read_key_file(path: Path) -> dict[str, Any]:
+    """The key file's document; anything but a regular file of a sensible size (a FIFO, a device, a folder
+    another process put there) is refused at once rather than waited on or read whole."""
+    from factory_schedule.tui.host.files import read_regular_text
+
+    try:
+        document = json.loads(read_regular_text(path, KEY_FILE_LIMIT))
     except FileNotFoundError:
         raise OwnerKeyError(f"{path}: no owner key on this machine (`factory-schedule owner init` makes one)") from None
     except (OSError, ValueError) as error:

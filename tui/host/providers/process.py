@@ -20,12 +20,10 @@ provider prints reaches the owner's terminal.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import queue
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -34,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from factory_schedule.tui.host.process_privacy import PR_SET_PDEATHSIG, linux_prctl
 from factory_schedule.tui.host.providers.ending import ProcessEnd
 
 STDERR_TAIL_BYTES = 2000
@@ -69,9 +68,6 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
 def dies_with_runner() -> Callable[[], None] | None:
     """What the provider's child process runs before exec on Linux: ask the kernel to SIGKILL it when the
     runner that started it dies, then exit at once if the runner died before the request took effect.
@@ -79,14 +75,9 @@ def dies_with_runner() -> Callable[[], None] | None:
 
     `prctl` is looked up here, in the runner, so the child between fork and exec only calls it (nothing
     there may import or allocate behind a lock another thread of the runner holds)."""
-    if not sys.platform.startswith("linux"):
+    prctl = linux_prctl()
+    if prctl is None:
         return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    prctl.restype = ctypes.c_int
     runner = os.getpid()
     kill = int(signal.SIGKILL)
 

@@ -4,7 +4,7 @@ For each task of the lane and each unit of work, in order: `admit_call` first; t
 provider is contacted only on a fresh admission (`dispatch: true`); every contact is
 reported with `end_call`, the report retried until the journal has it; a replayed
 admission still in flight is ended `lost` (nobody can know whether it went out). A
-refusal or a stopping report ends the segment as the README's refusal table says:
+refusal or a stopping report ends the segment as the refusal table (docs/guides/runner.md) says:
 a closed usage window defers `usage-limit`, a refused sign-in `sign-in-needed`, a
 week's ceiling `budget-exhausted`; paid overage, an unverified owner record, a limit
 without a readable reset, an unreachable provider and the night's deadline settle
@@ -28,6 +28,7 @@ from factory_schedule.core.runner_findings import (
     PROVIDER_STOPPED_ACCOUNT,
     PROVIDER_UNREACHABLE,
     sign_in_mismatch_reason,
+    stopped_by_provider,
 )
 from factory_schedule.store import JournalError
 from factory_schedule.tui.host.providers.calls import Made, make_call
@@ -186,6 +187,14 @@ class SegmentWork:
             if record is not None and record.sign_in != self.segment.sign_in:
                 return sign_in_mismatch_reason(self.segment.sign_in, source, task.account, record.sign_in)
         return None
+
+    def account_held(self) -> str | None:
+        """The reason to send nothing when a provider stopped this lane's account on another lane tonight."""
+        view = self.retry.run(self.schedule.read)
+        if view is None or self.binding is None:
+            return None
+        now = pendulum.from_timestamp(self.clock(), tz="UTC")
+        return stopped_by_provider(view, {task.account for task in self.binding.tasks}, now)
 
     # -- the work ----------------------------------------------------------------------------
 
