@@ -169,9 +169,11 @@ def _config_folder(provider: str) -> Path | None:
 
 
 def _config_log(provider: str) -> str | None:
-    """Without $FAKE_PROVIDER_LOG, `contacts.log` in the CLI's own configuration folder, when it has one."""
+    """Without $FAKE_PROVIDER_LOG, `contacts.log` in the CLI's configuration folder when a test set the fake up
+    there (named by $CLAUDE_CONFIG_DIR / $CODEX_HOME, or holding its `sign-in` file): never a real ~/.claude."""
     folder = _config_folder(provider)
-    return str(folder / "contacts.log") if folder else None
+    named = os.environ.get("CLAUDE_CONFIG_DIR" if provider == "claude" else "CODEX_HOME")
+    return str(folder / "contacts.log") if folder and (named or (folder / "sign-in").exists()) else None
 
 
 def _signed_in_as() -> str:
