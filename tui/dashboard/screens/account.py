@@ -198,6 +198,7 @@ class RecordAccountForm(ScheduleForm):
             sign_in=value_of(self, "#sign-in"),
             overage=self.query_one("#overage", Switch).value,
             recorded_by=value_of(self, "#recorded-by"),
+            signer=self.signer,
         )
         said = "Already recorded" if result.replayed else "Recorded"
         return f"{said}: {self.account} record #{value_of(self, '#sequence')} (schedule v{result.version})."
