@@ -273,7 +273,7 @@ assert COMMISSION_PROTOCOL == "sf-schedule-commission/1"
 
 
 def pipeline_lane_problem(lanes: Iterable[Lane], settings: PipelineSettings | None) -> tuple[str, str] | None:
-    """(field, why) when the staged lanes' runs break the seed's stagger order or disagree with the
+    """(field, why) when the staged lanes' runs break their stagger order or disagree with the
     pipeline settings; None when they are sound (or absent).
 
     A run's lane (`portfolio/<run>`) needs the commission's `pipeline` settings, whose run identities
@@ -425,7 +425,7 @@ def lane_occurrence_on(
     )
 
 
-# --- the proposal (spec §11 defaults; every value is a proposal, not the owner's decision) -----
+# --- the proposal (every value is a proposal, not the owner's decision) ---------------------------
 
 WINDOW_OPENS = "02:00"
 WINDOW_CLOSES = "05:00"
@@ -488,10 +488,10 @@ def proposed_commission(
     stagger_minutes: int = DEFAULT_STAGGER_MINUTES,
     pipeline: bool = False,
 ) -> dict[str, Any]:
-    """A complete commission with the proposed defaults (see the README's table); it always parses.
+    """A complete commission with the proposed defaults (docs/reference/commission.md lists why each); it always parses.
 
     With `pipeline`, it also carries the pipeline's default settings and schedules the staged lanes'
-    four runs daily after the last basic lane, one stagger apart in the seed's order, each with a
+    four runs daily after the last basic lane, one stagger apart in their order, each with a
     deadline of one stagger (so no run shares its write window with the next); a proposal whose runs
     would not all end by the window's close is refused in one line (a smaller stagger fits more).
     Without it, the proposal is discovery's alone, as an owner who has not configured the pipeline

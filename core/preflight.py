@@ -52,6 +52,9 @@ class LaneFacts:
     sign_in: str | None = None
     sign_in_from: str | None = None  # "cli" or "lane.toml"
     from_path: bool = False  # the CLI was found on this shell's PATH, which a LaunchAgent's tick does not have
+    cli_version: str | None = None
+    cli_problem: str | None = None  # what the CLI itself says would fail every call, with its fix
+    cli_warning: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,10 +85,15 @@ def _tokens(number: int) -> str:
 
 
 def tonight(view: ScheduleView, plans: Sequence[LanePlan], now: datetime) -> list[LanePlan]:
-    """The lanes a tick admits in the next day (or is running now), in start order."""
-    due = [plan for plan in plans if plan.action in ("admit", "resume", "running")
-           and (plan.at is None or plan.at <= now + NIGHT_AHEAD)]
-    return sorted(due, key=lambda plan: (plan.at or now, plan.lane))
+    """The lanes of the next night (the local date of the first lane due in the next 24 hours, or running now),
+    in start order."""
+    due = sorted((plan for plan in plans if plan.action in ("admit", "resume", "running")
+                  and (plan.at is None or plan.at <= now + NIGHT_AHEAD)), key=lambda plan: (plan.at or now, plan.lane))
+    if not due:
+        return []
+    zone = view.commission["zone"]
+    night = local_date_of(zone, max(due[0].at or now, now))
+    return [plan for plan in due if local_date_of(zone, max(plan.at or now, now)) == night]
 
 
 def _lane_config(view: ScheduleView, lane: str) -> Mapping[str, Any]:
@@ -127,8 +135,10 @@ def _commission_line(view: ScheduleView | None, due: list[LanePlan], plans: Sequ
                     f"hours{after}", "factory-schedule plan")
     first = min((plan.at or now for plan in due), default=now)
     date = local_date_of(zone, first)
-    return Line("ok", "commission", f"revision {revision}: {len(due)} lanes from {_when(view, due[0], now)} on "
-                f"{date.to_date_string()} ({zone})")
+    when = _when(view, due[0], now)
+    first_at = when if when in ("due now", "running now") else f"at {when}"
+    return Line("ok", "commission", f"revision {revision}: {len(due)} lanes tonight, the first "
+                f"{first_at} on {date.to_date_string()} ({zone})")
 
 
 def _account_lines(view: ScheduleView, due: list[LanePlan], lanes: Mapping[str, LaneFacts],
@@ -175,6 +185,9 @@ def _lane_line(view: ScheduleView, plan: LanePlan, facts: LaneFacts | None, prom
     if not facts.executable_found:
         return Line("no", subject, f"{provider} is not found at {facts.executable}",
                     f"install {provider}, or set executable = \"/full/path/to/{provider}\" in its lane.toml")
+    if facts.cli_problem is not None and facts.logged_in is not False:
+        return Line("no", subject, facts.cli_problem,
+                    f"factory-schedule run --check --prompts {prompts} --lane {plan.lane} (after the fix)")
     if facts.logged_in is False:
         return Line("no", subject, f"{provider} at {facts.executable} is not signed in: the segment would defer "
                     "logged-out", LOGIN_COMMAND.get(provider))
@@ -187,22 +200,26 @@ def _lane_line(view: ScheduleView, plan: LanePlan, facts: LaneFacts | None, prom
                     f"record names {recorded!r}: every call would be refused overage-unverified",
                     f"{_record_fix(str(account), state, facts.sign_in)}  (or sign {provider} in as {recorded})")
     signed = "signed in" if facts.logged_in else "sign-in not reported"
+    if facts.cli_warning is not None:
+        return Line("warn", subject, facts.cli_warning, f"check args in {prompts}/{plan.lane}/lane.toml")
     if facts.from_path:
         return Line("warn", subject, f"{provider} was found on your PATH ({facts.executable}); the LaunchAgent's "
                     "PATH is only the system's and factory-schedule's folder",
                     f"set executable = \"{facts.executable}\" in {prompts}/{plan.lane}/lane.toml")
-    return Line("ok", subject, f"{provider} at {facts.executable}, {signed} as {facts.sign_in} ({said} it), "
+    version = f" {facts.cli_version}" if facts.cli_version else ""
+    return Line("ok", subject, f"{provider}{version} at {facts.executable}, {signed} as {facts.sign_in} ({said} it), "
                 f"{facts.units} {'prompt' if facts.units == 1 else 'prompts'}")
 
 
 def _launch_agent_line(facts: PreflightFacts) -> list[Line]:
     shown = [finding for finding in facts.findings if finding.kind.startswith("launch-agent-")
              and finding.severity != "info"]
+    prompts = facts.prompts or "DIR"
     if facts.launch_agent is None:
         if not facts.launch_agent_expected:
             return [Line("ok", "LaunchAgent", "not a Mac: no LaunchAgent to check; run `factory-schedule tick -- "
-                         "RUNNER` at each lane's time from this host's scheduler (cron, a systemd timer)")]
-        prompts = facts.prompts or "DIR"
+                         f"\"$(command -v factory-schedule)\" run --prompts {prompts}` at each lane's time from "
+                         "this host's scheduler (cron, a systemd timer)")]
         return [Line("no", "LaunchAgent", "none is installed: nothing fires the tick tonight",
                      f"factory-schedule launchd install --commission commission.json --output "
                      f"~/Library/LaunchAgents/com.factory-schedule.tick.plist -- factory-schedule run --prompts "

@@ -29,6 +29,8 @@ def clone(tmp_path: Path) -> Path:
     for name in ("python", "factory-schedule"):
         (bin_folder / name).write_text(STAND_IN)
         (bin_folder / name).chmod(0o755)
+    (tmp_path / "tests" / "real_clis").mkdir(parents=True)
+    (tmp_path / "tests" / "real_clis" / "install.sh").write_text("exit 0\n")  # the real CLIs' installer: not here
     return tmp_path
 
 

@@ -406,3 +406,17 @@ async def test_at_80x24_a_form_opens_with_what_it_decides_and_its_field_on_scree
             region = form.query_one(selector).region
             assert region.height > 0 and screen.contains_region(region), f"{selector} is off screen: {region}"
         assert app.focused is form.query_one(field) or key == "r"
+
+
+@synchronously
+async def test_the_overage_switch_says_its_state_in_words(demo_url: str) -> None:
+    from textual.widgets import Label
+
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, "s")
+        assert str(form.query_one("#overage-word", Label).render()).strip() == "off"
+        form.query_one("#overage", Switch).focus()
+        await pilot.press("space")
+        await pilot.pause()
+        assert str(form.query_one("#overage-word", Label).render()).strip() == "ON: no call is admitted"

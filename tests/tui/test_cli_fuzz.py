@@ -65,7 +65,7 @@ COMMANDS = (
     ("call", "admit"), ("call", "end"), ("defer",), ("settle",), ("reconcile",), ("record-account",), ("start",),
     ("status",), ("plan",), ("show",), ("lease", "list"), ("lease", "heartbeat"), ("lease", "release"),
     ("record-commission",), ("health",), ("health", "--json"), ("tick",), ("launchd", "print"),
-    ("launchd", "install"), ("lanes", "settings"), ("lanes", "top-n"), ("lanes", "claim"), ("lanes", "report"),
+    ("launchd", "install"), ("lanes", "top-n"), ("lanes", "claim"), ("lanes", "report"),
     ("lanes", "heartbeat"), ("lanes", "abandon"), ("lanes", "escalation"), ("lanes", "approval-request"),
     ("lanes", "approval-decide"), ("lanes", "approval-use"), ("lanes", "show"),
 )
@@ -137,7 +137,6 @@ def journal(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     top_n = json.dumps([{"candidate": "alpha-one", "product": "alpha", "rank": 1}])
     with contextlib.redirect_stdout(io.StringIO()) as out:
         assert main(["--journal", url, "record-commission", str(commission)]) == 0
-        assert main(["--journal", url, "lanes", "settings", str(commission)]) == 0
         assert main(["--journal", url, "lanes", "top-n", "--week", "2026-W50", "--candidates", top_n]) == 0
         assert main(["--journal", url, "start", "--lane", "alpha/basic", "--runner", "r-1"]) == 0
     occurrence = json.loads(out.getvalue().splitlines()[-1])["occurrence"]["id"]

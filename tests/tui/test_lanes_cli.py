@@ -35,10 +35,9 @@ class Shell:
         return open_journal(self.url).head(PIPELINE_AGGREGATE)
 
     def commission(self, path: Path) -> int:
-        """The commission recorded (which starts the journal), then its pipeline settings adopted."""
+        """The commission recorded, which starts the journal and adopts its pipeline settings."""
         self.capsys.readouterr()
-        assert main(["--journal", self.url, "record-commission", str(path)]) == 0
-        return self("settings", str(path))[0]
+        return main(["--journal", self.url, "record-commission", str(path)])
 
 
 @pytest.fixture
@@ -54,6 +53,11 @@ def configured(shell: Shell, tmp_path: Path) -> Shell:
     code, answer = shell("top-n", "--week", "2026-W50", stdin=json.dumps(top_n("bravo", "alpha-one")))
     assert code == 0 and answer["result"]["eligible"] == ["alpha-one", "bravo"]
     return shell
+
+
+def test_there_is_no_separate_settings_step_record_commission_adopts_them(capsys: pytest.CaptureFixture[str]):
+    assert main(["lanes", "settings", "commission.json"]) == 2
+    assert "invalid choice: 'settings'" in json.loads(capsys.readouterr().out)["message"]
 
 
 def test_every_pipeline_error_code_has_its_own_exit_code():
@@ -201,8 +205,7 @@ def test_journal_may_follow_the_lanes_subcommand_and_a_missing_journal_is_refuse
     assert main(["--journal", configured.url, "lanes", "show", "--lane", "promotion"]) == 0
     assert capsys.readouterr().out == after and json.loads(after)["lane"]["lane"] == "promotion"
     typo = tmp_path / "jornal.db"
-    path = tmp_path / "commission.json"
-    assert main(["lanes", "settings", str(path), "--journal", f"sqlite:///{typo}"]) == 3
+    assert main(["lanes", "show", "--lane", "promotion", "--journal", f"sqlite:///{typo}"]) == 3
     [line] = capsys.readouterr().out.splitlines()
     assert json.loads(line)["error"] == "JOURNAL" and str(typo) in line and not typo.exists()
 
@@ -236,7 +239,6 @@ def test_every_journal_has_the_leases_table_so_a_claim_works_in_a_fresh_process(
                               input=stdin, capture_output=True, text=True, timeout=120)
 
     assert run("record-commission", str(path)).returncode == 0
-    assert run("lanes", "settings", str(path)).returncode == 0
     assert run("lanes", "top-n", "--week", "2026-W50", stdin=json.dumps(top_n("bravo", "alpha-one"))).returncode == 0
     claimed = run("lanes", "claim", "--lane", "promotion", "--run", "promotion", "--runner", "run-1")
     assert claimed.returncode == 0, claimed.stdout + claimed.stderr

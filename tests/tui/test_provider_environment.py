@@ -140,3 +140,28 @@ def test_a_provider_that_knows_the_journal_cannot_decide_or_use_an_approval_in_a
     [request] = state.approvals
     assert (request.id, request.approved, request.used_at) == ("stolen-1", None, None)
     assert lanes.journal.head("pipeline/lanes") == before + 1  # the request alone
+
+
+def test_no_owner_write_a_provider_attempts_with_the_journals_url_reaches_a_journal_with_an_owner_key(
+        sqlite_url: str, tmp_path: Path) -> None:
+    """Every other owner write (an account record, a commission revision, settings, an escalation decision, a
+    new key by init, rotate or recover with guessed secrets, health's repairs) is refused, and the owner's
+    records and key are as they were."""
+    from factory_schedule.core import SCHEDULE_AGGREGATE
+    from factory_schedule.core.owner import OWNER_AGGREGATE
+
+    [attack], lanes, _before = _attacked_night(sqlite_url, tmp_path,
+                                               f"Summarise. [journal: {sqlite_url}] [owner-writes]\n", owner_key=True)
+    tried = {step["command"]: step for step in attack["owner_writes"]}
+    assert len(attack["owner_writes"]) == 9 and set(tried) >= {"record-account", "record-commission", "lanes settings",
+                                                                "lanes escalation", "owner init", "owner rotate",
+                                                                "owner recover", "health --repair"}
+    refused = [step for step in attack["owner_writes"] if step["command"] != "health --repair"]
+    assert all(step["exit"] != 0 for step in refused), refused
+    journal = lanes.journal
+    assert journal.head(OWNER_AGGREGATE) == 1  # the owner's own init alone
+    schedule = json.loads(journal.load_text(SCHEDULE_AGGREGATE)[1] or "{}")
+    assert "evil@example.com" not in json.dumps(schedule)
+    state = lanes.state()
+    assert state is not None and state.settings_revision == 1
+    assert not list((tmp_path / "data" / "factory-schedule").glob("*.new"))  # a refused new key leaves no file

@@ -74,8 +74,8 @@ def register(subcommands: Any) -> None:
                                         description=__doc__)
     commands = commission.add_subparsers(dest="commission_command", metavar="new|check", required=True)
     new = commands.add_parser("new", help="print a proposed commission as JSON, ready for record-commission",
-                              description="Print a proposed commission (the defaults the README's table lists) "
-                                          "as JSON; edit it, check it, record it.")
+                              description="Print a proposed commission (the proposed values the commission reference "
+                                          "explains) as JSON; edit it, check it, record it.")
     new.add_argument("--products", type=_products, required=True, metavar="A,B",
                      help="the Product IDs, comma-separated")
     new.add_argument("--weekly-tokens", type=integer, required=True, metavar="N",

@@ -30,7 +30,6 @@ from factory_schedule.tui.cli.options import (
     add_command,
     gather,
     parse_json,
-    read_commission_file,
     read_stdin_json,
 )
 from factory_schedule.tui.cli.output import (
@@ -100,7 +99,7 @@ def _document(value: str | None, what: str, flag: str) -> Any:
     return read_stdin_json(what) if value is None else parse_json(value, flag)
 
 
-# -- the seed's three lock scopes, on the journal's leases ---------------------------------------------
+# -- the three lock scopes, on the journal's leases ----------------------------------------------------
 #
 # A worker singleton per lane (`pipeline/<lane>/worker`) is taken before the claim selects a task and
 # held until the run's report; each exclusive resource the commission names for the lane
@@ -291,15 +290,6 @@ def _abandon(args: argparse.Namespace) -> int:
 # -- the owner's and the portfolio's commands ----------------------------------------------------
 
 
-def _settings(args: argparse.Namespace) -> int:
-    from factory_schedule.tui.cli.owner_signing import owner_signer
-
-    commission = read_commission_file(args.file)
-    lanes = _open_lanes(args)
-    emit(lanes.record_settings(commission, signer=owner_signer(lanes.journal, args)))
-    return EXIT_OK
-
-
 def _owner_decision(options: Sequence[Option], act: Callable[[Any, dict[str, Any], Any], Any]
                     ) -> Callable[[argparse.Namespace], int]:
     """An owner decision's handler: its input checked first, then signed with the owner key when the journal
@@ -368,10 +358,6 @@ def _show(lanes: Any, v: dict[str, Any]) -> Any:
 def register(subcommands: Any) -> None:
     lanes = subcommands.add_parser("lanes", help="the staged promotion and maturation lanes (runner interface)")
     commands = lanes.add_subparsers(dest="lanes_command", metavar="COMMAND", required=True)
-    settings = add_command(commands, "settings", "adopt a commission revision's pipeline settings", (), _settings,
-                        stdin=False)
-    settings.add_argument("file", help="the commission JSON file ('-' for stdin)")
-    add_passphrase_option(settings)
     add_command(commands, "top-n", "record a week's ranked Top-N (candidates JSON on stdin or --candidates)", TOP_N,
              _top_n, stdin=False)
     add_command(commands, "claim", "take the lane's locks and claim its next task (50: none; 4: held)", CLAIM, _claim)

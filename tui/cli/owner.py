@@ -18,7 +18,11 @@ from typing import Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit
-from factory_schedule.tui.cli.owner_signing import PASSPHRASE_FD_HELP, read_passphrase
+from factory_schedule.tui.cli.owner_signing import read_passphrase
+
+OWNER_SECRETS_FD_HELP = ("read each secret the command asks for (passphrase, recovery code), one line each in the "
+                         "order asked, from this file descriptor (for your own scripts; default: ask on the "
+                         "terminal, without echo)")
 
 
 class _Lines:
@@ -205,6 +209,5 @@ def register(subcommands: Any) -> None:
     ):
         parser = commands.add_parser(name, help=text, description=text)
         if name != "show":
-            parser.add_argument("--passphrase-fd", type=int, metavar="N",
-                                help=PASSPHRASE_FD_HELP.split(";")[0] + " (one line per secret asked, in order)")
+            parser.add_argument("--passphrase-fd", type=int, metavar="N", help=OWNER_SECRETS_FD_HELP)
         parser.set_defaults(handler=handler)

@@ -60,8 +60,7 @@ ERROR_MEANINGS: dict[str, str] = {
     "LIMIT": "the state would grow past its size limit",
     "NOT_COMMISSIONED": "no commission is recorded",
     "NOT_CONFIGURED": "no commission revision with `pipeline` settings is adopted",
-    "REVISION": "out of order: not the next revision; for `lanes settings`, not the schedule's current recorded "
-                "revision",
+    "REVISION": "out of order: not the next revision",
     "NOT_A_LANE": "no such lane in the current commission",
     "UNKNOWN_OCCURRENCE": "no such occurrence",
     "UNKNOWN_CALL": "no such call of the occurrence",

@@ -5,7 +5,7 @@
 For each task of the lane, and each unit of work of the task (one prompt file each),
 it asks `admit_call` before contacting the provider and contacts it only on a fresh
 admission; it reports every contact with `end_call` (retried until the journal has it),
-and defers or settles as the refusal table in the README says. Work whose effect is
+and defers or settles as the refusal table (docs/guides/runner.md) says. Work whose effect is
 unknown is never sent again. It prints one JSON line per call and one when the segment
 ends (the tick sends them to its stderr); the provider's own output never reaches the
 terminal: at most the tail of its stderr, as a JSON string.
@@ -158,6 +158,7 @@ def _run(args: argparse.Namespace) -> int:
         return _check(args)
     # Imported here: `--help` and every other subcommand start without the providers' modules.
     from factory_schedule.tui.host.providers import prompts
+    from factory_schedule.tui.host.providers.leftovers import orphans_adopted
     from factory_schedule.tui.host.providers.work import Segment, SegmentWork
 
     occurrence, runner, lane = _segment_from(args)
@@ -173,7 +174,8 @@ def _run(args: argparse.Namespace) -> int:
         worker.settle(f"prompt folder unusable: {error}")
         emit({**(segment.ended or {}), "occurrence": occurrence, "runner": runner, "sent": 0})
         return EXIT_BAD_INPUT
-    return work_segment(schedule, binding, segment, lane)
+    with orphans_adopted():  # a tool that leaves its call's process group is still stopped when the call ends
+        return work_segment(schedule, binding, segment, lane)
 
 
 def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Segment, lane: str) -> int:

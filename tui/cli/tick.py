@@ -141,7 +141,7 @@ def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[pr
 
 
 def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
-    """The health reconciler's repair pass, ahead of the lanes (the seed's order starts with health): a
+    """The health reconciler's repair pass, ahead of the lanes (a night starts with health): a
     runner that died on a night nobody watched is reconciled on conclusive evidence, so its lane admits
     again without a human. One `{"repaired": ...}` line per repair; a pass that fails admits the lanes
     anyway and says why (`{"repair_error": ...}`), since health reports what it could not do."""

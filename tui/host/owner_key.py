@@ -159,9 +159,16 @@ def place_key_file(staged: Path, path: Path, keep_as: str | None) -> Path:
     return path
 
 
+KEY_FILE_LIMIT = 64 * 1024  # a key file is under 1 KiB; anything far larger is not one
+
+
 def read_key_file(path: Path) -> dict[str, Any]:
+    """The key file's document; anything but a regular file of a sensible size (a FIFO, a device, a folder
+    another process put there) is refused at once rather than waited on or read whole."""
+    from factory_schedule.tui.host.files import read_regular_text
+
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_regular_text(path, KEY_FILE_LIMIT))
     except FileNotFoundError:
         raise OwnerKeyError(f"{path}: no owner key on this machine (`factory-schedule owner init` makes one)") from None
     except (OSError, ValueError) as error:

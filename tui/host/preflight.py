@@ -1,9 +1,9 @@
 """The preflight's probes: what tonight depends on, gathered from this host for `core.preflight` to judge.
 
 It reads the journal (never writes it), asks health for its findings over the same journal and
-LaunchAgent, reads each due lane's prompt binding as `run` will, and asks each lane's CLI for its
-sign-in as `run` does before its first call (`session.probe`: `claude auth status`, `codex login
-status`; no prompt is sent, nothing is spent).
+LaunchAgent, reads each due lane's prompt binding as `run` will, asks each lane's CLI what `run --check`
+asks it (`cli_probe.check_cli`: its version, the options a call uses, whether it is signed in) and for
+its sign-in as `run` does before its first call (`session.probe`). No prompt is sent, nothing is spent.
 """
 
 from __future__ import annotations
@@ -23,17 +23,21 @@ from factory_schedule.tui.host.notify import ENV_NOTIFY, notifier_command
 def lane_facts(folder: Path, commission: dict[str, object], lane: str) -> LaneFacts:
     """The lane's binding, CLI and observed sign-in, as `factory-schedule run` would find them."""
     from factory_schedule.tui.host.providers import prompts, session, stage_run
+    from factory_schedule.tui.host.providers.cli_probe import check_cli
 
     try:
         binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane),
                                     stages=stage_run.lane_stages(lane))
     except prompts.BindingError as error:
         return LaneFacts(lane, binding_problem=str(error))
+    cli = check_cli(binding.provider, binding.executable, [arg for task in binding.tasks for arg in task.args],
+                    binding.workdir)
     status = session.probe(binding.provider, binding.executable, binding.workdir, passed=binding.env)
     return LaneFacts(lane, provider=binding.provider, executable=binding.executable, executable_found=True,
                      units=sum(len(task.units) for task in binding.tasks), logged_in=status.logged_in,
                      sign_in=session.observed_sign_in(status, binding.sign_in),
-                     sign_in_from="cli" if status.sign_in else "lane.toml", from_path=binding.executable_from_path)
+                     sign_in_from="cli" if status.sign_in else "lane.toml", from_path=binding.executable_from_path,
+                     cli_version=cli.version, cli_problem=cli.problem, cli_warning=cli.warning)
 
 
 def gather(journal: Journal | None, now: datetime, host: str, prompts: str | None, plist: str | None,

@@ -1,6 +1,6 @@
 """Claude Code (`claude -p --output-format stream-json --verbose`, the prompt on stdin): its JSON lines, read.
 
-What the stream carries, and what this reads (README, "Running it for real", cites the sources):
+What the stream carries, and what this reads (docs/guides/real-clis.md cites the sources):
 
 - `rate_limit_event` with `rate_limit_info`: `status` (allowed, allowed_warning, rejected), `resetsAt` (epoch
   seconds), `rateLimitType`, `overageStatus`, `isUsingOverage` and `overageInUse` (either may be absent; either

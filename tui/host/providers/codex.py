@@ -1,6 +1,6 @@
 """Codex (`codex exec --json --skip-git-repo-check -- -`, the prompt on stdin): its JSON lines, read into one report.
 
-What `codex exec --json` prints (README, "Running it for real", cites the sources), one event a line:
+What `codex exec --json` prints (docs/guides/real-clis.md cites the sources), one event a line:
 `thread.started` (`thread_id`), `turn.started`, `item.started` / `item.updated` / `item.completed` (an `item` with
 its `type`; an `error` item is a non-fatal notice), `turn.completed` (`usage`: `input_tokens`,
 `cached_input_tokens`, `output_tokens`, and in newer versions `reasoning_output_tokens`), `turn.failed`

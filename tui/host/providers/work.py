@@ -4,7 +4,7 @@ For each task of the lane and each unit of work, in order: `admit_call` first; t
 provider is contacted only on a fresh admission (`dispatch: true`); every contact is
 reported with `end_call`, the report retried until the journal has it; a replayed
 admission still in flight is ended `lost` (nobody can know whether it went out). A
-refusal or a stopping report ends the segment as the README's refusal table says:
+refusal or a stopping report ends the segment as the refusal table (docs/guides/runner.md) says:
 a closed usage window defers `usage-limit`, a refused sign-in `sign-in-needed`, a
 week's ceiling `budget-exhausted`; paid overage, an unverified owner record, a limit
 without a readable reset, an unreachable provider and the night's deadline settle

@@ -1,0 +1,67 @@
+"""The preflight's rules as pure functions over a real schedule's view and plans (a file journal, a manual
+clock): which lanes are tonight's, and an account record that is current now but not at its lane's slot."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pendulum
+
+from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
+from factory_schedule.core.preflight import LaneFacts, PreflightFacts, headline, preflight, tonight
+from factory_schedule.store import open_journal
+
+# Wednesday 2 December 2026, 15:00 in London: tonight is Thursday's 02:00-05:00.
+NOW = pendulum.datetime(2026, 12, 2, 15, 0, tz="UTC")
+
+
+def _schedule(tmp_path, max_age_days: int = 30, recorded_hours_ago: int = 24) -> LifecycleSchedule:
+    clock = ManualClock(NOW.subtract(hours=recorded_hours_ago))  # the records, made before now
+    schedule = LifecycleSchedule(open_journal(f"sqlite:///{tmp_path / 'journal.db'}"), clock)
+    commission = proposed_commission(["alpha", "beta"], "2026-11-01", 40_000_000)
+    commission["recordMaxAgeDays"] = max_age_days
+    schedule.record_commission(commission)
+    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
+                            recorded_by="owner")
+    clock.set(NOW)
+    return schedule
+
+
+def _facts(schedule: LifecycleSchedule, **lanes: LaneFacts) -> PreflightFacts:
+    return PreflightFacts(now=NOW, view=schedule.read(), plans=schedule.plan(), lanes=lanes, prompts=None,
+                          findings=(), launch_agent=None, launch_agent_expected=False, notifier="true",
+                          notifier_off=None)
+
+
+def test_tonight_is_the_next_nights_lanes_in_start_order(tmp_path) -> None:
+    schedule = _schedule(tmp_path)
+    view = schedule.read()
+    assert view is not None
+    lanes = [plan.lane for plan in tonight(view, schedule.plan(), NOW)]
+    assert lanes == ["alpha/basic", "beta/basic", "alpha/full", "beta/full"]  # Thursday: the full night too
+
+
+def test_a_record_that_stops_being_current_before_tonights_slot_stops_the_night(tmp_path) -> None:
+    schedule = _schedule(tmp_path, max_age_days=2, recorded_hours_ago=42)  # current until 21:00 today
+    result = preflight(_facts(schedule))
+    [claude] = [line for line in result.lines if line.subject == "claude"]
+    assert claude.mark == "no" and "before tonight's last lane on it" in claude.text
+    assert claude.fix is not None and "--sequence 2 --sign-in owner@example.com" in claude.fix
+    assert not result.ready and headline(result).startswith("Tonight will NOT run as it stands: 1 problem")
+
+
+def test_a_current_record_and_no_prompt_folder_runs_tonight_with_warnings(tmp_path) -> None:
+    result = preflight(_facts(_schedule(tmp_path)))
+    assert result.ready and headline(result) == "Tonight will run; the warnings below are worth a minute."
+    assert {line.subject.split(" ")[0] for line in result.lines if line.mark == "warn"} == {
+        "alpha/basic", "beta/basic", "alpha/full", "beta/full"}
+
+
+def test_off_a_mac_the_launch_agent_line_names_the_tick_command_to_schedule_with_its_prompt_folder(tmp_path) -> None:
+    facts = _facts(_schedule(tmp_path))
+    for prompts, shown in ((None, "DIR"), ("/home/you/factory/prompts", "/home/you/factory/prompts")):
+        result = preflight(replace(facts, prompts=prompts))
+        [agent] = [line for line in result.lines if line.subject == "LaunchAgent"]
+        assert agent.mark == "ok"
+        assert f'factory-schedule tick -- "$(command -v factory-schedule)" run --prompts {shown}' in agent.text
+        assert "RUNNER" not in agent.text
