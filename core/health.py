@@ -52,6 +52,7 @@ from factory_schedule.core.commission import lane_occurrence_on, parse_commissio
 from factory_schedule.core.errors import ScheduleError
 from factory_schedule.core.launchd import launch_intervals
 from factory_schedule.core.model import AccountState, Occurrence
+from factory_schedule.core.owner import OwnerState
 from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.zones import iso_week_of, local_date_of
@@ -196,6 +197,9 @@ class HealthFacts:
     # The staged lanes' state at one version with the counts derived from its own event history up to it;
     # None when not gathered (only a whole check reads the history: `health`, not every tick).
     pipeline_history: PipelineHistory | None = None
+    # The journal's owner key as read (None: no key recorded), when the shell read it (`owner_key_read`).
+    owner_key: OwnerState | None = None
+    owner_key_read: bool = False
 
 
 def heartbeat_from_future(heartbeat_at: datetime, ttl_seconds: float, now: datetime) -> bool:
@@ -243,6 +247,8 @@ def judge(facts: HealthFacts) -> HealthReport:
     if facts.pipeline_history is not None:
         history = facts.pipeline_history
         attempt("staged lanes' counts", lambda: count_findings(history))
+    if view is not None and facts.owner_key_read:
+        attempt("owner key", lambda: owner_key_findings(facts.owner_key))
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
@@ -254,6 +260,78 @@ def judge(facts: HealthFacts) -> HealthReport:
             attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))
     return HealthReport(checked_at=facts.now, host=facts.host, findings=tuple(findings),
                         could_not_check=tuple(could_not))
+
+
+def owner_key_findings(state: OwnerState | None) -> list[Finding]:
+    """A journal without an owner key takes any owner record from anyone who can run the command line; a key
+    the recovery code replaced is shown until the owner rotates it, so a recovery they did not make is seen."""
+    if state is None:
+        return [Finding("owner-key-missing", "error",
+                        "owner decisions are not protected: any process that can run factory-schedule can record "
+                        "them in the owner's name; run `factory-schedule owner init`")]
+    current = state.current
+    if current.how == "recovered":
+        return [Finding("owner-key-recovered", "warning",
+                        f"the owner key was replaced with the recovery code at {current.recorded_at} (key "
+                        f"{current.n}): if you did not do it, your recovery code is known; rotate the key "
+                        f"(`factory-schedule owner rotate`) once you have checked",
+                        {"key": current.n, "recordedAt": current.recorded_at})]
+    return []
+
+
+@dataclass(frozen=True)
+class ProviderReach:
+    """What a lane's provider CLI may write: its extra arguments, and whether its workdir holds the journal."""
+
+    lane: str
+    provider: str
+    args: tuple[str, ...]
+    workdir_holds_journal: bool
+
+
+def _option(args: tuple[str, ...], *names: str) -> list[str]:
+    """Every value given to one of `names` (`--name value` or `--name=value`)."""
+    values = []
+    for i, arg in enumerate(args):
+        for name in names:
+            if arg == name and i + 1 < len(args):
+                values.append(args[i + 1])
+            elif arg.startswith(name + "="):
+                values.append(arg[len(name) + 1:])
+    return values
+
+
+def provider_writes(reach: ProviderReach) -> str | None:
+    """Why the lane's provider may write anywhere its user can ("anywhere") or inside its workdir ("workdir"),
+    from the CLI's own sandbox and permission options; None: it may write neither."""
+    args = reach.args
+    if reach.provider == "claude":
+        modes = _option(args, "--permission-mode")
+        tools = " ".join(_option(args, "--allowedTools", "--allowed-tools"))
+        if "--dangerously-skip-permissions" in args or "bypassPermissions" in modes or re.search(
+                r"(^|[\s,])Bash(\(\*?\))?($|[\s,])", tools):
+            return "anywhere"
+        return "workdir" if "acceptEdits" in modes or re.search(r"(^|[\s,])(Edit|Write)\b", tools) else None
+    sandbox = _option(args, "--sandbox", "-s")
+    if "--dangerously-bypass-approvals-and-sandbox" in args or "danger-full-access" in sandbox:
+        return "anywhere"
+    return "workdir" if "--full-auto" in args or "workspace-write" in sandbox else None
+
+
+def provider_write_findings(reaches: Sequence[ProviderReach]) -> list[Finding]:
+    """A lane whose provider may write the journal's folder: an injected prompt could then rewrite or delete
+    the journal itself, which no signature prevents."""
+    findings = []
+    for reach in reaches:
+        writes = provider_writes(reach)
+        if writes == "anywhere" or (writes == "workdir" and reach.workdir_holds_journal):
+            where = "anywhere your user can" if writes == "anywhere" else "its workdir, which holds the journal"
+            findings.append(Finding(
+                "provider-writes-journal", "warning",
+                f"{reach.lane}: its {reach.provider} CLI may write {where}, the journal's folder included: narrow "
+                f"its permissions in lane.toml (`args`) or move its workdir away from the journal",
+                {"lane": reach.lane, "provider": reach.provider, "writes": writes}))
+    return findings
 
 
 def _runner_findings(view: ScheduleView) -> list[Finding]:

@@ -214,11 +214,12 @@ def _lane_line(view: ScheduleView, plan: LanePlan, facts: LaneFacts | None, prom
 def _launch_agent_line(facts: PreflightFacts) -> list[Line]:
     shown = [finding for finding in facts.findings if finding.kind.startswith("launch-agent-")
              and finding.severity != "info"]
+    prompts = facts.prompts or "DIR"
     if facts.launch_agent is None:
         if not facts.launch_agent_expected:
             return [Line("ok", "LaunchAgent", "not a Mac: no LaunchAgent to check; run `factory-schedule tick -- "
-                         "RUNNER` at each lane's time from this host's scheduler (cron, a systemd timer)")]
-        prompts = facts.prompts or "DIR"
+                         f"\"$(command -v factory-schedule)\" run --prompts {prompts}` at each lane's time from "
+                         "this host's scheduler (cron, a systemd timer)")]
         return [Line("no", "LaunchAgent", "none is installed: nothing fires the tick tonight",
                      f"factory-schedule launchd install --commission commission.json --output "
                      f"~/Library/LaunchAgents/com.factory-schedule.tick.plist -- factory-schedule run --prompts "

@@ -119,7 +119,9 @@ def _refused_writing_nothing(f: Factory, act: Callable[[], Any]) -> str:
     return str(refused.value.code)  # type: ignore[attr-defined]
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+# One journal serves every example: each is refused and writes nothing (the test checks it), so the
+# function-scoped fixture is the same journal for all of them.
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(command=st.sampled_from(sorted(OWNER_COMMANDS)), forger=st.sampled_from(sorted(FORGERS)))
 def test_an_owner_record_not_signed_by_the_journals_owner_key_is_refused_and_writes_nothing(
         factory: Factory, command: str, forger: str) -> None:
@@ -186,3 +188,40 @@ def test_the_signed_message_names_the_journal_the_command_and_the_payload_withou
     message = signed_message("ab" * 16, "discovery/account/claude/1", {"b": 1, "ownerSignature": {"x": "y"}})
     assert message == canonical_json({"protocol": "sf-owner-signature/1", "journal": "ab" * 16,
                                       "command": "discovery/account/claude/1", "payload": {"b": 1}}).encode()
+
+
+def test_health_says_an_unprotected_journal_is_an_error_and_a_recovered_key_a_warning(factory: Factory) -> None:
+    from factory_schedule.core.health import owner_key_findings
+
+    [missing] = owner_key_findings(None)
+    assert (missing.kind, missing.severity) == ("owner-key-missing", "error")
+    assert "factory-schedule owner init" in missing.message
+    assert owner_key_findings(factory.keys.state()) == []
+    new = KeySigner.generate()
+    factory.keys.replace(how="recovered", signer=RECOVERY, public_key=new.public_key, recovery_key=new.public_key)
+    [recovered] = owner_key_findings(factory.keys.state())
+    assert (recovered.kind, recovered.severity) == ("owner-key-recovered", "warning")
+
+
+@pytest.mark.parametrize(("provider", "args", "holds", "writes"), [
+    ("claude", (), True, None),
+    ("claude", ("--allowedTools", "Read,Grep"), True, None),
+    ("claude", ("--permission-mode", "acceptEdits"), False, None),
+    ("claude", ("--permission-mode", "acceptEdits"), True, "workdir"),
+    ("claude", ("--allowedTools", "Read,Bash"), False, "anywhere"),
+    ("claude", ("--dangerously-skip-permissions",), False, "anywhere"),
+    ("claude", ("--permission-mode=bypassPermissions",), False, "anywhere"),
+    ("codex", (), True, None),
+    ("codex", ("--sandbox", "read-only"), True, None),
+    ("codex", ("--full-auto",), True, "workdir"),
+    ("codex", ("-s", "workspace-write"), False, None),
+    ("codex", ("--sandbox=danger-full-access",), False, "anywhere"),
+    ("codex", ("--dangerously-bypass-approvals-and-sandbox",), False, "anywhere"),
+])
+def test_health_reports_a_lane_whose_provider_may_write_the_journals_folder(
+        provider: str, args: tuple[str, ...], holds: bool, writes: str | None) -> None:
+    from factory_schedule.core.health import ProviderReach, provider_write_findings
+
+    findings = provider_write_findings([ProviderReach("alpha/basic", provider, args, holds)])
+    assert [f.evidence["writes"] for f in findings] == ([] if writes is None else [writes])
+    assert all(f.kind == "provider-writes-journal" for f in findings)

@@ -3,6 +3,8 @@ clock): which lanes are tonight's, and an account record that is current now but
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pendulum
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
@@ -53,3 +55,13 @@ def test_a_current_record_and_no_prompt_folder_runs_tonight_with_warnings(tmp_pa
     assert result.ready and headline(result) == "Tonight will run; the warnings below are worth a minute."
     assert {line.subject.split(" ")[0] for line in result.lines if line.mark == "warn"} == {
         "alpha/basic", "beta/basic", "alpha/full", "beta/full"}
+
+
+def test_off_a_mac_the_launch_agent_line_names_the_tick_command_to_schedule_with_its_prompt_folder(tmp_path) -> None:
+    facts = _facts(_schedule(tmp_path))
+    for prompts, shown in ((None, "DIR"), ("/home/you/factory/prompts", "/home/you/factory/prompts")):
+        result = preflight(replace(facts, prompts=prompts))
+        [agent] = [line for line in result.lines if line.subject == "LaunchAgent"]
+        assert agent.mark == "ok"
+        assert f'factory-schedule tick -- "$(command -v factory-schedule)" run --prompts {shown}' in agent.text
+        assert "RUNNER" not in agent.text

@@ -12,8 +12,9 @@ and `{{RESET_LOCAL}}` (the same instant in this machine's local time, written as
 writes it). Lines starting with `#` are directives: `#sleep SECONDS`, `#exit CODE`,
 `#kill` (the process kills itself with SIGKILL), `#stderr TEXT`, `#spawn SECONDS` (a child that sleeps that
 long in the provider's process group, as a real CLI's tool process does; its pid is appended to
-$FAKE_PROVIDER_LOG.children), `#bigline BYTES` (one line of that many bytes, written a megabyte at a time:
-the fake never holds it whole).
+$FAKE_PROVIDER_LOG.children), `#detach SECONDS` (the same child in a session of its own, as Claude Code
+2.1.197's shell tool starts each command: `detached: true`, so setsid), `#bigline BYTES` (one line of that
+many bytes, written a megabyte at a time: the fake never holds it whole).
 Standalone on purpose: it imports nothing of factory_schedule.
 
 The command line is parsed as the real CLIs parse theirs (`claude` with commander, `codex exec` with clap):
@@ -135,9 +136,10 @@ def _local_words(instant: float) -> str:
     return f"{moment:%b} {day}{suffix}, {moment.year} {hour}:{moment:%M} {'AM' if moment.hour < 12 else 'PM'}"
 
 
-def _spawn(seconds: float, log: str | None) -> None:
+def _spawn(seconds: float, log: str | None, own_session: bool = False) -> None:
     child = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=own_session)
     if log:
         with open(log + ".children", "a", encoding="utf-8") as handle:
             handle.write(f"{child.pid}\n")
@@ -167,9 +169,11 @@ def _config_folder(provider: str) -> Path | None:
 
 
 def _config_log(provider: str) -> str | None:
-    """Without $FAKE_PROVIDER_LOG, `contacts.log` in the CLI's own configuration folder, when it has one."""
+    """Without $FAKE_PROVIDER_LOG, `contacts.log` in the CLI's configuration folder when a test set the fake up
+    there (named by $CLAUDE_CONFIG_DIR / $CODEX_HOME, or holding its `sign-in` file): never a real ~/.claude."""
     folder = _config_folder(provider)
-    return str(folder / "contacts.log") if folder else None
+    named = os.environ.get("CLAUDE_CONFIG_DIR" if provider == "claude" else "CODEX_HOME")
+    return str(folder / "contacts.log") if folder and (named or (folder / "sign-in").exists()) else None
 
 
 def _signed_in_as() -> str:
@@ -249,6 +253,8 @@ def main(provider: str) -> int:
                 sys.stdout.flush()
             elif directive == "spawn":
                 _spawn(float(argument), log)
+            elif directive == "detach":
+                _spawn(float(argument), log, own_session=True)
             continue
         line = raw.replace("{{RESET}}", str(reset)).replace("{{RESET_LOCAL}}", _local_words(reset))
         print(line, flush=True)

@@ -2,7 +2,9 @@
 moment of a night whose calls take a moment and leave a tool process behind, then let health and the next tick
 do their work, and count what happened.
 
-    .venv/bin/python -m tests.loops.kill_runs --kills 36 [--journal-url-base postgresql+psycopg://...]
+    .venv/bin/python -m tests.loops.kill_runs --kills 36 [--journal-url-base postgresql+psycopg://.../kill]
+
+(with --journal-url-base, kill N uses the database `<base>_N`, which must exist and be empty.)
 
 For every kill it checks: the occurrence ends settled or resumable (and a resumed night settles); no process of
 the run's provider call (the provider or its tool) is alive when health reconciles the run; no unit of work was

@@ -74,7 +74,8 @@ async def test_tonight_heads_with_the_bottleneck_and_counts_healths_findings(dem
         assert health is not None
         count = len(health.findings)
         assert head.startswith(reading_of(app).bottleneck.sentence)
-        assert f"Health: {count} findings, 2 of them errors (e shows them)." in head
+        # 3 errors: the demo's own two, and owner-key-missing (the fixture demo holds no owner key)
+        assert f"Health: {count} findings, 3 of them errors (e shows them)." in head
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])

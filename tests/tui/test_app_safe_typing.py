@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Button, DataTable, Input, Select, Switch, TabbedContent
+from textual.widgets import Button, DataTable, Input, Select, Static, Switch, TabbedContent
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
 from factory_schedule.core.commission import proposed_commission
@@ -242,6 +242,25 @@ async def test_approving_a_public_action_needs_a_second_look(demo_url: str) -> N
 
 
 @synchronously
+async def test_a_second_look_says_on_screen_that_enter_goes_back_and_how_to_confirm(demo_url: str) -> None:
+    """Its Enter goes back: without a word on screen, the owner's Enter looks like a write that did nothing."""
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, "v")
+        form.query_one("#decision", Input).value = "approve"
+        form.submit()
+        await pilot.pause()
+        step = app.screen
+        assert isinstance(step, ConfirmStep) and step.confirmation.second_look
+        how = str(step.query_one("#confirm-how", Static).render())
+        assert "Enter goes back" in how and f"Tab, then Enter: {step.confirmation.confirm_label}" in how
+        assert step.query_one("#confirm-how", Static).region.bottom <= 24, "the hint is on screen at 80x24"
+        await pilot.press("tab", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, (ConfirmStep, ScheduleForm)), "Tab, then Enter records it"
+
+
+@synchronously
 async def test_a_deny_or_a_revise_is_confirmed_once_without_a_second_look(demo_url: str) -> None:
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
@@ -406,3 +425,17 @@ async def test_at_80x24_a_form_opens_with_what_it_decides_and_its_field_on_scree
             region = form.query_one(selector).region
             assert region.height > 0 and screen.contains_region(region), f"{selector} is off screen: {region}"
         assert app.focused is form.query_one(field) or key == "r"
+
+
+@synchronously
+async def test_the_overage_switch_says_its_state_in_words(demo_url: str) -> None:
+    from textual.widgets import Label
+
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, "s")
+        assert str(form.query_one("#overage-word", Label).render()).strip() == "off"
+        form.query_one("#overage", Switch).focus()
+        await pilot.press("space")
+        await pilot.pause()
+        assert str(form.query_one("#overage-word", Label).render()).strip() == "ON: no call is admitted"

@@ -196,7 +196,17 @@ def test_health_exits_2_when_it_cannot_check(tmp_path: Path, capsys: pytest.Capt
     assert not_a_journal.read_text() == "hello"
 
 
+def _protected(url: str) -> None:
+    """An owner key in the journal: without one, health reports owner-key-missing, an error."""
+    from factory_schedule.core import ManualClock
+    from factory_schedule.store import open_journal
+    from tests.owner_support import protect
+
+    protect(open_journal(url), ManualClock("2026-12-01T00:00:00Z"))
+
+
 def test_health_exits_0_when_it_finds_only_information_and_prints_words(shell: Shell, running: str) -> None:
+    _protected(shell.url)
     shell.capsys.readouterr()
     code = main(["--journal", shell.url, "health"])
     lines = shell.capsys.readouterr().out.splitlines()
@@ -244,6 +254,7 @@ def test_every_subcommands_help_names_journal_which_may_follow_the_subcommand(
 
 
 def test_journal_after_the_subcommand_is_the_same_as_before_it(shell: Shell, running: str) -> None:
+    _protected(shell.url)
     shell.capsys.readouterr()
     assert main(["plan", "--journal", shell.url]) == 0
     after = shell.capsys.readouterr().out

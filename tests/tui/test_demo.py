@@ -89,3 +89,21 @@ def test_the_live_simulation_moves_the_clock_and_writes_through_the_engine(demo_
     assert driver.errors == []
     status = LifecycleSchedule(journal, clock).status("discovery/portfolio/synthesis/2026-W51")
     assert status.state != "scheduled"
+
+
+def test_the_demo_makes_a_demo_owner_key_whose_passphrase_it_prints(tmp_path: Path, capsys) -> None:
+    """Its forms then ask for the passphrase as a real owner's do, and its owner records are signed."""
+    import re
+
+    from factory_schedule.core.owner import load_owner
+    from factory_schedule.tui.cli import main as cli
+    from factory_schedule.tui.host.owner_key import read_key_file, unseal
+
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    assert cli.main(["demo", "--journal", url, "--build-only"]) == 0
+    said = capsys.readouterr().err
+    found = re.search(r"The demo's owner key: (\S+); its passphrase \(the forms ask for it\): (.+)", said)
+    assert found, said
+    signer = unseal(read_key_file(Path(found.group(1))), found.group(2).strip())
+    state = load_owner(open_journal(url))[1]
+    assert state is not None and state.current.public_key == signer.public_key

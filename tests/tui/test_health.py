@@ -16,6 +16,7 @@ from factory_schedule.store import leases
 from factory_schedule.tui.host import health, reconciler
 from factory_schedule.tui.host.segments import process_start_time, segment_scope
 from tests.core.engine_helpers import epoch
+from tests.owner_support import protect
 
 HOST = "test-host"
 OCCURRENCE = "discovery/alpha/basic/2026-12-07"
@@ -162,6 +163,7 @@ def test_repair_removes_only_stale_leases_whose_segment_no_longer_runs_and_recor
 ) -> None:
     journal, schedule, clock = world
     _admitted(world)
+    protect(journal, clock)  # a journal without an owner key is never healthy
     _lease(world)
     schedule.settle(occurrence_id=OCCURRENCE, settled_by="r-dead", status="unavailable", reason="nothing done")
     clock.advance(minutes=1)

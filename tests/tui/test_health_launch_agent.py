@@ -18,6 +18,7 @@ import pytest
 from factory_schedule.core import ManualClock
 from factory_schedule.tui.host import health
 from factory_schedule.tui.host.launch_agent import launchctl_loaded
+from tests.owner_support import protect
 
 from .runner_support import cli
 from .test_health import HOST, _commission, _commissioned
@@ -31,9 +32,10 @@ def _agent_kinds(report: health.HealthReport) -> list[str]:
 
 @pytest.fixture
 def installed(world: tuple[Any, Any, ManualClock], tmp_path: Path) -> Path:
-    """The plist `launchd install` writes for this journal, with a runner that exists."""
+    """The plist `launchd install` writes for this journal (protected by an owner key), with a runner that exists."""
     _commissioned(world)
     journal = world[0]
+    protect(journal, world[2])
     runner = tmp_path / "runner.sh"
     runner.write_text("#!/bin/sh\nexit 0\n")
     runner.chmod(0o755)

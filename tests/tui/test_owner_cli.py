@@ -106,6 +106,20 @@ def test_an_approval_decided_on_the_command_line_without_the_passphrase_is_unsig
     assert ERROR_EXIT_CODES["UNSIGNED"] == 46 and PIPELINE_EXIT_CODES["UNSIGNED"] == 68
 
 
+def test_health_with_the_prompts_reports_a_lane_whose_cli_may_write_the_journals_folder(owner: Owner) -> None:
+    from .provider_support import fake_path
+    from .test_run import BOUND, write_lane
+
+    owner.env["PATH"] = fake_path(owner.env["PATH"])
+    prompts = owner.tmp / "prompts"
+    write_lane(prompts, "alpha/basic", f'provider = "claude"\nsign_in = "owner@example.com"\nbound = {BOUND}\n'
+               f'workdir = "{owner.tmp}"\nargs = ["--permission-mode", "acceptEdits"]\n',
+               {"scan": {"10-scan.md": "Scan.\n"}})
+    _code, report = owner("health", "--json", "--prompts", str(prompts))
+    [finding] = [f for f in report["findings"] if f["kind"] == "provider-writes-journal"]
+    assert finding["evidence"] == {"lane": "alpha/basic", "provider": "claude", "writes": "workdir"}
+
+
 @pytest.mark.parametrize("command", ["rotate", "recover"])
 def test_a_new_owner_key_is_recorded_only_with_its_key_file_in_place_whatever_is_in_its_way(
         owner: Owner, command: str) -> None:

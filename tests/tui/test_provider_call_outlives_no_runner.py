@@ -186,3 +186,19 @@ def test_health_never_reconciles_a_run_while_its_provider_call_or_anything_it_st
         assert status.state == "interrupted"
     finally:
         night.end_everything()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_runner_told_to_terminate_stops_its_call_and_everything_it_started(
+    sqlite_url: str, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """A SIGTERM (a service manager stopping the job, `kill PID`) or a SIGHUP (its terminal closed) ends the
+    runner as a Ctrl-C does: nothing of its call is left at work behind it."""
+    night = Night(sqlite_url, tmp_path)
+    try:
+        os.kill(night.runner, sig)
+        wait_for(lambda: not living(night.runner), timeout=60, what="the runner to end")
+        wait_for(lambda: not living(night.provider) and not living(night.tool), timeout=30,
+                 what="the call and its tool to end with the runner")
+    finally:
+        night.end_everything()

@@ -6,8 +6,10 @@ option may stand is refused with the real words, so a command line that only wor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from factory_schedule.tui.host.providers.calls import command, make_call
-from tests.tui.provider_support import FAKE_SETTINGS, FAKES, REPO, fake_env
+from tests.tui.provider_support import FAKE_SETTINGS, FAKES, REPO, TRANSCRIPTS, fake_env
+from tests.tui.test_provider_call_outlives_no_runner import living
 
 BOUND = 150_000
 TIMEOUT = 20.0
@@ -121,3 +124,51 @@ def test_a_transcript_is_written_line_by_line_while_the_call_runs(tmp_path: Path
     process.run_call(argv, feed, TIMEOUT, env=fake_env(FAKE_TRANSCRIPT="normal"), transcript=copy,
                      stdin_text="Scan.")
     assert seen[0] > 0  # the first line was on disk before the parser read it
+
+
+
+@pytest.mark.parametrize("tool", ["spawn", "detach"])
+@pytest.mark.parametrize("provider", ["claude", "codex"])
+def test_nothing_a_provider_started_outlives_its_call(provider: str, tool: str, tmp_path: Path) -> None:
+    """A tool process the provider left running when it answered (its output closed, still at work), in the
+    call's process group or in a session of its own (Claude Code's shell tool), is the call's: it stops when
+    the call ends, in a process that works as `run` does, so the next unit of work never runs beside it and
+    nothing of a settled night works on unseen."""
+    lines = (TRANSCRIPTS / provider / "normal.jsonl").read_text().splitlines()
+    (tmp_path / "transcripts" / provider).mkdir(parents=True)
+    (tmp_path / "transcripts" / provider / "lingering-tool.jsonl").write_text(
+        "\n".join([f"#{tool} 120", *lines]) + "\n")
+    log = tmp_path / "contacts.log"
+    env = fake_env(log, FAKE_TRANSCRIPTS=str(tmp_path / "transcripts"))
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from factory_schedule.tui.host.providers.calls import make_call\n"
+        "from factory_schedule.tui.host.providers.leftovers import orphans_adopted\n"
+        "from tests.tui.provider_support import FAKE_SETTINGS\n"
+        "with orphans_adopted():\n"
+        f"    made = make_call({provider!r}, {provider!r}, 'Scan. [transcript: lingering-tool]', {BOUND}, {TIMEOUT},"
+        f" passed=FAKE_SETTINGS, cwd=Path({str(tmp_path)!r}))\n"
+        "print(json.dumps(made.outcome.report))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120,
+                          env={**env, "PYTHONPATH": str(REPO)})
+    tools = [int(pid) for pid in Path(f"{log}.children").read_text().split()]
+    try:
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert json.loads(done.stdout)["kind"] == "result"
+        assert tools and [pid for pid in tools if living(pid)] == []
+    finally:
+        for pid in tools:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="adopting orphans is a Linux switch")
+def test_a_process_that_ran_a_segment_is_left_adopting_nothing() -> None:
+    from factory_schedule.tui.host.providers.leftovers import adopting, orphans_adopted
+
+    assert not adopting()
+    with orphans_adopted():
+        assert adopting()
+    assert not adopting()

@@ -31,7 +31,8 @@ def _demo(args: argparse.Namespace) -> int:
 
     from factory_schedule.store import JournalError, shown_url
     from factory_schedule.tui.dashboard.app import ScheduleApp
-    from factory_schedule.tui.host.demo import LiveSimulation, build_demo
+    from factory_schedule.tui.dashboard.owner_signing import OwnerSigning
+    from factory_schedule.tui.host.demo import LiveSimulation, build_demo, protect_demo
 
     url = getattr(args, "journal", None) or demo_journal_url()
     host = socket.gethostname()
@@ -42,12 +43,18 @@ def _demo(args: argparse.Namespace) -> int:
     except (JournalError, ValueError) as error:
         print(f"factory-schedule demo: {printable(error)}", file=sys.stderr)
         return 2
+    import tempfile
+
+    key_path = Path(tempfile.mkdtemp(prefix="factory-schedule-demo-key-")) / "owner-key.json"
+    passphrase = protect_demo(driver, key_path)
+    print(f"The demo's owner key: {key_path}; its passphrase (the forms ask for it): {passphrase}", file=sys.stderr)
     if args.build_only:
         print(shown)
         return 0
     driver.go_live()
     simulation = LiveSimulation(driver, speed=args.speed)
-    app = ScheduleApp(driver.journal, driver.journal.where, driver.clock, poll_interval=0.5, host=host)
+    app = ScheduleApp(driver.journal, driver.journal.where, driver.clock, poll_interval=0.5, host=host,
+                      owner_signing=OwnerSigning(key_path))
     simulation.start()
     try:
         app.run()

@@ -117,6 +117,10 @@ def _health(args: argparse.Namespace) -> int:
             findings += _binding_findings(journal, schedule, prompts)
         except Exception as error:
             could_not.append(f"prompt bindings: {type(error).__name__}: {error}")
+        try:
+            findings += _provider_write_findings(url, schedule, prompts)
+        except Exception as error:
+            could_not.append(f"providers' write access: {type(error).__name__}: {error}")
     report = health.HealthReport(report.checked_at, report.host, tuple(findings), tuple(repairs),
                                  tuple(could_not), report.verified)
     from factory_schedule.tui.host.notify import notify_owner, state_path
@@ -135,6 +139,34 @@ def _health(args: argparse.Namespace) -> int:
         for problem in told.failed:
             say(f"could not notify: {printable(problem)}")
     return report.exit_code
+
+
+def _provider_write_findings(url: str, schedule: Any, prompts: str) -> list[Any]:
+    """Each lane whose provider may write the journal's folder (its lane.toml's arguments and workdir)."""
+    from pathlib import Path
+
+    from factory_schedule.core.health import ProviderReach, provider_write_findings
+    from factory_schedule.tui.cli.run import _stages
+    from factory_schedule.tui.host.paths import sqlite_file_of
+    from factory_schedule.tui.host.providers.prompts import BindingError, lane_tasks, load_lane
+
+    view = schedule.read()
+    if view is None:
+        return []
+    journal_file = sqlite_file_of(url)
+    folder = Path(journal_file).resolve().parent if journal_file else None
+    reaches = []
+    for lane in sorted({entry["lane"] for entry in view.commission.get("lanes", [])}):
+        try:
+            binding = load_lane(Path(prompts).expanduser(), lane, lane_tasks(view.commission, lane),
+                                stages=_stages(lane))
+        except BindingError:
+            continue  # an unusable binding is its own finding
+        workdir = binding.workdir.resolve()
+        holds = folder is not None and (folder == workdir or workdir in folder.parents)
+        args = tuple(arg for task in binding.tasks for arg in task.args)
+        reaches.append(ProviderReach(lane, binding.provider, args, holds))
+    return provider_write_findings(reaches)
 
 
 def _repair_bindings(journal: Any, schedule: Any, prompts: str, clock: Any, host: str) -> list[Any]:

@@ -53,7 +53,11 @@ running for `health` and a supervisor's `reconcile`); other codes as the runner 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -153,11 +157,33 @@ def _segment_from(args: argparse.Namespace) -> tuple[str, str, str]:
     return occurrence, runner, lane
 
 
+@contextlib.contextmanager
+def ended_like_ctrl_c(signals: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
+    """A SIGTERM (a service manager stopping the job, `kill PID`) or a SIGHUP (its terminal closed) ends the
+    runner as a Ctrl-C does, so its provider call is stopped with everything it started; by default either
+    would end the runner at once and leave the call's tools at work. Only the main thread may set handlers:
+    elsewhere the signals keep their own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
     # Imported here: `--help` and every other subcommand start without the providers' modules.
     from factory_schedule.tui.host.providers import prompts
+    from factory_schedule.tui.host.providers.leftovers import orphans_adopted
     from factory_schedule.tui.host.providers.work import Segment, SegmentWork
 
     occurrence, runner, lane = _segment_from(args)
@@ -173,7 +199,8 @@ def _run(args: argparse.Namespace) -> int:
         worker.settle(f"prompt folder unusable: {error}")
         emit({**(segment.ended or {}), "occurrence": occurrence, "runner": runner, "sent": 0})
         return EXIT_BAD_INPUT
-    return work_segment(schedule, binding, segment, lane)
+    with orphans_adopted(), ended_like_ctrl_c():
+        return work_segment(schedule, binding, segment, lane)
 
 
 def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Segment, lane: str) -> int:

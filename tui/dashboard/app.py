@@ -28,6 +28,7 @@ from factory_schedule.core import LifecycleSchedule
 from factory_schedule.core.clock import Clock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
+from factory_schedule.tui.dashboard.owner_signing import OwnerSigning
 from factory_schedule.tui.dashboard.palette import DashboardCommands
 from factory_schedule.tui.dashboard.reading import Reading, take_reading
 from factory_schedule.tui.dashboard.safety import printable
@@ -89,9 +90,11 @@ class ScheduleApp(App[None]):
         poll_interval: float | None,
         host_zone: str | None = None,
         host: str | None = None,
+        owner_signing: OwnerSigning | None = None,
     ) -> None:
         super().__init__()
         self.host = host or socket.gethostname()
+        self.owner_signing = owner_signing or OwnerSigning()
         self.journal = journal
         self.journal_label = journal_label  # the header's name for the journal: never its password
         self.clock = clock
@@ -385,6 +388,7 @@ def build_app(
     journal: Journal | None = None,
     host: str | None = None,
     journal_label: str | None = None,
+    owner_signing: OwnerSigning | None = None,
 ) -> ScheduleApp:
     """The dashboard over the journal at `journal_url`, reading time from `clock`.
 
@@ -397,7 +401,7 @@ def build_app(
     """
     if journal is None:
         journal = open_journal(journal_url)
-    return ScheduleApp(journal, journal_label or journal.where, clock, poll_interval, host_zone, host)
+    return ScheduleApp(journal, journal_label or journal.where, clock, poll_interval, host_zone, host, owner_signing)
 
 
 __all__ = ["VIEWS", "ScheduleApp", "SystemClock", "build_app"]

@@ -39,6 +39,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pendulum
@@ -131,6 +132,7 @@ class DemoDriver:
         self.runners: dict[str, Runner] = {}
         self.lock = threading.RLock()
         self.errors: list[str] = []
+        self.signer: Any = None  # the demo owner key, once `protect_demo` recorded it: it signs the owner's records
 
     # -- the queue ------------------------------------------------------------------------
 
@@ -158,11 +160,11 @@ class DemoDriver:
         first = proposed_commission(
             products=list(DEMO_PRODUCTS), effective_from="2026-12-07", weekly_tokens=WEEKLY_CEILING
         ) | {"pipeline": PIPELINE_SETTINGS}  # the lanes adopt their settings from this recorded revision
-        self.at(DEMO_START, lambda: self.schedule.record_commission(first))
+        self.at(DEMO_START, lambda: self.schedule.record_commission(first, signer=self.signer))
         self.at(DEMO_START.add(minutes=5), lambda: self._record("claude", 1, "owner@factory.example"))
         second = _beta_on_chatgpt(first, revision=2, effective_from="2026-12-10")
         wednesday = pendulum.datetime(2026, 12, 9, 12, 0, tz="UTC")
-        self.at(wednesday, lambda: self.schedule.record_commission(second))
+        self.at(wednesday, lambda: self.schedule.record_commission(second, signer=self.signer))
         self.at(wednesday.add(minutes=3), lambda: self._record("chatgpt", 1, "owner@factory.example"))
         tuesday = pendulum.datetime(2026, 12, 15, 9, 30, tz="UTC")
         self.at(tuesday, lambda: self._record("claude", 2, "owner@factory.example"))
@@ -171,7 +173,7 @@ class DemoDriver:
 
     def _record(self, account: str, sequence: int, sign_in: str) -> None:
         self.schedule.record_account(
-            account=account, sequence=sequence, sign_in=sign_in, overage=False, recorded_by=OWNER
+            account=account, sequence=sequence, sign_in=sign_in, overage=False, recorded_by=OWNER, signer=self.signer
         )
 
     # -- ticks ----------------------------------------------------------------------------
@@ -454,6 +456,24 @@ class LiveSimulation:
 
 def parse_demo_instant(text: str) -> DateTime:
     return parse_instant(text)
+
+
+DEMO_PASSPHRASE = "demo owner passphrase"
+
+
+def protect_demo(driver: DemoDriver, key_path: str | os.PathLike[str]) -> str:
+    """Record a demo owner key in the demo journal and seal it at `key_path` under `DEMO_PASSPHRASE`, which the
+    demo prints, so its forms ask for the passphrase as a real owner's do; returns the passphrase."""
+    from factory_schedule.core.owner import OwnerKeys
+    from factory_schedule.tui.host.owner_key import KeySigner, new_journal_id, seal, write_key_file
+
+    signer = KeySigner.generate()
+    with driver.lock:
+        OwnerKeys(driver.journal, driver.clock).init(journal_id=new_journal_id(), signer=signer,
+                                                     recovery_key=KeySigner.generate().public_key)
+        driver.signer = signer
+    write_key_file(Path(key_path), seal(signer, DEMO_PASSPHRASE))
+    return DEMO_PASSPHRASE
 
 
 def build_demo_file(path: str | os.PathLike[str], *, host: str = DEMO_HOST, until: DateTime = DEMO_END) -> str:

@@ -42,6 +42,7 @@ from factory_schedule.core.health import (
     nights_to_check,
     reconcile_confirmation,
 )
+from factory_schedule.core.owner import load_owner
 from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
@@ -217,6 +218,11 @@ def check_health(
             history = read_pipeline_history(journal)
         except Exception as error:
             could_not.append(f"the staged lanes' history: {type(error).__name__}: {error}")
+    owner_key, owner_key_read = None, False
+    try:
+        owner_key, owner_key_read = load_owner(journal)[1], True
+    except Exception as error:
+        could_not.append(f"the owner key: {type(error).__name__}: {error}")
     grace = timedelta(minutes=grace_minutes)
     night_states: dict[str, str] = {}
     if view is not None:
@@ -231,6 +237,7 @@ def check_health(
         launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
         pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
+        owner_key=owner_key, owner_key_read=owner_key_read,
     )
     report = judge(facts)
     return HealthReport(report.checked_at, report.host, report.findings, report.repairs, report.could_not_check,

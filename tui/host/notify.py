@@ -10,7 +10,8 @@ waiting for the owner's decision, a staged lane stalled past the owner's
 `stallHours`, a staged lanes' state that does not read, a scheduled run that
 failed or whose exit, output and record disagree, a lane whose CLI is signed out,
 a provider that could not be reached, an account a provider's message stopped, a
-sign-in the runner observes that the account's record does not name)
+sign-in the runner observes that the account's record does not name, an owner key
+replaced with the recovery code)
 is sent to the notifier,
 and remembered so it is sent once: its key is its kind and its evidence (without
 what changes every second), kept in a small owner-only (0600) state file beside
@@ -54,7 +55,8 @@ MAX_STATE_BYTES = 4 * MIB  # a key and a short text per notified finding
 SEND_TIMEOUT_SECONDS = 30
 NEEDS_OWNER = frozenset({
     "account-sign-in-needed", "account-overage", "account-overage-on", "account-record-expired",
-    "account-no-record", "stale-lease-live-process", "stale-lease-other-host", "lease-heartbeat-in-future",
+    "account-no-record", "owner-key-recovered", "stale-lease-live-process", "stale-lease-other-host",
+    "lease-heartbeat-in-future",
     "launch-agent-not-loaded", "journal-chain-broken", "binding-blocked", "security-approve-waiting",
     "escalation-waiting", "lane-stalled", "pipeline-unreadable", "run-failed", "run-outcome-disagrees",
     "run-hung",

@@ -118,6 +118,7 @@ class RecordAccountForm(ScheduleForm):
         with Horizontal(classes="switch-row"):
             yield Label("Paid overage allowed (space toggles)  ", classes="inline")
             yield FormSwitch(value=False, id="overage")
+            yield Label("  off", classes="inline", id="overage-word")  # the switch's state in words, not colour only
 
     def _current_sign_in(self) -> str:
         record = current_record(self.reading, self.account)
@@ -146,6 +147,9 @@ class RecordAccountForm(ScheduleForm):
         super().on_mount()
         self.query_one("#sign-in-warning", Static).display = False
         self.query_one("#sign-in", Input).focus()
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        self.query_one("#overage-word", Label).update("  ON: no call is admitted" if event.value else "  off")
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value in ACCOUNTS:
@@ -194,6 +198,7 @@ class RecordAccountForm(ScheduleForm):
             sign_in=value_of(self, "#sign-in"),
             overage=self.query_one("#overage", Switch).value,
             recorded_by=value_of(self, "#recorded-by"),
+            signer=self.signer,
         )
         said = "Already recorded" if result.replayed else "Recorded"
         return f"{said}: {self.account} record #{value_of(self, '#sequence')} (schedule v{result.version})."

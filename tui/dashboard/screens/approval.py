@@ -131,7 +131,8 @@ class ApprovalForm(OwnerDecisionForm):
     def perform(self) -> str:
         approved = self.decision() == "approve"
         result = through_engine(lambda: self.lanes.decide_approval(
-            approval=self.approval.id, decided_by=value_of(self, "#decided-by"), approved=approved))
+            approval=self.approval.id, decided_by=value_of(self, "#decided-by"), approved=approved,
+            signer=self.signer))
         verb = "Approved" if approved else "Denied"
         said = "Already recorded: " + verb.lower() if result.replayed else verb
         return (f"{said} {self.approval.action} of {self.approval.candidate} ({self.approval.id}; "

@@ -77,9 +77,13 @@ class ScheduleForm(ModalScreen[str | None]):
     BINDINGS: ClassVar = [Binding("escape", "cancel", "Cancel")]
     TITLE_TEXT = ""
     SUBMIT_LABEL = "Record"
+    # An owner record (a commission, an account, an approval, an escalation): in a journal that holds an owner
+    # key, the confirm step is followed by the passphrase step, and `perform` passes `self.signer`.
+    OWNER_RECORD = True
 
     def __init__(self) -> None:
         super().__init__()
+        self.signer: Any = None
         self.in_flight = False  # from the submit that opened the confirm step until the answer is handled
         self.closed = False
         self.nothing_left: str | None = None  # set when another writer decided what this form was for
@@ -199,10 +203,26 @@ class ScheduleForm(ModalScreen[str | None]):
         self.app.push_screen(ConfirmStep(confirmation), self.confirmed)
 
     def confirmed(self, record: bool | None) -> None:
-        """The confirm step's answer: record once, or go back to the form as it was."""
+        """The confirm step's answer: record once (an owner record signed first, see `OWNER_RECORD`), or go back
+        to the form as it was."""
         if not record or self.closed:
             self.in_flight = False
             return
+        if self.OWNER_RECORD:
+            from factory_schedule.tui.dashboard.owner_signing import with_owner_signer
+
+            with_owner_signer(self.app, self.record_signed, self.back_from_passphrase)
+            return
+        self.record_signed(None)
+
+    def back_from_passphrase(self) -> None:
+        self.in_flight = False
+
+    def record_signed(self, signer: Any) -> None:
+        """Record with the owner's signer (None: the journal holds no owner key, or not an owner record)."""
+        if self.closed:
+            return
+        self.signer = signer
         try:
             done = self.perform()
         except ScheduleError as error:

@@ -304,7 +304,7 @@ class CommissionForm(ScheduleForm):
             raise FormProblem("nothing previewed: use Proposed or Load first")
         from factory_schedule.core.owner_commission import record_commission
 
-        recorded = record_commission(self.schedule, self.candidate)
+        recorded = record_commission(self.schedule, self.candidate, signer=self.signer)
         adopted = "" if recorded.settings_revision is None else (
             f"; the staged lanes hold revision {recorded.settings_revision}'s settings")
         return (f"Recorded commission revision {self.candidate.get('revision')} "

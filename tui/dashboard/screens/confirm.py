@@ -80,6 +80,9 @@ class ConfirmStep(ModalScreen[bool]):
                              id="confirm-consequence")
             with VerticalScroll(id="confirm-values"):
                 yield Static(confirmation_text(confirmation))
+            if confirmation.second_look:  # its Enter goes back: said, or it reads as a write that did nothing
+                yield Static(Text(f"Enter goes back; Tab, then Enter: {printable(confirmation.confirm_label)}.",
+                                  style="dim"), id="confirm-how")
             with Horizontal(classes="form-buttons"):
                 yield Button("Back (Esc)", id="back", compact=True)
                 yield Button(confirmation.confirm_label, id="confirm", compact=True,

@@ -131,7 +131,7 @@ class EscalationForm(OwnerDecisionForm):
         decision = self.decision()
         result = through_engine(lambda: self.lanes.decide_escalation(
             lane=self.lane, task=self.escalated.n, decided_by=value_of(self, "#decided-by"), decision=decision,
-            reason=value_of(self, "#reason")))
+            reason=value_of(self, "#reason"), signer=self.signer))
         outcome = result.result.get("outcome")
         said = "parked" if outcome == "park" else f"back to {result.result['next']['stage']}"
         if result.replayed:

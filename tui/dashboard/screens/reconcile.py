@@ -29,6 +29,7 @@ def running_occurrences(reading: Reading | None) -> list[Occurrence]:
 
 
 class ReconcileForm(ScheduleForm):
+    OWNER_RECORD = False  # a supervisor's confirmation of a dead runner: attribution, it only ends calls lost
     TITLE_TEXT = "Confirm an interrupted runner (schedule.reconcile)"
     SUBMIT_LABEL = "Confirm it is gone"
 

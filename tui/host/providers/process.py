@@ -5,7 +5,9 @@ the group stops everything it started, and whatever kills the runner never leave
 call running unseen. On Linux the kernel kills the provider when the runner dies
 (PR_SET_PDEATHSIG); on any host, what the provider started keeps the runner's session,
 which health's probe counts as the run's (segments.session_alive), so a run is never
-reconciled while any of its call still lives.
+reconciled while any of its call still lives. When the call ends, whatever it left running ends
+with it: its group, and (Linux, in a runner that adopts orphans) a tool that left the group for a
+session of its own (providers/leftovers.py).
 
 The prompt reaches the provider on stdin (a file, so a prompt of any size is written
 before the provider starts and no option parser ever reads it). Its stdout is read
@@ -34,6 +36,7 @@ from typing import IO
 
 from factory_schedule.tui.host.process_privacy import PR_SET_PDEATHSIG, linux_prctl
 from factory_schedule.tui.host.providers.ending import ProcessEnd
+from factory_schedule.tui.host.providers.leftovers import adopting, children, stop_adopted
 
 STDERR_TAIL_BYTES = 2000
 STOP_GRACE_SECONDS = 3.0
@@ -48,6 +51,13 @@ class CallRun:
     stderr_tail: str
     pid: int | None
     start_error: str | None = None
+
+
+def _stop_leftovers(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL what is left of an ended provider's process group: a tool it left at work is the call's, and
+    the call is over."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -140,6 +150,7 @@ def run_call(
     """Run `argv` with `stdin_text` on its stdin, feeding each stdout line to `feed` until it ends, `feed`
     returns False, an output limit is passed, or the deadline passes."""
     deadline = time.monotonic() + timeout_seconds
+    before = children() if adopting() else set()
     with tempfile.TemporaryFile() as stderr, tempfile.TemporaryFile() as stdin:
         if stdin_text is not None:
             stdin.write(stdin_text.encode("utf-8"))
@@ -188,6 +199,7 @@ def run_call(
             else:
                 try:
                     process.wait(timeout=max(deadline - time.monotonic(), 0.1))
+                    _stop_leftovers(process)
                 except subprocess.TimeoutExpired:
                     timed_out = True
                     _stop(process)
@@ -199,6 +211,7 @@ def run_call(
             raise
         finally:
             done.set()
+            stop_adopted(before | {process.pid})
             if copy is not None:
                 copy.close()
         reader.join(timeout=5)
