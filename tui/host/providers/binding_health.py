@@ -1,4 +1,4 @@
-"""Health's judgement of a lane's prompt binding: pure, for the health check to call (not wired in yet).
+"""Health's judgement of a lane's prompt binding: pure, for the health check to call (tui/host/bindings.py does).
 
 A lane's binding is three things read together: its source (the prompt folder as
 configured: `run --prompts`, the LaunchAgent's command line or $FACTORY_PROMPTS),
