@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from factory_schedule.core.health import output_signal, run_outcome, segment_still_running
 from factory_schedule.store import Journal, leases
+from factory_schedule.tui.host import proc_table
 from factory_schedule.tui.host.environment import (
     ENV_LANE,
     ENV_LEASE_SCOPE,
@@ -231,19 +232,9 @@ def session_alive(session: object) -> bool:
     it cannot be told, the session counts as alive: only proof of absence may end a runner's segment."""
     if not isinstance(session, int) or isinstance(session, bool) or session <= 0:
         return False
-    if os.path.isdir("/proc/self"):
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
-                    stat = handle.read()
-            except OSError:
-                continue  # it exited while we looked
-            fields = stat[stat.rfind(")") + 2 :].split()
-            if len(fields) > 3 and fields[0] != "Z" and fields[3] == str(session):
-                return True
-        return False
+    if proc_table.readable():
+        return any(len(fields) > 3 and fields[0] != "Z" and fields[3] == str(session)
+                   for _, fields in proc_table.stat_fields())
     try:
         completed = subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):

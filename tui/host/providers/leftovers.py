@@ -15,6 +15,7 @@ import os
 import signal
 from collections.abc import Iterator
 
+from factory_schedule.tui.host import proc_table
 from factory_schedule.tui.host.process_privacy import linux_prctl
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
@@ -53,19 +54,7 @@ def adopting() -> bool:
 def children() -> set[int]:
     """The pids whose parent is this process (zombies included: they are reaped here)."""
     me = str(os.getpid())
-    found: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[1] == me:
-            found.add(int(entry))
-    return found
+    return {pid for pid, fields in proc_table.stat_fields() if len(fields) > 1 and fields[1] == me}
 
 
 def stop_adopted(before: set[int]) -> list[int]:
