@@ -45,6 +45,7 @@ from factory_schedule.store import CommandJournal as Journal
 from .clock import Clock, as_utc
 from .errors import ScheduleError
 from .model import instant_text
+from .state import validation_message
 
 OWNER_AGGREGATE = "owner/key"
 OWNER_PROTOCOL: Literal["sf-owner/1"] = "sf-owner/1"
@@ -98,9 +99,7 @@ def parse_owner(text: str) -> OwnerState:
     try:
         return OwnerState.model_validate_json(text)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "state"
-        raise ScheduleError("CORRUPT", f"stored owner key: {where}: {first['msg']}") from None
+        raise ScheduleError("CORRUPT", f"stored owner key: {validation_message(error)}") from None
 
 
 def load_owner(journal: Journal) -> tuple[int, OwnerState | None]:

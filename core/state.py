@@ -37,7 +37,8 @@ class Schedule:
         return next((lane for lane in self.commission.lanes if lane.lane == lane_id), None)
 
 
-def _validation_message(error: ValidationError) -> str:
+def validation_message(error: ValidationError) -> str:
+    """A stored document's first defect, `where: what`, for the CORRUPT refusal that names it."""
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "state"
     return f"{where}: {first['msg']}"
@@ -53,7 +54,7 @@ def parse_state_and_facts(document: Any, version: int) -> tuple[Schedule, list[L
     try:
         state = ScheduleState.model_validate(document)
     except ValidationError as error:
-        raise corrupt(f"stored schedule: {_validation_message(error)}") from None
+        raise corrupt(f"stored schedule: {validation_message(error)}") from None
     commission = checked_commission(state.commission, state.commission_digest)
     facts = [check_lane(lane_state, commission, version) for lane_state in state.lanes]
     check_across_lanes(state, [lane.lane for lane in state.lanes], commission, facts)

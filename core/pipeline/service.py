@@ -36,6 +36,7 @@ from ..clock import Clock, as_utc
 from ..commission import parse_commission
 from ..errors import ScheduleError
 from ..service import LifecycleSchedule
+from ..state import validation_message
 from ..text import checked_document, checked_token
 from . import rules, scheduled
 from .contracts import contract_fields
@@ -183,9 +184,7 @@ def parse_pipeline(stored: str) -> PipelineState:
     try:
         return PipelineState.model_validate_json(stored)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "state"
-        raise PipelineError("CORRUPT", f"stored pipeline: {where}: {first['msg']}") from None
+        raise PipelineError("CORRUPT", f"stored pipeline: {validation_message(error)}") from None
 
 
 @dataclass(frozen=True)
