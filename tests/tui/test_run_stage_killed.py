@@ -71,6 +71,21 @@ def kill_a_staged_run_mid_call(url: str, lanes: PipelineLanes, tmp_path: Path) -
     return str(started["tick"]["occurrence"]["id"])
 
 
+def _a_run_whose_call_went_out(schedule: LifecycleSchedule, lanes: PipelineLanes) -> tuple[str, int]:
+    """Tonight's promotion run `r-gone`, written through the engines: admitted, its task claimed, the task's
+    one call admitted (gone out); the occurrence and the task's number."""
+    [plan] = [plan for plan in schedule.plan() if plan.lane == "portfolio/promotion"]
+    started = schedule.start(lane=plan.lane, runner="r-gone")
+    assert started.occurrence is not None
+    occurrence = started.occurrence.id
+    claimed = lanes.claim(lane="promotion", runner="r-gone", occurrence=occurrence)
+    n = int(claimed.result["task"])  # type: ignore[union-attr]
+    admitted = schedule.admit_call(occurrence_id=occurrence, runner="r-gone", task="stage", work=f"task-{n}",
+                                   bound=150000, sign_in="owner@example.com")
+    assert admitted.admitted
+    return occurrence, n
+
+
 def test_a_staged_run_killed_mid_call_is_resumed_by_the_next_tick_and_settled_with_its_lost_call(
         sqlite_url: str, world: tuple[LifecycleSchedule, PipelineLanes], tmp_path: Path) -> None:
     schedule, lanes = world
@@ -106,15 +121,7 @@ def test_the_example_lane_runner_settles_a_resumed_occurrence_whose_task_was_han
     """The same night as above, written through the engines (a run that claimed, whose call went out, then a
     supervisor's reconcile and abandon), resumed by a tick running examples/lane_runner.sh."""
     schedule, lanes = world
-    [plan] = [plan for plan in schedule.plan() if plan.lane == "portfolio/promotion"]
-    started = schedule.start(lane=plan.lane, runner="r-gone")
-    assert started.occurrence is not None
-    occurrence = started.occurrence.id
-    claimed = lanes.claim(lane="promotion", runner="r-gone", occurrence=occurrence)
-    n = claimed.result["task"]  # type: ignore[union-attr]
-    admitted = schedule.admit_call(occurrence_id=occurrence, runner="r-gone", task="stage", work=f"task-{n}",
-                                   bound=150000, sign_in="owner@example.com")
-    assert admitted.admitted
+    occurrence, n = _a_run_whose_call_went_out(schedule, lanes)
     gone = {"runner": "r-gone", "confirmedBy": "owner", "evidence": "the run was killed mid-call"}
     schedule.reconcile(occurrence_id=occurrence, confirmation=gone)
     lanes.abandon(lane="promotion", task=n, runner="r-gone", confirmed_by="owner", evidence=gone["evidence"])
@@ -137,15 +144,7 @@ def test_a_resumed_run_whose_task_went_out_with_unknown_effect_hands_it_back_its
     task back itself, counted as an abandon, instead of leaving it claimed by a run that settled, for the owner
     to find stalled."""
     schedule, lanes = world
-    [plan] = [plan for plan in schedule.plan() if plan.lane == "portfolio/promotion"]
-    started = schedule.start(lane=plan.lane, runner="r-gone")
-    assert started.occurrence is not None
-    occurrence = started.occurrence.id
-    claimed = lanes.claim(lane="promotion", runner="r-gone", occurrence=occurrence)
-    n = claimed.result["task"]  # type: ignore[union-attr]
-    admitted = schedule.admit_call(occurrence_id=occurrence, runner="r-gone", task="stage", work=f"task-{n}",
-                                   bound=150000, sign_in="owner@example.com")
-    assert admitted.admitted
+    occurrence, n = _a_run_whose_call_went_out(schedule, lanes)
     schedule.reconcile(occurrence_id=occurrence, confirmation={
         "runner": "r-gone", "confirmedBy": "owner", "evidence": "the run was killed mid-call"})
 
@@ -170,13 +169,7 @@ def test_a_resumed_run_whose_task_went_out_with_unknown_effect_hands_it_back_its
 def test_the_example_lane_runner_hands_back_a_task_whose_work_went_out_in_an_earlier_segment(
         sqlite_url: str, world: tuple[LifecycleSchedule, PipelineLanes], tmp_path: Path) -> None:
     schedule, lanes = world
-    [plan] = [plan for plan in schedule.plan() if plan.lane == "portfolio/promotion"]
-    started = schedule.start(lane=plan.lane, runner="r-gone")
-    assert started.occurrence is not None
-    occurrence = started.occurrence.id
-    n = lanes.claim(lane="promotion", runner="r-gone", occurrence=occurrence).result["task"]  # type: ignore[union-attr]
-    assert schedule.admit_call(occurrence_id=occurrence, runner="r-gone", task="stage", work=f"task-{n}",
-                               bound=150000, sign_in="owner@example.com").admitted
+    occurrence, n = _a_run_whose_call_went_out(schedule, lanes)
     schedule.reconcile(occurrence_id=occurrence, confirmation={
         "runner": "r-gone", "confirmedBy": "owner", "evidence": "the run was killed mid-call"})
 
