@@ -50,32 +50,84 @@ async def open_form(pilot: Any, key: str) -> ScheduleForm:
 
 
 @synchronously
-async def test_typing_an_occurrence_id_on_occurrences_types_it_and_opens_no_form(demo_url: str) -> None:
-    """`/` moves to the status field; a letter bound to nothing goes there too; what follows is typed."""
+async def test_the_placeholders_example_typed_right_after_o_lands_in_the_id_box_and_switches_nothing(
+    demo_url: str,
+) -> None:
+    """The ID box has the focus when Occurrences opens: the example the box itself shows, typed at once, is
+    typed (its a, l, p, h are the keys of four views, and an s, c, r, v or d would open a form)."""
+    from factory_schedule.tui.dashboard.widgets.occurrences import PLACEHOLDER
+
+    example = PLACEHOLDER.split("e.g. ", 1)[1].split()[0]
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("o")
         await pilot.pause()
         before = heads(app)
-        await pilot.press("slash", *"delta/basic/2026-12-17")
+        await pilot.press(*example)
         await pilot.pause()
-        assert not isinstance(app.screen, ScheduleForm)
-        assert app.query_one("#status-id", Input).value == "delta/basic/2026-12-17"
-        await pilot.press("escape")
+        assert app.query_one("#status-id", Input).value == example
+        assert app.query_one(TabbedContent).active == "occurrences" and not isinstance(app.screen, ScheduleForm)
+        await pilot.press(*"svcrdq")  # a product's initials: typed too, and the dashboard still runs
+        await pilot.pause()
+        assert app.is_running and app.query_one(TabbedContent).active == "occurrences"
+        assert app.query_one("#status-id", Input).value == example + "svcrdq"
+        assert heads(app) == before
+
+
+@synchronously
+async def test_escape_leaves_the_id_box_and_gives_the_views_keys_back(demo_url: str) -> None:
+    """Escape moves to the list, where a letter is a view's key again; a key no view has starts an ID."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        before = heads(app)
+        await pilot.press(*"delta/basic/2026-12-17", "escape")
         await pilot.pause()
         assert isinstance(app.focused, DataTable), "Escape leaves the field"
         app.query_one("#status-id", Input).value = ""
         await pilot.press(*"2026")  # digits are no key of the dashboard's: they start an ID in the field
         await pilot.pause()
         assert app.query_one("#status-id", Input).value == "2026" and isinstance(app.focused, Input)
+        await pilot.press("escape", "l")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "ledger"
         assert heads(app) == before
+
+
+@synchronously
+async def test_while_the_id_box_has_the_focus_the_footer_says_how_to_leave_it(demo_url: str) -> None:
+    """The box takes every printable key, so the footer offers none of the views' keys: it names Escape."""
+    from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
+
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        shown = [key.description for key in app.query(FooterKey)]
+        assert shown and "the list" in shown[0], shown
+
+
+@synchronously
+async def test_tab_and_shift_tab_reach_the_id_box_and_the_list(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        field, table = app.query_one("#status-id", Input), app.query_one("#occurrences-table", DataTable)
+        for direction in ("tab", "shift+tab"):
+            reached = set()
+            for _ in range(6):
+                await pilot.press(direction)
+                reached.add(id(app.focused))
+            assert {id(field), id(table)} <= reached, direction
 
 
 @synchronously
 async def test_after_a_lookup_the_list_has_the_keys_again(demo_url: str) -> None:
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("o", "slash", *"alpha/basic/2026-12-17", "enter")
+        await pilot.press("o", *"alpha/basic/2026-12-17", "enter")
         await pilot.pause()
         assert isinstance(app.focused, DataTable)
         await pilot.press("e")

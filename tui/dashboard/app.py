@@ -284,7 +284,12 @@ class ScheduleApp(App[None]):
         self._focus_table_of(view)
 
     def _focus_table_of(self, view: str) -> None:
+        """The arrow keys move through the view's table from the start; on Occurrences the ID field has the
+        focus instead, so an ID typed right after `o` is typed, never run key by key."""
         pane = self.query_one(f"#{view}", TabPane)
+        for field in pane.query("#status-id"):
+            field.focus()
+            return
         tables = pane.query(DataTable)
         if tables:
             tables.first().focus()

@@ -22,6 +22,7 @@ from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, le
 from factory_schedule.tui.dashboard.widgets.tables import Cell, current_row_key, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import clock_time, state_words, tokens, when
 
+PLACEHOLDER = "occurrence ID, e.g. alpha/basic/2026-12-14 · Enter: its status · Esc: list"
 COLUMNS = (
     ("id", "occurrence"),
     ("state", "state"),
@@ -158,14 +159,24 @@ def status_words(view: OccurrenceStatusView) -> Text:
 
 
 class OccurrencesView(Vertical):
-    """The list, its detail, and the status field. Typing an ID never runs a command: `/` moves to the field,
-    and a printable key that is no key of the dashboard's starts the ID there; Escape, or the answer to
-    the lookup, moves back to the list, where the views' keys work again."""
+    """The list, its detail, and the status field. Typing an ID never runs a command: the field has the focus
+    when the view opens (what the owner types here first is an ID), `/` moves back to it, and a printable key
+    that is no key of the dashboard's starts the ID there; Escape, Down, or the answer to the lookup moves to
+    the list, where the views' keys work again."""
 
     BINDINGS: ClassVar = [
-        Binding("escape", "focus_table", "Back to the list", show=False),
+        # The footer's one key while the field has the focus (it takes every printable key, so the views' keys
+        # are not offered): Escape gives them back.
+        Binding("escape", "focus_table", "the list and the views' keys", key_display="Esc"),
+        Binding("down", "focus_table", "To the list", show=False),  # the field's Down; the list's own moves its cursor
         Binding("slash", "find", "Find an ID", key_display="/", show=False),  # named in the field
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape and Down lead out of the field only; on the list, Escape is the dashboard's again."""
+        if action == "focus_table":
+            return self.query_one("#status-id", Input).has_focus
+        return True
 
     def action_focus_table(self) -> None:
         self.query_one(DataTable).focus()
@@ -191,7 +202,7 @@ class OccurrencesView(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="status-bar"):
-            yield Input(placeholder="/ status of an occurrence ID, e.g. alpha/basic/2026-12-14 (Esc: back to the list)",
+            yield Input(placeholder=PLACEHOLDER,
                         id="status-id", select_on_focus=False)  # a key that moved here is the ID's start, kept
         yield Static("", id="status-answer", classes="view-caption")
         yield DataTable(id="occurrences-table", cursor_type="row", zebra_stripes=True)
