@@ -24,7 +24,7 @@ from factory_schedule.tui.dashboard.screens.commission import CommissionForm, di
 from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 
-from .test_app_journeys import SIZE, confirm_write, make_app, reading_of, synchronously
+from .test_app_journeys import SIZE, _screen_text, confirm_write, make_app, reading_of, synchronously
 
 FORM_KEYS = ("s", "r", "c", "v", "d")
 
@@ -491,3 +491,57 @@ async def test_the_overage_switch_says_its_state_in_words(demo_url: str) -> None
         await pilot.press("space")
         await pilot.pause()
         assert str(form.query_one("#overage-word", Label).render()).strip() == "ON: no call is admitted"
+
+
+# -- 8. words and layout: every column on screen reads in full -----------------------------------------------
+
+
+def _cells_cut(table: DataTable, screen: str) -> list[str]:
+    """The cells of the rows on screen whose whole text is not on screen (a cut cell shows its start only)."""
+    lines = screen.splitlines()
+    top = table.region.y + 1  # below the header
+    shown_rows = range(int(table.scroll_y), int(table.scroll_y) + max(0, table.region.height - 1))
+    cut = []
+    for offset, row in enumerate(shown_rows):
+        if row >= table.row_count or top + offset >= len(lines):
+            break
+        line = lines[top + offset]
+        for value in table.get_row_at(row):
+            text = getattr(value, "plain", str(value)).strip()
+            if text and text not in line:
+                cut.append(text)
+    return cut
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.parametrize("view, table_id", [("t", "#tonight-table"), ("o", "#occurrences-table"),
+                                             ("l", "#ledger-table")])
+@synchronously
+async def test_every_column_of_a_view_reads_in_full(demo_url: str, size: tuple[int, int], view: str,
+                                                    table_id: str) -> None:
+    """A column that does not fit whole leaves the table (its words are in the selected row's line or detail);
+    none is cut: every header and every cell of the rows on screen reads in full, and the table is never
+    wider than its place (no sideways scroll)."""
+    app = make_app(demo_url)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press(view)
+        await pilot.pause()
+        table = app.query_one(table_id, DataTable)
+        screen = _screen_text(app)
+        header = screen.splitlines()[table.region.y]
+        assert table.max_scroll_x == 0, f"{table_id} is wider than the screen"
+        for column in table.columns.values():
+            assert column.label.plain in header, f"header {column.label.plain!r} is cut: {header!r}"
+        assert not _cells_cut(table, screen)
+        if view == "t":
+            assert len(table.columns) == (5 if size[0] >= 120 else 2), "at 120 columns Tonight shows every column"
+
+
+@synchronously
+async def test_at_80_columns_the_selected_lane_line_says_what_the_left_out_columns_say(demo_url: str) -> None:
+    """The state, the slot's occurrence: what the narrow table leaves out is in the selected lane's line."""
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = " ".join(_screen_text(app).split())
+        assert "alpha/basic/2026-12-20 deferred (usage-limit)" in screen

@@ -19,7 +19,14 @@ from factory_schedule.core.results import OccurrenceStatusView
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import plain, printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
-from factory_schedule.tui.dashboard.widgets.tables import Cell, current_row_key, ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import (
+    Cell,
+    columns_that_fit,
+    current_row_key,
+    project,
+    set_columns,
+    sync_rows,
+)
 from factory_schedule.tui.dashboard.words import clock_time, state_words, tokens, when
 
 PLACEHOLDER = "occurrence ID, e.g. alpha/basic/2026-12-14 · Enter: its status · Esc: list"
@@ -30,6 +37,7 @@ COLUMNS = (
     ("calls", "calls"),
     ("debited", "debited"),
 )
+GIVE_WAY = ("segments", "calls")  # on a narrow terminal: both are in the selected occurrence's detail below
 
 
 def all_occurrences(reading: Reading) -> list[Occurrence]:
@@ -210,14 +218,27 @@ class OccurrencesView(Vertical):
             yield Static("", id="occurrence-detail")
 
     def on_mount(self) -> None:
-        ensure_columns(self.query_one(DataTable), COLUMNS)
+        set_columns(self.query_one(DataTable), COLUMNS)
         if self.app.is_headless:
             self.query_one(Input).cursor_blink = False
 
     def show(self, reading: Reading) -> None:
         self.reading = reading
-        sync_rows(self.query_one(DataTable), occurrence_rows(reading))
+        self._show_rows()
         self._show_detail()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.reading is not None:
+            self._show_rows()
+
+    def _show_rows(self) -> None:
+        """The rows in the columns that fit whole (room kept for the list's scrollbar)."""
+        assert self.reading is not None
+        rows = occurrence_rows(self.reading)
+        table = self.query_one(DataTable)
+        shown_columns = columns_that_fit(COLUMNS, rows, self.size.width - 2, GIVE_WAY)
+        set_columns(table, shown_columns)
+        sync_rows(table, project(rows, COLUMNS, shown_columns))
 
     def selected(self) -> Occurrence | None:
         if self.reading is None:
