@@ -545,3 +545,25 @@ async def test_at_80_columns_the_selected_lane_line_says_what_the_left_out_colum
         await pilot.pause()
         screen = " ".join(_screen_text(app).split())
         assert "alpha/basic/2026-12-20 deferred (usage-limit)" in screen
+
+
+@synchronously
+async def test_at_80x24_the_reconcile_form_shows_its_evidence_in_full_and_follows_an_edit(demo_url: str) -> None:
+    """The evidence field is one line; the evidence it will record reads whole above it, not only its tail."""
+    from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
+
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, "r")
+        await pilot.pause()
+        health = reading_of(app).health
+        evidence = dead_runner_evidence(health, "discovery/gamma/basic/2026-12-20")
+        assert evidence
+        screen = " ".join(_screen_text(app).replace("│", " ").split())
+        assert " ".join(evidence.split()) in screen, "the evidence is cut"
+        field = form.query_one("#evidence", Input)
+        field.focus()
+        await pilot.press("end", *" and pid 4194999 is free")
+        await pilot.pause()
+        screen = " ".join(_screen_text(app).replace("│", " ").split())
+        assert "and pid 4194999 is free" in screen
