@@ -567,3 +567,27 @@ async def test_at_80x24_the_reconcile_form_shows_its_evidence_in_full_and_follow
         await pilot.pause()
         screen = " ".join(_screen_text(app).replace("│", " ").split())
         assert "and pid 4194999 is free" in screen
+
+
+# -- 8. words: the sign-in form's "Recorded by" -------------------------------------------------------------
+
+
+@synchronously
+async def test_recorded_by_defaults_to_who_recorded_the_journals_newest_account_record(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        LifecycleSchedule(open_journal(app.journal.where), ManualClock(DEMO_END)).record_account(
+            account="chatgpt", sequence=2, sign_in="owner@factory.example", overage=False, recorded_by="ada")
+        app.refresh_reading(force=True)
+        form = await open_form(pilot, "s")
+        assert form.query_one("#recorded-by", Input).value == "ada"
+
+
+@synchronously
+async def test_a_new_journals_recorded_by_is_blank_and_says_what_to_type(tmp_path: Path) -> None:
+    """No record names the owner yet: the field makes up no name (it would be kept in the journal as theirs)."""
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "s")
+        field = form.query_one("#recorded-by", Input)
+        assert field.value == "" and "your name" in field.placeholder
