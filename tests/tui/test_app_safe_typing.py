@@ -591,3 +591,16 @@ async def test_a_new_journals_recorded_by_is_blank_and_says_what_to_type(tmp_pat
         form = await open_form(pilot, "s")
         field = form.query_one("#recorded-by", Input)
         assert field.value == "" and "your name" in field.placeholder
+
+
+def test_the_empty_journals_first_steps_name_the_command_and_a_docs_page_that_has_the_section() -> None:
+    """Not "see the README": the command to run and the page (and its section) that says more."""
+    import re
+
+    from factory_schedule.tui.dashboard.widgets.empty import FIRST_STEPS
+
+    words = FIRST_STEPS.plain
+    assert "factory-schedule check" in words and "README" not in words
+    page, section = re.search(r"(docs/\S+\.md),\s+section \"([^\"]+)\"", words).groups()  # type: ignore[union-attr]
+    root = Path(__file__).resolve().parents[2]
+    assert f"## {section}" in (root / page).read_text(encoding="utf-8")
