@@ -7,7 +7,7 @@ turns them into findings. So every rule can be tested with plain values, and the
 shell's part (tui/host/health.py) is only probing and repairing.
 
 What is reported: a journal aggregate whose hash chain breaks (each one named), or whose state does not
-parse; a missing commission (an empty journal is never healthy: it is most often
+parse; a whole check of the chains older than eight days (the frequent ones start from a checkpoint); a missing commission (an empty journal is never healthy: it is most often
 a mistyped path); leases stale past 2 x TTL, or with a heartbeat from the future
 (a clock that was wrong: no evidence of a live holder), each with the evidence a
 `reconcile` confirmation needs; a run alive but making no progress (a staged
@@ -65,6 +65,7 @@ Severity = Literal["error", "warning", "info"]
 
 DEFAULT_GRACE_MINUTES = 30
 RECORD_EXPIRY_WARNING_DAYS = 3
+WHOLE_CHECK_DAYS = 8  # a weekly `verify` with a day to spare
 CEILING_WARNING_FRACTION = 0.9
 STALE_AFTER_TTLS = 2  # the store's rule: a lease is stale once 2 x TTL passed since its heartbeat
 FUTURE_AFTER_TTLS = 1  # a heartbeat more than one TTL ahead of now is from a clock that was wrong
@@ -200,6 +201,10 @@ class HealthFacts:
     # The journal's owner key as read (None: no key recorded), when the shell read it (`owner_key_read`).
     owner_key: OwnerState | None = None
     owner_key_read: bool = False
+    # When every chain was last checked from its first event (`factory-schedule verify`, or a check with no
+    # checkpoint to start from): None when never; `whole_check_known` says whether the shell looked.
+    whole_check_at: datetime | None = None
+    whole_check_known: bool = False
 
 
 def heartbeat_from_future(heartbeat_at: datetime, ttl_seconds: float, now: datetime) -> bool:
@@ -218,6 +223,8 @@ def judge(facts: HealthFacts) -> HealthReport:
         findings.append(Finding("journal-chain-broken", "error",
                                 f"the journal's hash chain of {aggregate} is broken: {problem}",
                                 {"aggregate": aggregate, "detail": problem}))
+    if facts.whole_check_known:
+        findings.extend(whole_check_findings(facts.whole_check_at, facts.now))
     if facts.state_problem is not None:
         code, message = facts.state_problem
         findings.append(Finding("state-unreadable", "error", f"the schedule state does not parse: {message}",
@@ -260,6 +267,20 @@ def judge(facts: HealthFacts) -> HealthReport:
             attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))
     return HealthReport(checked_at=facts.now, host=facts.host, findings=tuple(findings),
                         could_not_check=tuple(could_not))
+
+
+def whole_check_findings(checked_at: datetime | None, now: datetime) -> list[Finding]:
+    """A check from a checkpoint reads only what was appended since it; an event rewritten before it, the
+    rest of its chain left as it was, is found only from the first event. Once a week is enough for that:
+    a finding when the last whole check is older than `WHOLE_CHECK_DAYS` days, or there was none."""
+    if checked_at is not None and now - checked_at <= timedelta(days=WHOLE_CHECK_DAYS):
+        return []
+    when = "never" if checked_at is None else f"last on {checked_at.isoformat()}"
+    return [Finding("verify-due", "warning",
+                    f"the hash chains were checked from their first event {when}: run `factory-schedule verify` "
+                    f"(once a week; it reads the whole history)",
+                    {"lastWholeCheck": None if checked_at is None else checked_at.isoformat(),
+                     "days": WHOLE_CHECK_DAYS})]
 
 
 def owner_key_findings(state: OwnerState | None) -> list[Finding]:

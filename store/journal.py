@@ -452,6 +452,8 @@ class Journal:
         unsealed_through = since.unsealed_through if since is not None else 0
         if head.version < checked:
             raise JournalCorruptError(f"{aggregate}: the head went back from {checked} to {head.version}")
+        if since is not None and checked > 0:
+            self._check_checkpoint(aggregate, since)
         # Before the first sealed command, commands may end unsealed (a journal upgraded from format 1).
         legacy = unsealed_through == checked
         command: list[Event] = []  # the events of the command being walked, until its last
@@ -499,6 +501,16 @@ class Journal:
         if prev != head.hash:  # `_checked_head` holds the head to its event; this holds the event to the chain
             raise JournalCorruptError(f"{aggregate}: the head's hash is not the hash of event {head.version}")
         return Checkpoint(version=head.version, hash=head.hash, unsealed_through=unsealed_through)
+
+    def _check_checkpoint(self, aggregate: str, since: Checkpoint) -> None:
+        """The event a checkpoint names is still the one verified: a history rewritten at or before it, even
+        one rechained whole (which a check from the first event cannot tell from the original), fails here."""
+        found = self.history(aggregate, after=since.version - 1, limit=1)
+        if not found or found[0].version != since.version or found[0].hash != since.hash:
+            raise JournalCorruptError(
+                f"{aggregate}: event {since.version} is not the one verified before (its hash changed): "
+                "the history was rewritten at or before it"
+            )
 
     def _verify_receipts(self, aggregate: str, ended: list[tuple[list[Event], bool]], after: int, until: int) -> None:
         """The receipts of the commands whose last event lies in (after, until]: exactly one each, as sealed."""
