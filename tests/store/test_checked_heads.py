@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from factory_schedule.store import JournalCorruptError, open_journal
+from factory_schedule.store import JournalCorruptError, open_journal, sealed_rows
 from factory_schedule.store import journal as journal_module
-from factory_schedule.store import sealed_rows
 
 from .support import AGGREGATE, bump, database
 
