@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factory_schedule.tui.host.providers.binding_health import (
+from factory_schedule.core.health.bindings import (
     BindingRead,
     judge_binding,
     normalized,
