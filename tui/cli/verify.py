@@ -7,7 +7,7 @@ once the last whole check is more than eight days old). It reads the whole histo
 journal. Each run is recorded beside the journal (when, and what it found) and starts the checkpoints afresh
 from what it verified.
 
-Exit status: 0 every chain verified; 7 a chain breaks (each named, with where); 3 the journal does not
+Exit status: 0 every chain verified; 8 a chain breaks (each named, with where); 3 the journal does not
 exist, would not open, or its aggregates could not be listed.
 """
 
@@ -55,7 +55,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 def register(subcommands: Any) -> None:
     parser = subcommands.add_parser(
-        "verify", help="check every hash chain from its first event (weekly; exit 0 verified, 7 broken)",
+        "verify", help="check every hash chain from its first event (weekly; exit 0 verified, 8 broken)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
     parser.set_defaults(handler=_verify)

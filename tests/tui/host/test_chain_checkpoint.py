@@ -47,7 +47,7 @@ def test_an_event_rewritten_before_the_checkpoint_passes_the_checked_health_but_
     _append(sqlite_url, 1)
     assert _broken(sqlite_url) == []  # event 2 lies before the checkpoint: not read again
     code, report, err = cli(sqlite_url, "verify", "--json")
-    assert code == 7 and report["verified"] is False, err
+    assert code == 8 and report["verified"] is False, err
     assert list(report["problems"]) == [AGGREGATE] and "event 2" in report["problems"][AGGREGATE]
     # The whole check dropped the broken chain's checkpoint: every health after it finds the break itself.
     assert [finding["evidence"]["aggregate"] for finding in _broken(sqlite_url)] == [AGGREGATE]
