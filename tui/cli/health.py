@@ -30,8 +30,7 @@ from factory_schedule.tui.cli.options import minutes
 from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.clock import Clock
+    from factory_schedule.core import Clock, LifecycleSchedule
     from factory_schedule.core.health import Finding, HealthReport, Repair
     from factory_schedule.store import Journal
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from factory_schedule.tui.cli.output import BadInput
 
 if TYPE_CHECKING:
-    from factory_schedule.core.owner import Signer
+    from factory_schedule.core import Signer
     from factory_schedule.store import CommandJournal
 
 PASSPHRASE_FD_HELP = ("read the owner passphrase from this file descriptor (for your own scripts; default: ask "
@@ -67,7 +67,7 @@ def unlock_owner_key(public_key: str, fd: int | None) -> Any:
 
 def owner_signer(journal: CommandJournal, args: argparse.Namespace) -> Signer | None:
     """The signer an owner command needs on `journal`: None while the journal holds no owner key."""
-    from factory_schedule.core.owner import load_owner
+    from factory_schedule.core import load_owner
 
     state = load_owner(journal)[1]
     if state is None:

@@ -13,8 +13,7 @@ import os
 from datetime import datetime
 from typing import Any
 
-from factory_schedule.core.pipeline import ClaimIdle, PipelineLanes, PipelineResult
-from factory_schedule.core.pipeline.service import text
+from factory_schedule.core.pipeline import ClaimIdle, PipelineLanes, PipelineResult, text
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.environment import DEFAULT_LEASE_TTL_SECONDS

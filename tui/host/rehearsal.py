@@ -17,11 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.core import Clock, LifecycleSchedule, ScheduleError
-from factory_schedule.core.errors import invalid
+from factory_schedule.core import Clock, LifecycleSchedule, ScheduleError, ScheduleView, local_wall_of
 from factory_schedule.core.owner_commission import record_commission
-from factory_schedule.core.results import ScheduleView
-from factory_schedule.core.zones import local_wall_of
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.providers.prompts import LaneBinding
 from factory_schedule.tui.host.providers.stage_run import run_of
@@ -46,8 +43,8 @@ def rehearsal_commission(commission: Mapping[str, Any], lane: str, local_date: s
 
     ScheduleError INVALID when the day has no minute left for a window (after 23:58)."""
     if local_time >= LAST_MINUTE:
-        raise invalid(f"it is {local_time} in {commission['zone']}: too late today for a window; rehearse after "
-                      "midnight")
+        raise ScheduleError("INVALID", f"it is {local_time} in {commission['zone']}: too late today for a window; "
+                            "rehearse after midnight")
     entry = copy.deepcopy(next(item for item in commission["lanes"] if item["lane"] == lane))
     hours, minutes = (int(part) for part in local_time.split(":"))
     left = (23 * 60 + 59) - (hours * 60 + minutes)

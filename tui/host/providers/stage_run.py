@@ -17,10 +17,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from factory_schedule.core.identity import is_pipeline_rhythm, pipeline_lane_of_run
-from factory_schedule.core.pipeline import STAGES, ClaimIdle, PipelineError, PipelineLanes
-from factory_schedule.core.pipeline.contracts import contract_fields
-from factory_schedule.core.pipeline.model import REVIEW_STAGES
+from factory_schedule.core import is_pipeline_rhythm, pipeline_lane_of_run
+from factory_schedule.core.pipeline import (
+    REVIEW_STAGES,
+    STAGES,
+    ClaimIdle,
+    PipelineError,
+    PipelineLanes,
+    contract_fields,
+)
 from factory_schedule.store.leases import LeaseHeldError
 from factory_schedule.tui.host.environment import ENV_LEASE_TTL
 from factory_schedule.tui.host.heartbeat import Heartbeat

@@ -35,9 +35,7 @@ from factory_schedule.tui.host.providers.calls import Made, make_call
 from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.model import Occurrence
-    from factory_schedule.core.results import CallAdmission, CallEnd, CallRefusal
+    from factory_schedule.core import CallAdmission, CallEnd, CallRefusal, LifecycleSchedule, Occurrence
 
 Answer = TypeVar("Answer")
 
