@@ -57,6 +57,7 @@ from factory_schedule.tui.host.process_identity import (
     usable_pid,
 )
 from factory_schedule.tui.host.run_output import recorded_runs
+from factory_schedule.tui.host.run_processes import run_processes
 from factory_schedule.tui.host.tokens import parse_segment_scope
 
 if TYPE_CHECKING:
@@ -76,15 +77,18 @@ def lease_fact(
     started: Callable[[object], str | None] = process_start_time,
     session: Callable[[object], bool] = session_alive,
     machine: str | None = None,
+    members: Callable[[object], list[int] | None] = run_processes,
 ) -> LeaseFact:
     """A stored lease with what this host can see of its holder: only a process recorded on this machine
     (hostname and, when recorded, machine identity: `on_this_machine`) with a usable pid can be probed; a
     live pid that provably started after the recorded start is a recycled pid, so the holder is gone;
-    a process left in the holder's recorded session keeps it alive."""
+    a process left in the holder's recorded session, or carrying its call mark, keeps it alive, and the
+    fact names each such pid (`members`) so the owner sees what holds the run."""
     machine = machine if machine is not None else this_machine()
     # Only a process on this host with a recorded pid can be probed: without one, nothing proves it gone.
     here = on_this_machine(lease.info, host, machine) and usable_pid(lease.info.get("pid"))
     living, recycled = holder_alive(lease.info, alive, started, session) if here else (False, False)
+    living_pids = tuple(members(lease.info.get("session")) or ()) if living else ()
     return LeaseFact(
         scope=lease.scope,
         owner=lease.owner,
@@ -95,6 +99,7 @@ def lease_fact(
         worker=lease.scope == leases.WORKER_SCOPE,
         process_alive=living if here else None,
         pid_recycled=recycled,
+        living_pids=living_pids,
     )
 
 
