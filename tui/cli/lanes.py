@@ -130,7 +130,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _heartbeat(args: argparse.Namespace) -> int:
-    from factory_schedule.core.pipeline.service import text
+    from factory_schedule.core.pipeline import text
     from factory_schedule.store import leases
     from factory_schedule.tui.host.clock import SystemClock
     from factory_schedule.tui.host.lane_locks import resource_scopes, worker_scope

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from factory_schedule.core import ScheduleView
 from factory_schedule.core.health import Finding, Repair
 from factory_schedule.core.health.bindings import BindingFinding, BindingRead, judge_binding
 from factory_schedule.store import CommandConflictError, Decision, Journal, NewEvent, VersionConflictError
@@ -43,7 +44,7 @@ class LaneBinding:
     recorded: BindingRead | None
 
 
-def commission_lanes(view: Any) -> list[str]:
+def commission_lanes(view: ScheduleView | None) -> list[str]:
     lanes = view.commission.get("lanes", []) if view is not None else []
     return [str(lane["lane"]) for lane in lanes if isinstance(lane, dict) and lane.get("lane")]
 

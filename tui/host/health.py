@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pendulum
 
+from factory_schedule.core import load_owner
 from factory_schedule.core.health import (
     COULD_NOT_CHECK,
     DEFAULT_GRACE_MINUTES,
@@ -42,7 +43,6 @@ from factory_schedule.core.health import (
     nights_to_check,
     reconcile_confirmation,
 )
-from factory_schedule.core.owner import load_owner
 from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host import chain_checkpoint, reconciler
 from factory_schedule.tui.host.clock import host_zone
@@ -61,9 +61,8 @@ from factory_schedule.tui.host.run_processes import run_processes
 from factory_schedule.tui.host.tokens import parse_segment_scope
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.pipeline.model import PipelineState
-    from factory_schedule.core.results import ScheduleView
+    from factory_schedule.core import LifecycleSchedule, ScheduleView
+    from factory_schedule.core.pipeline import PipelineState
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
