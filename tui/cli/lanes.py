@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from factory_schedule.core.pipeline.lock_scopes import resource_scope, task_scope, task_scope_prefix, worker_scope
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.options import (
     MAX_PID,
@@ -108,17 +109,9 @@ def _document(value: str | None, what: str, flag: str) -> Any:
 # check by `lanes report`, and removed after a supervisor's `lanes abandon` only once stale.
 
 
-def worker_scope(lane: str) -> str:
-    return f"pipeline/{lane}/worker"
-
-
-def task_scope(lane: str, task: int) -> str:
-    return f"pipeline/{lane}/task/{task}"
-
-
 def resource_scopes(lanes: Any, lane: str) -> list[str]:
     state = lanes.state()
-    return [f"resource/{name}" for name in state.settings.resources(lane)] if state is not None else []
+    return [resource_scope(name) for name in state.settings.resources(lane)] if state is not None else []
 
 
 def _now() -> Any:
@@ -255,7 +248,7 @@ def _heartbeat(args: argparse.Namespace) -> int:
     now = _now()
     scopes = [worker_scope(lane), *resource_scopes(lanes, lane)]
     scopes += [lease.scope for lease in leases.list_leases(lanes.journal)
-               if lease.scope.startswith(f"pipeline/{lane}/task/") and lease.owner == runner]
+               if lease.scope.startswith(task_scope_prefix(lane)) and lease.owner == runner]
     emit({"leases": [leases.heartbeat(lanes.journal, scope, runner, now) for scope in scopes]})
     return EXIT_OK
 
