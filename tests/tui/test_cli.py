@@ -354,7 +354,8 @@ def test_the_reconcile_line_health_suggests_is_shell_quoted(
 
     import pendulum
 
-    from factory_schedule.tui.host.segments import segment_scope, this_host
+    from factory_schedule.tui.host.process_identity import this_host
+    from factory_schedule.tui.host.tokens import segment_scope
 
     journal = open_journal(shell.url)
     info = {"pid": 2**22 + 12345, "host": this_host(), "runner": "r-1", "occurrence": running, "segment": 1}
@@ -421,7 +422,7 @@ def test_a_worker_lease_from_the_future_whose_tick_is_gone_neither_blocks_the_ti
 ) -> None:
     import pendulum
 
-    from factory_schedule.tui.host.segments import this_host
+    from factory_schedule.tui.host.process_identity import this_host
 
 
     assert shell("record-commission", str(commission_file(tmp_path, commission_due_now())))[0] == 0

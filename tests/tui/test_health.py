@@ -15,7 +15,8 @@ from factory_schedule.core import ManualClock, launch_intervals
 from factory_schedule.core.health.records import HEALTH_AGGREGATE
 from factory_schedule.store import leases
 from factory_schedule.tui.host import health, reconciler
-from factory_schedule.tui.host.segments import process_start_time, segment_scope
+from factory_schedule.tui.host.process_identity import process_start_time
+from factory_schedule.tui.host.tokens import segment_scope
 from tests.core.engine_helpers import epoch
 from tests.owner_support import protect
 
@@ -350,7 +351,7 @@ def test_a_lease_from_a_same_named_machine_with_another_process_table_is_another
 ) -> None:
     """A shared journal: a container or machine with this hostname but its own processes recorded the lease.
     Its pid means nothing here, so it is never probed nor repaired; a lease recorded here is probed."""
-    from factory_schedule.tui.host.segments import this_machine
+    from factory_schedule.tui.host.process_identity import this_machine
 
     journal, schedule, clock = world
     _admitted(world)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from factory_schedule.core.pipeline import PipelineResult
 from factory_schedule.store import Journal
-from factory_schedule.tui.cli.lanes import claim_with_locks, release_locks
 from factory_schedule.tui.host.health import check_health
-from factory_schedule.tui.host.segments import this_host
+from factory_schedule.tui.host.lane_locks import claim_with_locks, release_locks
+from factory_schedule.tui.host.process_identity import this_host
 from tests.core.test_pipeline_scheduled_runs import admitted_promotion, make_world
 
 

@@ -23,7 +23,8 @@ from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host import health
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.notify import finding_key
-from factory_schedule.tui.host.segments import process_start_time, segment_scope, this_host, this_machine
+from factory_schedule.tui.host.process_identity import process_start_time, this_host, this_machine
+from factory_schedule.tui.host.tokens import segment_scope
 from tests.core.pipeline_support import adopt, top_n
 from tests.core.pipeline_support import commission as pipeline_commission
 

@@ -22,7 +22,7 @@ from factory_schedule.core.health import dead_lane_runs
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.cli.main import main
 from factory_schedule.tui.host.health import lease_fact
-from factory_schedule.tui.host.segments import process_start_time, this_host, this_machine
+from factory_schedule.tui.host.process_identity import process_start_time, this_host, this_machine
 from tests.core.pipeline_support import Harness, Runs, drive_promotion
 
 from .test_reconciler_lane_runs import promotion_harness

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from factory_schedule.tui.host import segments
+from factory_schedule.tui.host import process_identity as identity
 
 
 @pytest.fixture
@@ -26,26 +26,26 @@ def test_the_ps_start_time_reads_the_same_in_every_time_zone(
     """`ps -o lstart` prints local time (macOS's probe): the keeper under launchd and the owner's shell may
     have different zones, and the same live runner must not look recycled."""
     monkeypatch.setenv("TZ", "America/Los_Angeles")
-    recorded = segments.ps_start_time(child.pid)
+    recorded = identity.ps_start_time(child.pid)
     monkeypatch.setenv("TZ", "Asia/Kolkata")
-    probed = segments.ps_start_time(child.pid)
+    probed = identity.ps_start_time(child.pid)
     assert recorded is not None and recorded == probed
-    assert segments.same_process_alive(child.pid, recorded, started=segments.ps_start_time) == (True, False)
+    assert identity.same_process_alive(child.pid, recorded, started=identity.ps_start_time) == (True, False)
 
 
 def test_a_pid_is_recycled_only_when_its_process_started_strictly_after_the_recorded_start(
     child: subprocess.Popen[bytes],
 ) -> None:
-    now = segments.ps_start_time(child.pid)
+    now = identity.ps_start_time(child.pid)
     assert now is not None
     earlier = "ps-lstart-utc:Mon Jan  1 00:00:00 2024"
     later = "ps-lstart-utc:Fri Jan  1 00:00:00 2100"
-    assert segments.same_process_alive(child.pid, earlier, started=segments.ps_start_time) == (False, True)
-    assert segments.same_process_alive(child.pid, later, started=segments.ps_start_time) == (True, False)
+    assert identity.same_process_alive(child.pid, earlier, started=identity.ps_start_time) == (False, True)
+    assert identity.same_process_alive(child.pid, later, started=identity.ps_start_time) == (True, False)
     # Anything that does not parse, or an older local-time record, counts as alive.
     for recorded in ("ps-lstart:Mon Jan  1 00:00:00 2024", "garbage", "linux-ticks:x"):
-        assert segments.same_process_alive(child.pid, recorded, started=segments.ps_start_time) == (True, False)
-    assert segments.same_process_alive(child.pid, "linux-ticks:1") == (
+        assert identity.same_process_alive(child.pid, recorded, started=identity.ps_start_time) == (True, False)
+    assert identity.same_process_alive(child.pid, "linux-ticks:1") == (
         (False, True) if os.path.isdir("/proc/self") else (True, False))
 
 
@@ -57,10 +57,10 @@ def test_a_dead_runner_not_yet_reaped_is_gone_not_alive() -> None:
 
     process = subprocess.Popen(["true"])
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not segments._zombie(process.pid):
+    while time.monotonic() < deadline and not identity._zombie(process.pid):
         time.sleep(0.05)
     try:
-        assert segments._zombie(process.pid)
-        assert not segments.process_alive(process.pid)
+        assert identity._zombie(process.pid)
+        assert not identity.process_alive(process.pid)
     finally:
         process.wait()

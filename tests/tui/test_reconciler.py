@@ -24,7 +24,8 @@ from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.store import leases
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import SystemClock
-from factory_schedule.tui.host.segments import segment_scope, this_host
+from factory_schedule.tui.host.process_identity import this_host
+from factory_schedule.tui.host.tokens import segment_scope
 
 from .runner_support import (
     CLI,
@@ -147,7 +148,7 @@ def test_a_live_runner_without_heartbeats_keeps_its_lease_and_its_segment(
     assert started.occurrence is not None
     hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
-        from factory_schedule.tui.host.segments import process_start_time
+        from factory_schedule.tui.host.process_identity import process_start_time
 
         scope = segment_scope(started.occurrence.id, 1)
         info = {"pid": hung.pid, "pid_started": process_start_time(hung.pid), "host": this_host(),

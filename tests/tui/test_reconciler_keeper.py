@@ -162,7 +162,8 @@ def test_a_runner_whose_lease_write_fails_is_stopped_at_its_gate_having_run_noth
     from datetime import UTC, datetime
 
     from factory_schedule.store import leases
-    from factory_schedule.tui.host.segments import SegmentJob, run_segment, segment_scope
+    from factory_schedule.tui.host.segments import SegmentJob, run_segment
+    from factory_schedule.tui.host.tokens import segment_scope
 
     job = SegmentJob(lane="alpha/basic", occurrence_id="alpha/basic/2026-12-01", segment=1, runner="r-gate")
     scope = segment_scope(job.occurrence_id, job.segment)

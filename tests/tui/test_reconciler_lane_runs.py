@@ -20,8 +20,8 @@ from factory_schedule.core import ManualClock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.cli.main import main
+from factory_schedule.tui.host.process_identity import this_host
 from factory_schedule.tui.host.reconciler import removal_records
-from factory_schedule.tui.host.segments import this_host
 from tests.core.pipeline_support import (
     Harness,
     Runs,

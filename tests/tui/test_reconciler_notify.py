@@ -19,7 +19,8 @@ from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.notify import notifier_command, safe_text, state_path
-from factory_schedule.tui.host.segments import process_start_time, segment_scope, this_host
+from factory_schedule.tui.host.process_identity import process_start_time, this_host
+from factory_schedule.tui.host.tokens import segment_scope
 
 from .runner_support import cli, commission_due_now, fake_notifier, notifications
 

@@ -21,7 +21,8 @@ import pytest
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import leases
 from factory_schedule.tui.host.clock import SystemClock
-from factory_schedule.tui.host.segments import segment_scope, this_host
+from factory_schedule.tui.host.process_identity import this_host
+from factory_schedule.tui.host.tokens import segment_scope
 
 from .runner_support import (
     CLI,

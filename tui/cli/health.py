@@ -83,7 +83,7 @@ def _health(args: argparse.Namespace) -> int:
     from factory_schedule.tui.cli.journal import schedule_over
     from factory_schedule.tui.host import health
     from factory_schedule.tui.host.clock import SystemClock
-    from factory_schedule.tui.host.segments import this_host
+    from factory_schedule.tui.host.process_identity import this_host
 
     url = journal_url_of(args)
     missing = missing_journal(url)

@@ -47,17 +47,17 @@ from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
-from factory_schedule.tui.host.run_output import recorded_runs
-from factory_schedule.tui.host.segments import (
+from factory_schedule.tui.host.process_identity import (
     holder_alive,
     on_this_machine,
-    parse_segment_scope,
     process_alive,
     process_start_time,
     session_alive,
     this_machine,
     usable_pid,
 )
+from factory_schedule.tui.host.run_output import recorded_runs
+from factory_schedule.tui.host.tokens import parse_segment_scope
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from factory_schedule.store import Journal, leases
-from factory_schedule.tui.host.segments import SegmentRun, session_alive
+from factory_schedule.tui.host.process_identity import session_alive
+from factory_schedule.tui.host.segments import SegmentRun
 
 
 def given_up(run: SegmentRun, outcome: str, detail: str, **more: Any) -> dict[str, Any]:
