@@ -16,6 +16,18 @@ from .leases import HUNG_PAST_DEADLINE, health_manages, hung_segment_findings, l
 from .ledger import ledger_findings
 from .nights import FiringRecord, Night, firing_records, lane_findings, nights_to_check
 from .owner import ProviderReach, owner_key_findings, provider_write_findings
+from .records import (
+    BINDING_BLOCKED,
+    BINDING_RECORDED,
+    FIRING_RECORDED,
+    HEALTH_AGGREGATE,
+    KEPT_RUNS,
+    LEASE_REMOVED,
+    RUN_RECORDED,
+    RUNS_AGGREGATE,
+    counted_record,
+    kept_run,
+)
 from .repairs import PlannedRepair, RepairAction, plan_repairs
 from .report import COULD_NOT_CHECK, FINDINGS, HEALTHY, Finding, HealthReport, Repair, Severity
 from .runs import RunFact, RunOutcome, classify_line, output_signal, run_findings, run_outcome
@@ -23,11 +35,19 @@ from .staged_lanes import staged_lane_findings
 from .verdict import judge
 
 __all__ = [
+    "BINDING_BLOCKED",
+    "BINDING_RECORDED",
     "COULD_NOT_CHECK",
     "DEFAULT_GRACE_MINUTES",
     "FINDINGS",
+    "FIRING_RECORDED",
     "HEALTHY",
+    "HEALTH_AGGREGATE",
     "HUNG_PAST_DEADLINE",
+    "KEPT_RUNS",
+    "LEASE_REMOVED",
+    "RUNS_AGGREGATE",
+    "RUN_RECORDED",
     "DeadLaneRun",
     "Finding",
     "FiringRecord",
@@ -48,12 +68,14 @@ __all__ = [
     "account_findings",
     "classify_line",
     "count_findings",
+    "counted_record",
     "dead_lane_runs",
     "firing_records",
     "health_manages",
     "hung_lane_runs",
     "hung_segment_findings",
     "judge",
+    "kept_run",
     "lane_findings",
     "launch_agent_findings",
     "lease_evidence",

@@ -17,6 +17,8 @@ def lease_evidence(lease: LeaseFact, now: datetime) -> dict[str, Any]:
         evidence["pid_started"] = lease.info.get("pid_started")
     if lease.pid_recycled:
         evidence["pid_recycled"] = True
+    if lease.living_pids:
+        evidence["living_pids"] = list(lease.living_pids)
     return evidence
 
 

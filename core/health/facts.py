@@ -35,6 +35,7 @@ class LeaseFact:
     worker: bool  # the tick's own lease
     process_alive: bool | None  # None: taken on another host, whose processes this host cannot see
     pid_recycled: bool = False  # its pid lives, but with another start time than recorded: another process
+    living_pids: tuple[int, ...] = ()  # what of its run lives here: its session's processes, its calls' tools
 
     @property
     def stale_at(self) -> datetime:

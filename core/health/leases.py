@@ -123,11 +123,15 @@ def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, h
             "any, ends as lost and is never sent again", evidence, repairable=True)]
     if lease.process_alive:
         still = "" if guarding else " (its segment has ended)"
+        left = [pid for pid in lease.living_pids if pid != evidence["pid"]]
+        who = (f"runner {evidence['runner']} (pid {evidence['pid']}) is alive" if not left
+               or evidence["pid"] in lease.living_pids else
+               f"runner {evidence['runner']} (pid {evidence['pid']}) is gone but processes of its run live "
+               f"(pids {', '.join(map(str, left))}: its call or the tools it started)")
         return [Finding(
             "stale-lease-live-process", "warning",
-            f"runner {evidence['runner']} (pid {evidence['pid']}) is alive but has not heartbeated "
-            f"{lease.scope} since {evidence['last_heartbeat']}{still}: hung, or its tick died; the owner decides",
-            evidence)]
+            f"{who} and {lease.scope} has had no heartbeat since {evidence['last_heartbeat']}{still}: hung, or "
+            "its tick died; it is not reconciled while any of them lives; the owner decides", evidence)]
     return [Finding(
         "stale-lease-other-host", "warning",
         f"{lease.scope} is stale and held from {evidence['host']}; this host cannot see its process, so the "

@@ -130,8 +130,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _heartbeat(args: argparse.Namespace) -> int:
+    from factory_schedule.core.pipeline import text
     from factory_schedule.core.pipeline.lock_scopes import task_scope_prefix, worker_scope
-    from factory_schedule.core.pipeline.service import text
     from factory_schedule.store import leases
     from factory_schedule.tui.host.clock import SystemClock
     from factory_schedule.tui.host.lane_locks import resource_scopes

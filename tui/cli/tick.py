@@ -138,7 +138,7 @@ def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[se
     return jobs, exit_code
 
 
-def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
+def _reconcile_first(journal: Journal, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """The health reconciler's repair pass, ahead of the lanes (a night starts with health): a
     runner that died on a night nobody watched is reconciled on conclusive evidence, so its lane admits
     again without a human. One `{"repaired": ...}` line per repair; a pass that fails admits the lanes
@@ -155,7 +155,7 @@ def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
-def _after_ctrl_c(journal: Any, schedule: Any, runs: list[segments.SegmentRun]) -> None:
+def _after_ctrl_c(journal: Journal, schedule: LifecycleSchedule, runs: list[segments.SegmentRun]) -> None:
     """Say what the Ctrl-C gave up, one `{"interrupted": ...}` line per runner, reconciling at once each segment
     the tick's own runner left running (tui/host/interrupted.py); a failure is said, never raised over the
     interrupt."""
@@ -171,7 +171,7 @@ def _after_ctrl_c(journal: Any, schedule: Any, runs: list[segments.SegmentRun]) 
         emit({"interrupted": line})
 
 
-def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
+def _record_firings(journal: Journal, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """After the starts: the compact no-op/error record of each earlier firing that left none."""
     from factory_schedule.tui.host import health
     from factory_schedule.tui.host.process_identity import this_host
@@ -185,7 +185,7 @@ def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
-def _tell_owner(journal: Any, url: str, schedule: Any, clock: SystemClock) -> None:
+def _tell_owner(journal: Journal, url: str, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """Send each finding that needs the owner (a sign-in, an overage, a dead runner the evidence cannot
     settle) to their notifier, once: an unattended night tells them, not only the dashboard. The hash
     chain is left to `health` (a year of history is not re-read at every firing)."""

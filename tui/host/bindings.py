@@ -24,9 +24,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from factory_schedule.core.health import Finding, Repair
+from factory_schedule.core import ScheduleView
+from factory_schedule.core.health import (
+    BINDING_BLOCKED,
+    BINDING_RECORDED,
+    HEALTH_AGGREGATE,
+    Finding,
+    Repair,
+    counted_record,
+)
 from factory_schedule.core.health.bindings import BindingFinding, BindingRead, judge_binding
-from factory_schedule.core.health.records import BINDING_BLOCKED, BINDING_RECORDED, HEALTH_AGGREGATE, counted_record
 from factory_schedule.store import Journal, VersionConflictError
 from factory_schedule.tui.host.health_records import append_once
 from factory_schedule.tui.host.providers.prompts import read_binding
@@ -42,7 +49,7 @@ class LaneBinding:
     recorded: BindingRead | None
 
 
-def commission_lanes(view: Any) -> list[str]:
+def commission_lanes(view: ScheduleView | None) -> list[str]:
     lanes = view.commission.get("lanes", []) if view is not None else []
     return [str(lane["lane"]) for lane in lanes if isinstance(lane, dict) and lane.get("lane")]
 

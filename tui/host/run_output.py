@@ -23,8 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from factory_schedule.core.health import RunFact, classify_line
-from factory_schedule.core.health.records import RUNS_AGGREGATE, kept_run
+from factory_schedule.core.health import RUNS_AGGREGATE, RunFact, classify_line, kept_run
 from factory_schedule.store import Journal
 from factory_schedule.tui.host.health_records import append_once
 from factory_schedule.tui.host.paths import beside_journal

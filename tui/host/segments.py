@@ -51,7 +51,7 @@ from factory_schedule.tui.host.run_output import (
 from factory_schedule.tui.host.tokens import segment_scope
 
 if TYPE_CHECKING:
-    from factory_schedule.core.results import ScheduleView
+    from factory_schedule.core import ScheduleView
 
 
 @dataclass(frozen=True)
