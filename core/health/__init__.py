@@ -7,6 +7,7 @@ evidence licenses. One module per rule family; this package exports what the she
 """
 
 from .accounts import account_findings
+from .chains import WHOLE_CHECK_DAYS, chain_findings, whole_check_findings
 from .evidence import lease_evidence, reconcile_confirmation
 from .facts import DEFAULT_GRACE_MINUTES, HealthFacts, LaunchAgentFact, LeaseFact
 from .history import HistoryCounts, PipelineHistory, count_findings
@@ -48,6 +49,7 @@ __all__ = [
     "LEASE_REMOVED",
     "RUNS_AGGREGATE",
     "RUN_RECORDED",
+    "WHOLE_CHECK_DAYS",
     "DeadLaneRun",
     "Finding",
     "FiringRecord",
@@ -66,6 +68,7 @@ __all__ = [
     "RunOutcome",
     "Severity",
     "account_findings",
+    "chain_findings",
     "classify_line",
     "count_findings",
     "counted_record",
@@ -90,4 +93,5 @@ __all__ = [
     "run_findings",
     "run_outcome",
     "staged_lane_findings",
+    "whole_check_findings",
 ]

@@ -1,7 +1,8 @@
 """Health's verdict: every rule over the facts, each rule that fails reported as not checked, never fatal.
 
 What is reported: a journal aggregate whose hash chain breaks (each one named), or whose state does not
-parse; a missing commission (an empty journal is never healthy: it is most often a mistyped path); the
+parse; a whole check of the chains older than eight days (the frequent ones start from a checkpoint:
+chains.py); a missing commission (an empty journal is never healthy: it is most often a mistyped path); the
 leases' and the staged lane runs' findings (leases.py, lane_runs.py); lanes past their slot plus a grace with
 nothing admitted (nights.py); account stops and owner records that stop being current (accounts.py); a week
 above 90 % of its ceiling (ledger.py); an installed LaunchAgent that differs from what the commission asks
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from .accounts import account_findings
+from .chains import chain_findings, whole_check_findings
 from .facts import HealthFacts
 from .history import count_findings
 from .launch_agent import launch_agent_findings
@@ -33,10 +35,9 @@ def judge(facts: HealthFacts) -> HealthReport:
     """Every rule over the facts; a rule that raises is reported as not checked, never fatal."""
     findings: list[Finding] = []
     could_not = list(facts.could_not_check)
-    for aggregate, problem in sorted(facts.chain_problems.items()):
-        findings.append(Finding("journal-chain-broken", "error",
-                                f"the journal's hash chain of {aggregate} is broken: {problem}",
-                                {"aggregate": aggregate, "detail": problem}))
+    findings.extend(chain_findings(facts.chain_problems))
+    if facts.whole_check_known:
+        findings.extend(whole_check_findings(facts.whole_check_at, facts.now))
     if facts.state_problem is not None:
         code, message = facts.state_problem
         findings.append(Finding("state-unreadable", "error", f"the schedule state does not parse: {message}",

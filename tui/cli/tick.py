@@ -187,14 +187,15 @@ def _record_firings(journal: Journal, schedule: LifecycleSchedule, clock: System
 
 def _tell_owner(journal: Journal, url: str, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """Send each finding that needs the owner (a sign-in, an overage, a dead runner the evidence cannot
-    settle) to their notifier, once: an unattended night tells them, not only the dashboard. The hash
-    chain is left to `health` (a year of history is not re-read at every firing)."""
+    settle, a broken hash chain) to their notifier, once: an unattended night tells them, not only the
+    dashboard. The hash chains are checked from where the last check ended (a year of history is not re-read
+    at every firing)."""
     from factory_schedule.tui.host import health
     from factory_schedule.tui.host.notify import notify_owner
     from factory_schedule.tui.host.process_identity import this_host
 
     try:
-        report = health.check_health(journal, schedule, clock.now(), this_host(), check_chain=False)
+        report = health.check_health(journal, schedule, clock.now(), this_host(), keep_checkpoint=True)
         told = notify_owner(report.findings, url, clock.now())
     except Exception as error:
         emit({"notify_failed": f"{type(error).__name__}: {error}"})
