@@ -72,7 +72,6 @@ def _take_worker_lease(journal: Journal, owner: str, ttl: float, clock: SystemCl
     """Take `worker`, clearing it first only when its holder's tick is gone from this host and its lease is
     stale, or carries a heartbeat from the future (a clock that was wrong): that is no evidence of a live tick,
     and must not block every tick to come. `health` reports such a lease either way."""
-    from factory_schedule.core.health import heartbeat_from_future
     from factory_schedule.store import leases
     from factory_schedule.tui.host import process_identity
     from factory_schedule.tui.host.reconciler import record_lease_removal
@@ -95,7 +94,7 @@ def _take_worker_lease(journal: Journal, owner: str, ttl: float, clock: SystemCl
             removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now(), expected=holder)
             if removed is not None:
                 emit({"repaired": "stale-worker-lease", "lease": removed, "recorded": record})
-        elif heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
+        elif leases.heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
             record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
                                           by, clock.now())
             try:  # owner-conditioned: a tick that took the scope meanwhile keeps it
@@ -117,7 +116,6 @@ def _lanes_to_start(schedule: LifecycleSchedule, lane: str | None) -> list[str]:
 
 def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[segments.SegmentJob], int]:
     from factory_schedule.core import ScheduleError
-    from factory_schedule.core.health import running_segment
     from factory_schedule.tui.host import segments, tokens
 
     jobs: list[segments.SegmentJob] = []
@@ -133,10 +131,10 @@ def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[se
         emit({"lane": lane, "runner": runner, "tick": tick})
         if tick.kind not in STARTED_KINDS or tick.occurrence is None:
             continue
-        running = running_segment(tick.occurrence)
-        if running is None or running[1] != runner:
+        running = tick.occurrence.running_segment
+        if running is None or running.runner != runner:
             continue  # a replay to another runner's segment: that runner holds it
-        jobs.append(segments.SegmentJob(lane, tick.occurrence.id, running[0], runner))
+        jobs.append(segments.SegmentJob(lane, tick.occurrence.id, running.n, runner))
     return jobs, exit_code
 
 
