@@ -602,5 +602,5 @@ def test_the_empty_journals_first_steps_name_the_command_and_a_docs_page_that_ha
     words = FIRST_STEPS.plain
     assert "factory-schedule check" in words and "README" not in words
     page, section = re.search(r"(docs/\S+\.md),\s+section \"([^\"]+)\"", words).groups()  # type: ignore[union-attr]
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     assert f"## {section}" in (root / page).read_text(encoding="utf-8")

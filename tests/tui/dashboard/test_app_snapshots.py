@@ -20,7 +20,7 @@ from factory_schedule.tui.dashboard.screens.base import ScheduleForm
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL
 from factory_schedule.tui.host.demo_lanes import APPROVAL
 from tests.store.forgery import reseal_head
-from tests.tui.test_app_journeys import confirm_write
+from tests.tui.dashboard.test_app_journeys import confirm_write
 
 SIZE = (120, 40)
 
