@@ -195,7 +195,8 @@ def _tell_owner(journal: Journal, url: str, schedule: LifecycleSchedule, clock: 
     from factory_schedule.tui.host.process_identity import this_host
 
     try:
-        report = health.check_health(journal, schedule, clock.now(), this_host(), keep_checkpoint=True)
+        scope = health.HealthScope(chains=health.ChainCheck(keep=True))
+        report = health.check_health(journal, schedule, clock.now(), this_host(), scope)
         told = notify_owner(report.findings, url, clock.now())
     except Exception as error:
         emit({"notify_failed": f"{type(error).__name__}: {error}"})

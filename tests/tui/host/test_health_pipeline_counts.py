@@ -19,7 +19,7 @@ from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
-from factory_schedule.tui.host.health import check_health
+from factory_schedule.tui.host.health import HealthScope, check_health
 from tests.core.pipeline.pipeline_support import (
     Harness,
     Runs,
@@ -58,7 +58,7 @@ def _lanes_with_history(url: str) -> Harness:
 def _counts_findings(url: str) -> list[Any]:
     journal = open_journal(url)
     report = check_health(journal, LifecycleSchedule(journal, SystemClock()), SystemClock().now(), "this-host",
-                          count_history=True)
+                          HealthScope(count_history=True))
     assert not report.could_not_check, report.could_not_check
     return [finding for finding in report.findings if finding.kind == "pipeline-counts-disagree"]
 
