@@ -31,7 +31,6 @@ from factory_schedule.store import CommandConflictError, Decision, Journal, NewE
 from factory_schedule.tui.host.providers.prompts import read_binding
 from factory_schedule.tui.host.reconciler import HEALTH_AGGREGATE
 
-ENV_PROMPTS = "FACTORY_PROMPTS"
 BINDING_RECORDED = "binding-recorded"
 BINDING_BLOCKED = "binding-blocked"
 Reader = Callable[[str, str], BindingRead]
