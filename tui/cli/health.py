@@ -94,7 +94,7 @@ def check_health_command(args: argparse.Namespace) -> int:
         except Exception as error:
             return _could_not_check(args, f"repairing prompt bindings: {error}")
     report = health.check_health(journal, schedule, clock.now(), host, args.plist or installed_agent(), args.grace,
-                                 count_history=True)
+                                 count_history=True, keep_checkpoint=True)
     findings = list(report.findings)
     could_not = list(report.could_not_check)
     if prompts:

@@ -22,6 +22,7 @@ from typing import Any
 
 from factory_schedule.core import Signer
 from factory_schedule.core.pipeline import ClaimIdle, LaneView, PipelineLanes, PipelineResult, text
+from factory_schedule.core.pipeline.lock_scopes import task_scope, task_scope_prefix, worker_scope
 from factory_schedule.store import leases
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.options import (
@@ -60,8 +61,6 @@ from factory_schedule.tui.host.lane_locks import (
     journal_of,
     report_and_release,
     resource_scopes,
-    task_scope,
-    worker_scope,
 )
 
 Act = Callable[[PipelineLanes, dict[str, Any]], object]
@@ -119,7 +118,7 @@ def heartbeat(args: argparse.Namespace) -> int:
     now = SystemClock().now()
     scopes = [worker_scope(lane), *resource_scopes(lanes, lane)]
     scopes += [lease.scope for lease in leases.list_leases(journal_of(lanes))
-               if lease.scope.startswith(f"pipeline/{lane}/task/") and lease.owner == runner]
+               if lease.scope.startswith(task_scope_prefix(lane)) and lease.owner == runner]
     emit({"leases": [leases.heartbeat(journal_of(lanes), scope, runner, now) for scope in scopes]})
     return EXIT_OK
 

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "provider_env",
     "tick",
     "health",
+    "verify",
     "check",
     "prompts",
     "launchd",

@@ -10,7 +10,6 @@ import sys
 from typing import Any
 
 from factory_schedule.core import LifecycleSchedule, ScheduleError
-from factory_schedule.core.health import heartbeat_from_future, running_segment
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
 from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNNER_FAILED, BadInput, emit
@@ -47,7 +46,7 @@ def _take_worker_lease(journal: Journal, owner: str, ttl: float, clock: SystemCl
             removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now(), expected=holder)
             if removed is not None:
                 emit({"repaired": "stale-worker-lease", "lease": removed, "recorded": record})
-        elif heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
+        elif leases.heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
             record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
                                           by, clock.now())
             try:  # owner-conditioned: a tick that took the scope meanwhile keeps it
@@ -81,10 +80,10 @@ def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[se
         emit({"lane": lane, "runner": runner, "tick": tick})
         if tick.kind not in STARTED_KINDS or tick.occurrence is None:
             continue
-        running = running_segment(tick.occurrence)
-        if running is None or running[1] != runner:
+        running = tick.occurrence.running_segment
+        if running is None or running.runner != runner:
             continue  # a replay to another runner's segment: that runner holds it
-        jobs.append(segments.SegmentJob(lane, tick.occurrence.id, running[0], runner))
+        jobs.append(segments.SegmentJob(lane, tick.occurrence.id, running.n, runner))
     return jobs, exit_code
 
 
@@ -128,10 +127,11 @@ def _record_firings(journal: Journal, schedule: LifecycleSchedule, clock: System
 
 def _tell_owner(journal: Journal, url: str, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """Send each finding that needs the owner (a sign-in, an overage, a dead runner the evidence cannot
-    settle) to their notifier, once: an unattended night tells them, not only the dashboard. The hash
-    chain is left to `health` (a year of history is not re-read at every firing)."""
+    settle, a broken hash chain) to their notifier, once: an unattended night tells them, not only the
+    dashboard. The hash chains are checked from where the last check ended (a year of history is not re-read
+    at every firing)."""
     try:
-        report = health.check_health(journal, schedule, clock.now(), this_host(), check_chain=False)
+        report = health.check_health(journal, schedule, clock.now(), this_host(), keep_checkpoint=True)
         told = notify_owner(report.findings, url, clock.now())
     except Exception as error:
         emit({"notify_failed": f"{type(error).__name__}: {error}"})
