@@ -46,7 +46,8 @@ def nights_to_check(view: ScheduleView, now: datetime, grace: timedelta) -> list
         watermark = state.watermark.date if state is not None and state.watermark is not None else ""
         past = []
         # A weekly lane runs on its weekday alone: the other dates have no occurrence to compute.
-        for date in (d for d in dates if not lane.weekly or d.isoweekday() == lane.weekday):
+        weekday = lane.weekday if lane.weekly else None
+        for date in (d for d in dates if weekday is None or d.isoweekday() == weekday):
             occurrence = lane_occurrence_on(commission, lane, date)
             if occurrence is not None and occurrence.slot + grace <= now and occurrence.closes > occurrence.slot:
                 past.append((date, occurrence))
