@@ -1,28 +1,23 @@
-"""LifecycleSchedule: read, plan, execute through the journal, re-plan on a conflict.
+"""LifecycleSchedule: the schedule's commands and views over an injected journal and clock.
 
-This is all the I/O the engine does, and it is injected: the journal and the clock.
-Each method plans at the version it read with one clock reading; the decision runs
-inside the journal's transaction with a second reading and must reach the same
-command, or the method re-plans (at most 16 rounds, then CONTENDED). A command's
-ID and payload come from the request alone, so a retry at any later time is the
-same command and replays its receipt.
+This is all the I/O the engine does, and it is injected: the journal and the clock. Each command
+plans once, under the journal's write lock, and the journal records what it planned (`command_loop`).
+A command's ID and payload come from the request alone, so a retry at any later time is the same
+command and replays its receipt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Generic, Never, TypeVar
+from typing import Any, TypeVar
 
 from pendulum import DateTime
 
 from factory_schedule.store import (
     CanonicalJsonError,
-    CommandConflictError,
     Decision,
     JournalCorruptError,
     Outcome,
-    VersionConflictError,
     canonical_json,
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
@@ -31,6 +26,7 @@ from . import calls, lifecycle, owner, records
 from .calendar import nights_from
 from .change import Change
 from .clock import Clock, as_utc
+from .command_loop import CommandLoop, Planned, Ran
 from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
 from .identity import OccurrenceRef, parse_occurrence_id
@@ -56,28 +52,9 @@ SETTLED_EVENT = "occurrence-settled"
 MAX_HOLDER_SEARCH_DAYS = 400
 
 
-class _Replan(Exception):
-    """The reading inside the transaction no longer supports the plan."""
-
-
-Answer = TypeVar("Answer")
-
-
-@dataclass(frozen=True)
-class _Answer(Generic[Answer]):
-    value: Answer
-
-
-@dataclass(frozen=True)
-class _Command:
-    command_id: str
-    payload: dict[str, Any]
-    change: Change | None  # None for a recorded command answered from its receipt
-    meta: dict[str, Any]
-
-
-Plan = Callable[[Schedule | None, DateTime], "_Answer[Answer] | _Command"]
+_Command = Planned[Change]
 _Ran = tuple[_Command, Outcome, Schedule | None]  # the command run, the journal's outcome, the state after
+Answer = TypeVar("Answer")
 
 
 def _token(name: str, value: Any, limit: int = 200) -> str:
@@ -213,65 +190,33 @@ class LifecycleSchedule:
 
     # -- the command loop ----------------------------------------------------------------
 
-    def _run(self, plan: Plan[Answer]) -> _Ran | _Answer[Answer]:
-        for _ in range(self.max_rounds):
-            now = self._now()
-            # Read, plan and decide under the journal's write lock: writers queue rather than conflict.
-            with self.journal.writing():
-                version, schedule = self._load()
-                try:
-                    planned = plan(schedule, now)
-                except JournalCorruptError as error:  # a receipt the plan looked up is not what was sealed
-                    raise corrupt(str(error)) from None
-                if isinstance(planned, _Answer):
-                    return planned
-                decided: list[tuple[str, Schedule]] = []
-                decide = self._decision(plan, planned, version, schedule, decided)
-                try:
-                    outcome = self.journal.execute(SCHEDULE_AGGREGATE, planned.command_id, planned.payload, version,
-                                                   decide, as_text=True)
-                except (VersionConflictError, _Replan):
-                    continue
-                except CommandConflictError:
-                    raise ScheduleError(
-                        "CONFLICT", f"{planned.command_id} was recorded with a different request"
-                    ) from None
-                except JournalCorruptError as error:
-                    raise corrupt(str(error)) from None
-            if decided:
-                new_text, after = decided[-1]  # a retried attempt decided again
-                self._codec.remember(outcome.version, new_text, after)
-                return planned, outcome, after
-            return planned, outcome, schedule
-        raise ScheduleError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
+    def _run(self, plan: Callable[[Schedule | None, DateTime], _Command | Answer]) -> _Ran | Answer:
+        """The plan's answer, or the command it planned as run: with the state after it (the state read, on a
+        replay), kept by the codec so the next read of those bytes needs no parse."""
+        decided: dict[int, tuple[str, Schedule]] = {}  # by the version decided (a retried attempt decides again)
 
-    def _decision(self, plan: Plan[Answer], planned: _Command, version: int, schedule: Schedule | None,
-                  decided: list[tuple[str, Schedule]]) -> Callable[[Any, int], Decision]:
-        """The decision the journal runs in its transaction: the clock read again, the same command
-        planned again from the state it holds, and the new state re-read before it is stored."""
-
-        def decide(_text: Any, at_version: int) -> Decision:
-            if planned.change is None:
-                raise corrupt(
-                    f"{planned.command_id} is recorded in the schedule but the journal holds no receipt for it"
-                )
-            if at_version != version:  # the journal decides only at the version planned from; never here
-                raise _Replan()
-            # The stored text is the one planned from (same version, under the write lock): no need to read it.
-            again = plan(schedule, self._now())
-            if (not isinstance(again, _Command) or again.change is None
-                    or again.command_id != planned.command_id or again.payload != planned.payload):
-                raise _Replan()
-            change = again.change
+        def decision(planned: _Command, at_version: int) -> Decision:
+            change = planned.change
+            assert change is not None  # the loop runs no decision for a recorded command
             after, new_text = self._codec.write(change.state, at_version + 1)
             if change.growing:
                 size = len(new_text.encode("utf-8"))
                 if size > SCHEDULE_LIMITS.max_state_bytes:
                     raise ScheduleError("LIMIT", f"the schedule would grow to {size} bytes, above the limit")
-            decided.append((new_text, after))
+            decided[at_version + 1] = (new_text, after)
             return Decision(events=change.events, state=new_text, result=change.result)
 
-        return decide
+        loop = CommandLoop(self.journal, self.clock, SCHEDULE_AGGREGATE, self._load, decision, ScheduleError,
+                           self.max_rounds, as_text=True)
+        ran = loop.run(plan)
+        if not isinstance(ran, Ran):
+            return ran
+        outcome = ran.outcome
+        if not outcome.replayed and outcome.version in decided:
+            new_text, after = decided[outcome.version]
+            self._codec.remember(outcome.version, new_text, after)
+            return ran.planned, outcome, after
+        return ran.planned, outcome, ran.read
 
     def _occurrence_in(self, schedule: Schedule | None, occurrence_id: str, lane_id: str) -> Occurrence | None:
         """The whole record of an occurrence the state keeps, else None (`lane_id`: the ID's own lane)."""
@@ -285,8 +230,7 @@ class LifecycleSchedule:
                 return self._whole(occurrence, schedule.version)
         return None
 
-    def _result(self, ran: _Ran | _Answer[Never], ref: OccurrenceRef | None = None) -> CommandResult:
-        assert not isinstance(ran, _Answer)  # these commands always run
+    def _result(self, ran: _Ran, ref: OccurrenceRef | None = None) -> CommandResult:
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, ref.id, ref.lane) if ref is not None else None
         return CommandResult(command_id=planned.command_id, version=outcome.version, replayed=outcome.replayed,
@@ -300,14 +244,14 @@ class LifecycleSchedule:
         command_id = f"discovery/commission/{parsed.revision}"
         payload = owner.signed(self.journal, signer, command_id, commission_document(parsed))
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             if self.journal.receipt(command_id) is not None:
-                return _Command(command_id, payload, None, {})
+                return Planned(command_id, payload, None, {})
             self._check_owner_record(command_id, payload)
-            return _Command(command_id, payload, records.record_commission(schedule, parsed, now), {})
+            return Planned(command_id, payload, records.record_commission(schedule, parsed, now), {})
 
         ran = self._run(plan)
-        assert not isinstance(ran, _Answer)
+        assert isinstance(ran, tuple)
         return self._result(ran)
 
     def record_account(self, *, account: Any, sequence: Any, sign_in: Any, overage: Any,
@@ -323,16 +267,16 @@ class LifecycleSchedule:
         command_id = f"discovery/account/{account}/{sequence}"
         payload = owner.signed(self.journal, signer, command_id, payload)
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             if self.journal.receipt(command_id) is not None:
-                return _Command(command_id, payload, None, {})
+                return Planned(command_id, payload, None, {})
             self._check_owner_record(command_id, payload)
             if schedule is None:
                 raise ScheduleError("NOT_COMMISSIONED", "record a commission before account records")
-            return _Command(command_id, payload, records.record_account(schedule, payload, now), {})
+            return Planned(command_id, payload, records.record_account(schedule, payload, now), {})
 
         ran = self._run(plan)
-        assert not isinstance(ran, _Answer)
+        assert isinstance(ran, tuple)
         return self._result(ran)
 
     def _check_owner_record(self, command_id: str, payload: dict[str, Any]) -> None:
@@ -348,7 +292,7 @@ class LifecycleSchedule:
         runner = _token("runner", runner)
         payload = {"lane": lane_id, "runner": runner}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Tick] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command | Tick:
             if schedule is None:
                 raise ScheduleError("NOT_COMMISSIONED", "no commission has been recorded")
             config = schedule.lane_config(lane_id)
@@ -363,33 +307,33 @@ class LifecycleSchedule:
                     if segment.runner == runner:
                         suffix = "admit" if segment.kind == "admit" else f"resume/{segment.n}"
                         kind = "admitted" if segment.kind == "admit" else "resumed"
-                        return _Command(f"{occurrence.id}/{suffix}", payload, None,
+                        return Planned(f"{occurrence.id}/{suffix}", payload, None,
                                         {"kind": kind, "occurrence": occurrence.id})
-                    return _Answer(Tick("running", lane_id, occurrence, False, None, None,
-                                        f"running under runner {segment.runner}"))
+                    return Tick("running", lane_id, occurrence, False, None, None,
+                                        f"running under runner {segment.runner}")
                 check = lifecycle.resume_check(schedule, occurrence, now)
                 if check.night is None:
-                    return _Answer(Tick("waiting", lane_id, occurrence, False, None, check.until, check.reason))
+                    return Tick("waiting", lane_id, occurrence, False, None, check.until, check.reason)
                 if len(occurrence.segments) >= SCHEDULE_LIMITS.max_segments:
-                    return _Command(f"{occurrence.id}/settle", payload,
+                    return Planned(f"{occurrence.id}/settle", payload,
                                     lifecycle.settle_segment_limit(schedule, occurrence, runner, now),
                                     {"kind": "settled", "occurrence": occurrence.id})
                 n = len(occurrence.segments) + 1
-                return _Command(f"{occurrence.id}/resume/{n}", payload,
+                return Planned(f"{occurrence.id}/resume/{n}", payload,
                                 lifecycle.resume(schedule, occurrence, check.night, runner, now),
                                 {"kind": "resumed", "occurrence": occurrence.id})
             night = lifecycle.due_night(schedule, config, lane_state, now)
             if night is None:
                 upcoming = lifecycle.next_due(schedule, config, lane_state, now)
-                return _Answer(Tick("waiting", lane_id, None, False, None, upcoming.slot if upcoming else None,
-                                    "nothing is due now"))
-            return _Command(f"{night.id}/admit", payload,
+                return Tick("waiting", lane_id, None, False, None, upcoming.slot if upcoming else None,
+                                    "nothing is due now")
+            return Planned(f"{night.id}/admit", payload,
                             lifecycle.admit(schedule, config, lane_state, night, runner, now),
                             {"kind": "admitted", "occurrence": night.id})
 
         ran = self._run(plan)
-        if isinstance(ran, _Answer):
-            return ran.value
+        if not isinstance(ran, tuple):
+            return ran
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, planned.meta["occurrence"], lane_id)
         until = None
@@ -411,12 +355,12 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "task": task, "work": work, "bound": bound,
                    "signIn": sign_in, "attempt": attempt}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[CallRefusal] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command | CallRefusal:
             occurrence, pruned = self._known(schedule, ref)
             for call in occurrence.calls:
                 if (occurrence.runner_of(call), call.task, call.work, call.bound, call.attempt) == (
                         runner, task, work, bound, attempt):
-                    return _Command(f"{occurrence.id}/call/{call.k}", payload, None,
+                    return Planned(f"{occurrence.id}/call/{call.k}", payload, None,
                                     {"call": call.k, "week": call.week})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
@@ -431,14 +375,14 @@ class LifecycleSchedule:
                 raise invalid(f"task: {task!r} is not a task of lane {occurrence.lane}")
             refused = calls.refusal(schedule, occurrence, task_config, work, bound, sign_in, now)
             if refused is not None:
-                return _Answer(CallRefusal(refused.reason, refused.detail))
+                return CallRefusal(refused.reason, refused.detail)
             k = len(occurrence.calls) + 1
             change = calls.admit(schedule, occurrence, runner, task_config, work, bound, sign_in, attempt, now)
-            return _Command(f"{occurrence.id}/call/{k}", payload, change, {"call": k, "week": change.result["week"]})
+            return Planned(f"{occurrence.id}/call/{k}", payload, change, {"call": k, "week": change.result["week"]})
 
         ran = self._run(plan)
-        if isinstance(ran, _Answer):
-            return ran.value
+        if not isinstance(ran, tuple):
+            return ran
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, ref.id, ref.lane)
         k = planned.meta["call"]
@@ -461,10 +405,10 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "call": k, "report": report}
         command_id = f"{occurrence_id}/call/{k}/end"
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             occurrence, pruned = self._known(schedule, ref)
             if f"call/{k}/end" in occurrence.transitions:
-                return _Command(command_id, payload, None, {})
+                return Planned(command_id, payload, None, {})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             if k > len(occurrence.calls):
@@ -475,10 +419,10 @@ class LifecycleSchedule:
             if not recorded.in_flight:
                 raise ScheduleError("STALE", f"call {k} already ended ({recorded.outcome}) by a reconciliation")
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
-            return _Command(command_id, payload, calls.end(schedule, occurrence, recorded, report, now), {})
+            return Planned(command_id, payload, calls.end(schedule, occurrence, recorded, report, now), {})
 
         ran = self._run(plan)
-        assert not isinstance(ran, _Answer)
+        assert isinstance(ran, tuple)
         _planned, outcome, after = ran
         return CallEnd(command_id=command_id, replayed=outcome.replayed, outcome=outcome.result["outcome"],
                        debit=outcome.result["debit"], occurrence=self._occurrence_in(after, ref.id, ref.lane))
@@ -498,7 +442,7 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "reason": reason, "bound": bound,
                    "segment": segment}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             occurrence, pruned = self._known(schedule, ref)
             n = segment
             if n is None:
@@ -511,7 +455,7 @@ class LifecycleSchedule:
             if n is not None and f"defer/{n}" in occurrence.transitions:
                 running = occurrence.running_segment
                 later = running.n if running is not None and running.runner == runner and running.n > n else None
-                return _Command(f"{occurrence.id}/defer/{n}", payload, None, {"still_running": later})
+                return Planned(f"{occurrence.id}/defer/{n}", payload, None, {"still_running": later})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             running = occurrence.running_segment
@@ -521,7 +465,7 @@ class LifecycleSchedule:
                 raise ScheduleError("STALE", f"segment {n} is not the running segment {running.n}")
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
             change = lifecycle.defer(schedule, occurrence, runner, reason, bound, now)
-            return _Command(f"{occurrence.id}/defer/{n}", payload, change, {})
+            return Planned(f"{occurrence.id}/defer/{n}", payload, change, {})
 
         return self._result(self._run(plan), ref)
 
@@ -534,7 +478,7 @@ class LifecycleSchedule:
         ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "confirmation": dict(confirmation)}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             occurrence, pruned = self._known(schedule, ref)
             # A confirmation names a runner: it maps to the segment that runner's reconciliation ended (the
             # journal then replays an identical one and calls any other CONFLICT), unless the token runs
@@ -542,7 +486,7 @@ class LifecycleSchedule:
             running_now = occurrence.running_segment is not None and occurrence.running_segment.runner == runner
             earlier = [r.segment for r in occurrence.reconciliations if r.runner == runner]
             if earlier and not running_now:
-                return _Command(f"{occurrence.id}/reconcile/{earlier[-1]}", payload, None, {})
+                return Planned(f"{occurrence.id}/reconcile/{earlier[-1]}", payload, None, {})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             running = occurrence.running_segment
@@ -550,7 +494,7 @@ class LifecycleSchedule:
                 raise ScheduleError("NOT_RUNNING", f"{occurrence_id} is {occurrence.state}, not running")
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
             change = lifecycle.reconcile(schedule, occurrence, runner, confirmed_by, evidence, now)
-            return _Command(f"{occurrence.id}/reconcile/{running.n}", payload, change, {})
+            return Planned(f"{occurrence.id}/reconcile/{running.n}", payload, change, {})
 
         return self._result(self._run(plan), ref)
 
@@ -563,13 +507,13 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "settledBy": settled_by, "status": status, "reason": reason}
         command_id = f"{occurrence_id}/settle"
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             occurrence, _pruned = self._known(schedule, ref)
             if "settle" in occurrence.transitions:
-                return _Command(command_id, payload, None, {})
+                return Planned(command_id, payload, None, {})
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
             change = lifecycle.settle(schedule, occurrence, settled_by, status, reason, now)
-            return _Command(command_id, payload, change, {})
+            return Planned(command_id, payload, change, {})
 
         return self._result(self._run(plan), ref)
 
