@@ -21,10 +21,9 @@ import os
 from typing import Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, missing_journal
-from factory_schedule.tui.cli.output import EXIT_OK, EXIT_UNEXPECTED, printable, say
+from factory_schedule.tui.cli.output import EXIT_OK, EXIT_WILL_NOT_RUN, printable, say
 
 ENV_PROMPTS = "FACTORY_PROMPTS"  # tui.host.bindings.ENV_PROMPTS (not imported: `--help` stays light)
-EXIT_WILL_NOT_RUN = EXIT_UNEXPECTED
 MARKS = {"ok": "ok  ", "warn": "warn", "no": "NO  "}
 
 

@@ -14,10 +14,8 @@ import json
 from typing import Any
 
 from factory_schedule.tui.cli.options import integer, read_commission_file, text
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, EXIT_UNEXPECTED, say
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, EXIT_OVER_CEILING, say
 from factory_schedule.tui.terminal_text import printable
-
-EXIT_OVER_CEILING = EXIT_UNEXPECTED  # a warning, as health's: the commission is sound but the week does not fit
 
 
 def owner_zone() -> str:

@@ -29,11 +29,9 @@ from typing import Any
 
 from factory_schedule.tui.cli.options import CommandParser
 from factory_schedule.tui.cli.options import read_commission_file as read_commission_document
-from factory_schedule.tui.cli.output import BadInput
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput
 from factory_schedule.tui.host.clock import host_zone
 
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
 DEFAULT_LABEL = "com.factory-schedule.tick"
 
 

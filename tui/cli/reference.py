@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from factory_schedule.tui.cli import output
-from factory_schedule.tui.host.providers.work import EXIT_UNRECORDED
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CLI_PAGE = Path("docs/reference/cli.md")
@@ -37,8 +36,9 @@ EXIT_MEANINGS: dict[int, str] = {
     output.EXIT_LEASE_HELD: "a lease or a staged lane's lock is held by someone else (`LEASE_HELD`)",
     output.EXIT_NOT_LEASE_OWNER: "a lease heartbeat or release by someone who does not hold it (`NOT_LEASE_OWNER`)",
     output.EXIT_RUNNER_FAILED: "`tick`: a runner exited non-zero or left its segment running",
-    EXIT_UNRECORDED: "`run`: the journal would not take a report after every retry (about five minutes); the report is "
-       "printed in an `\"unrecorded\"` line and the segment left running for a supervisor",
+    output.EXIT_UNRECORDED: "`run`: the journal would not take a report after every retry (about five minutes); the "
+                            "report is printed in an `\"unrecorded\"` line and the segment left running for a "
+                            "supervisor",
     output.EXIT_REPLAY_NO_DISPATCH: "`call admit`: a replay of a recorded admission; no contact licensed "
                                     "(`in_flight` says whether it never ended)",
     output.EXIT_REPLAY_STILL_RUNNING: "`defer`: the replay of an earlier segment's deferral while this token runs a "

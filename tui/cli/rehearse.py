@@ -12,9 +12,7 @@ import sys
 from pathlib import Path
 
 from factory_schedule.tui.cli.journal import open_existing, schedule_over
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput, printable, say
-
-EXIT_NOT_CONFIRMED = EXIT_BAD_INPUT
+from factory_schedule.tui.cli.output import EXIT_NOT_CONFIRMED, EXIT_OK, BadInput, printable, say
 
 
 def _confirmed(question: str, yes: bool) -> bool:
