@@ -79,19 +79,19 @@ def test_a_schedule_command_plans_once_with_one_clock_reading(tmp_path):
     journal = CountedJournal(open_journal(h.url))
     schedule = LifecycleSchedule(journal, clock)
     commands = {
+        "record_account": lambda: schedule.record_account(account="claude", sequence=1, sign_in=SIGN_IN,
+                                                          overage=False, recorded_by="owner"),
         "start": lambda: schedule.start(lane=LANE, runner="r1"),
         "admit_call": lambda: schedule.admit_call(occurrence_id=NIGHT, runner="r1", task="scan", work="w1",
                                                   bound=100_000, sign_in=SIGN_IN),
         "end_call": lambda: schedule.end_call(occurrence_id=NIGHT, runner="r1", call=1, report=result_report()),
-        "record_account": lambda: schedule.record_account(account="chatgpt", sequence=1, sign_in=SIGN_IN,
-                                                          overage=False, recorded_by="owner"),
         "settle": lambda: schedule.settle(occurrence_id=NIGHT, settled_by="r1", status="completed", reason="done"),
     }
     for name, command in commands.items():
         clock.reads = 0
         journal.reads.clear()
         answer = command()
-        assert not getattr(answer, "replayed", False), name
+        assert not getattr(answer, "replayed", True), f"{name}: {answer}"
         assert clock.reads == 1, f"{name} read the clock {clock.reads} times"
         twice = {read: n for read, n in journal.reads.items() if n > 1}
         assert not twice, f"{name} read these more than once: {twice}"
