@@ -35,7 +35,7 @@ from ..errors import ScheduleError
 from ..service import LifecycleSchedule
 from ..state import validation_message
 from ..text import checked_document, checked_token
-from . import rules, scheduled
+from . import approvals, claims, rules, scheduled, transitions
 from .contracts import contract_fields
 from .errors import PipelineError
 from .model import (
@@ -347,7 +347,7 @@ class PipelineLanes:
             recorded = self.journal.receipt(command_id)
             if recorded is not None and recorded.digest == canonical_digest(payload):
                 return Planned(command_id, payload, None)  # this run's retry: replay its claim
-            answer = rules.claim(rules.configured(state), lane, run, runner, now)
+            answer = claims.claim(rules.configured(state), lane, run, runner, now)
             if recorded is not None:  # one claim per token and lane: an idle answer says why, else CONFLICT
                 if isinstance(answer, rules.Idle):
                     return answer
@@ -375,7 +375,7 @@ class PipelineLanes:
                 earlier = scheduled.earlier_runners(view, occurrence_id, runner)
                 return self._hand_over(lane, as_run, runner, occurrence_id, recorded.result.get("task"), earlier,
                                        state, now)
-            change = rules.claim(current, lane, as_run, runner, now)
+            change = claims.claim(current, lane, as_run, runner, now)
             return change if isinstance(change, rules.Idle) else Planned(command_id, payload, change)
 
         return self._run(plan)
@@ -390,7 +390,7 @@ class PipelineLanes:
             return Planned(command_id, payload, None)
         if not isinstance(task, int):
             raise PipelineError("CORRUPT", f"the claim of {occurrence_id} names no task")
-        change = rules.hand_over(rules.configured(state), lane, task, run, runner, occurrence_id, earlier, now)
+        change = claims.hand_over(rules.configured(state), lane, task, run, runner, occurrence_id, earlier, now)
         return change if isinstance(change, rules.Idle) else Planned(command_id, payload, change)
 
     def report(self, *, lane: Any, task: Any, runner: Any, report: Any) -> PipelineResult:
@@ -401,7 +401,7 @@ class PipelineLanes:
         report = _json_object("report", report)
         payload = {"lane": lane, "task": n, "runner": runner, "report": report}
         return self._done(self._command(f"pipeline/{lane}/task/{n}/done", payload,
-                                        lambda state, now: rules.complete(state, lane, n, runner, report, now)))
+                                        lambda state, now: transitions.complete(state, lane, n, runner, report, now)))
 
     review = report  # a review is the report of a review task; the task's kind decides who may send it
 
@@ -424,7 +424,7 @@ class PipelineLanes:
             payload["partial"] = list(kept)
         return self._done(self._command(
             f"pipeline/{lane}/task/{n}/abandon/{runner}", payload,
-            lambda state, now: rules.abandon(state, lane, n, runner, confirmed_by, evidence, now, kept)))
+            lambda state, now: claims.abandon(state, lane, n, runner, confirmed_by, evidence, now, kept)))
 
     # -- the owner's decisions --------------------------------------------------------------------
 
@@ -442,7 +442,7 @@ class PipelineLanes:
                                                                   "decision": decision, "reason": reason})
         return self._done(self._command(command_id, payload, self._owner_checked(
             command_id, payload,
-            lambda state, now: rules.decide_escalation(state, lane, n, decided_by, decision, reason, now))))
+            lambda state, now: transitions.decide_escalation(state, lane, n, decided_by, decision, reason, now))))
 
     def request_approval(self, *, approval: Any, candidate: Any, action: Any, requested_by: Any,
                          reason: Any) -> PipelineResult:
@@ -456,7 +456,7 @@ class PipelineLanes:
                    "reason": reason}
         return self._done(self._command(
             f"pipeline/approval/{approval}/request", payload,
-            lambda state, now: rules.request_approval(state, approval, candidate, action, requested_by, reason,
+            lambda state, now: approvals.request_approval(state, approval, candidate, action, requested_by, reason,
                                                       now)))
 
     def decide_approval(self, *, approval: Any, decided_by: Any, approved: Any,
@@ -471,7 +471,8 @@ class PipelineLanes:
         payload = owner.signed(self.journal, signer, command_id,
                                {"approval": approval, "decidedBy": decided_by, "approved": approved})
         return self._done(self._command(command_id, payload, self._owner_checked(
-            command_id, payload, lambda state, now: rules.decide_approval(state, approval, decided_by, approved, now))))
+            command_id, payload,
+            lambda state, now: approvals.decide_approval(state, approval, decided_by, approved, now))))
 
     def record_external_action(self, *, approval: Any, candidate: Any, action: Any, runner: Any) -> ApprovalUse:
         """Before a public publish, a payment or account change, an external-sensitive write or a legal-risk
@@ -485,7 +486,7 @@ class PipelineLanes:
         payload = {"approval": approval, "candidate": candidate, "action": action, "runner": runner}
         used = self._done(self._command(
             f"pipeline/approval/{approval}/use", payload,
-            lambda state, now: rules.record_external_action(state, approval, candidate, action, runner, now)))
+            lambda state, now: approvals.record_external_action(state, approval, candidate, action, runner, now)))
         return ApprovalUse(used.command_id, used.version, used.replayed, used.result, licensed=not used.replayed)
 
     # -- views ------------------------------------------------------------------------------
