@@ -25,7 +25,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from factory_schedule.core import ManualClock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, ClaimIdle, PipelineError, PipelineLanes
 from factory_schedule.store import open_journal
-from tests.core.pipeline_support import adopt, commission, lane_view, maturation_report, promotion_report, top_n
+from tests.core.pipeline.pipeline_support import (
+    adopt,
+    commission,
+    lane_view,
+    maturation_report,
+    promotion_report,
+    top_n,
+)
 
 Answer = TypeVar("Answer")  # what a timed command returns
 

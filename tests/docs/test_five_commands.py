@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.tui.preflight_support import zone_where_it_is_two_am
+from tests.tui.cli.preflight_support import zone_where_it_is_two_am
 from tests.tui.provider_support import fake_path
 from tests.tui.runner_support import cli_env
 

@@ -1,7 +1,7 @@
 """Replay a recorded JSON-line transcript as the `claude` or `codex` command line would print it.
 
 The fake `claude` and `codex` executables beside this file call `main(provider)`.
-The transcript is `$FAKE_TRANSCRIPTS/<provider>/<name>.jsonl` (default: tests/tui/transcripts),
+The transcript is `$FAKE_TRANSCRIPTS/<provider>/<name>.jsonl` (default: tests/fakes/transcripts),
 where <name> comes from a `[transcript: NAME]` marker in the prompt, else $FAKE_TRANSCRIPT,
 else `normal`. Each contact is appended to $FAKE_PROVIDER_LOG (else `contacts.log` in $CLAUDE_CONFIG_DIR or
 $CODEX_HOME) (one JSON line) before any
@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tui" / "transcripts"
+TRANSCRIPTS = Path(__file__).resolve().parent / "transcripts"
 MARKER = re.compile(r"\[transcript: ([A-Za-z0-9_-]+)\]")
 
 

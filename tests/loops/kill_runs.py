@@ -30,10 +30,10 @@ from typing import Any
 from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host.clock import SystemClock
+from tests.tui.host.test_provider_call_outlives_no_runner import kill_session, living
+from tests.tui.host.test_run import lanes_commission, record, write_lane
 from tests.tui.provider_support import FAKE_LANE_ENV, TRANSCRIPTS, fake_path
 from tests.tui.runner_support import CLI, REPO, cli_env
-from tests.tui.test_provider_call_outlives_no_runner import kill_session, living
-from tests.tui.test_run import lanes_commission, record, write_lane
 
 UNITS = 3
 TTL = 1.0

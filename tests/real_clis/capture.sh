@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-captures the transcripts named real-*.jsonl under tests/tui/transcripts/ from the pinned CLIs
+# Re-captures the transcripts named real-*.jsonl under tests/fakes/transcripts/ from the pinned CLIs
 # (tests/real_clis/install.sh puts them in the cache), with HOME an empty folder, no credentials, and every
 # provider address a closed port on this machine: nothing can reach a provider.
 #
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=$(bash tests/real_clis/install.sh --print-bin)
-OUT=tests/tui/transcripts
+OUT=tests/fakes/transcripts
 CLOSED="http://127.0.0.1:9"   # the discard port: nothing listens there
 home=$(mktemp -d); work=$(mktemp -d)
 trap 'rm -rf "$home" "$work"' EXIT

@@ -22,8 +22,8 @@ from factory_schedule.core import LifecycleSchedule
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.providers.calls import make_call
+from tests.tui.host.test_run import BOUND, lanes_commission, occurrence_of, record, write_lane
 from tests.tui.runner_support import CLI, REPO, json_lines, run_logs
-from tests.tui.test_run import BOUND, lanes_commission, occurrence_of, record, write_lane
 
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens there
 # Passed to the CLIs beyond the provider environment's allow-list (which passes the proxies and HOME).

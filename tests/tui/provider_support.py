@@ -7,7 +7,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 FAKES = REPO / "tests" / "fakes"
-TRANSCRIPTS = REPO / "tests" / "tui" / "transcripts"
+TRANSCRIPTS = REPO / "tests" / "fakes" / "transcripts"
 
 
 # The fakes' own settings: a test passes them to the provider as an owner passes a name in lane.toml's `env`

@@ -33,7 +33,7 @@ def _check(args: argparse.Namespace) -> int:
     from factory_schedule.tui.cli.health import installed_agent
     from factory_schedule.tui.host.clock import SystemClock
     from factory_schedule.tui.host.preflight import gather
-    from factory_schedule.tui.host.segments import this_host
+    from factory_schedule.tui.host.process_identity import this_host
 
     url = journal_url_of(args)
     prompts = args.prompts if args.prompts is not None else os.environ.get(ENV_PROMPTS) or None

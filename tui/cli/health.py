@@ -30,7 +30,9 @@ from factory_schedule.tui.cli.options import minutes
 from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
 
 if TYPE_CHECKING:
-    from factory_schedule.core.health import HealthReport, Repair
+    from factory_schedule.core import Clock, LifecycleSchedule
+    from factory_schedule.core.health import Finding, HealthReport, Repair
+    from factory_schedule.store import Journal
 
 DEFAULT_LABEL = "com.factory-schedule.tick"
 ENV_PROMPTS = "FACTORY_PROMPTS"  # tui.host.bindings.ENV_PROMPTS (not imported: `--help` stays light)
@@ -83,7 +85,7 @@ def _health(args: argparse.Namespace) -> int:
     from factory_schedule.tui.cli.journal import schedule_over
     from factory_schedule.tui.host import health
     from factory_schedule.tui.host.clock import SystemClock
-    from factory_schedule.tui.host.segments import this_host
+    from factory_schedule.tui.host.process_identity import this_host
 
     url = journal_url_of(args)
     missing = missing_journal(url)
@@ -141,7 +143,7 @@ def _health(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _provider_write_findings(url: str, schedule: Any, prompts: str) -> list[Any]:
+def _provider_write_findings(url: str, schedule: LifecycleSchedule, prompts: str) -> list[Finding]:
     """Each lane whose provider may write the journal's folder (its lane.toml's arguments and workdir)."""
     from pathlib import Path
 
@@ -169,14 +171,15 @@ def _provider_write_findings(url: str, schedule: Any, prompts: str) -> list[Any]
     return provider_write_findings(reaches)
 
 
-def _repair_bindings(journal: Any, schedule: Any, prompts: str, clock: Any, host: str) -> list[Any]:
+def _repair_bindings(journal: Journal, schedule: LifecycleSchedule, prompts: str, clock: Clock, host: str
+                     ) -> list[Repair]:
     from factory_schedule.tui.host import bindings
 
     lanes = bindings.commission_lanes(schedule.read())
     return bindings.repair_bindings(journal, lanes, prompts, f"health-reconciler@{host}", clock.now())
 
 
-def _binding_findings(journal: Any, schedule: Any, prompts: str) -> list[Any]:
+def _binding_findings(journal: Journal, schedule: LifecycleSchedule, prompts: str) -> list[Finding]:
     from factory_schedule.tui.host import bindings
 
     lanes = bindings.commission_lanes(schedule.read())

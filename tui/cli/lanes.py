@@ -18,7 +18,6 @@ so `--help` stays light.
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,10 +41,10 @@ from factory_schedule.tui.cli.output import (
     to_jsonable,
 )
 from factory_schedule.tui.cli.owner_signing import add_passphrase_option
+from factory_schedule.tui.host.environment import DEFAULT_LEASE_TTL_SECONDS
 
 Act = Callable[[Any, dict[str, Any]], Any]
 LANE_NAMES = ("promotion", "maturation")
-DEFAULT_TTL_SECONDS = 60.0
 MIN_LOCK_TTL_SECONDS = 0.001  # the store's floor: a shorter TTL rounds to 0 ms, stale the moment it is taken
 
 LANE = Option("lane", help="promotion or maturation")
@@ -58,7 +57,7 @@ CLAIM = (LANE, Option("run", required=False,
          Option("occurrence", required=False,
                 help="a scheduled run's admitted occurrence ($FACTORY_OCCURRENCE): one claim per occurrence"),
          Option("ttl", float, required=False, low=MIN_LOCK_TTL_SECONDS, high=MAX_SECONDS,
-                help=f"the locks' TTL in seconds (default {DEFAULT_TTL_SECONDS:g})"),
+                help=f"the locks' TTL in seconds (default {DEFAULT_LEASE_TTL_SECONDS:g})"),
          Option("pid", int, required=False, low=1, high=MAX_PID,
                 help="the run's pid, recorded on its locks (default: the caller's)"))
 REPORT = (LANE, TASK, RUNNER, Option("report", required=False, help="the report JSON (default: read from stdin)"))
@@ -99,135 +98,18 @@ def _document(value: str | None, what: str, flag: str) -> Any:
     return read_stdin_json(what) if value is None else parse_json(value, flag)
 
 
-# -- the three lock scopes, on the journal's leases ----------------------------------------------------
-#
-# A worker singleton per lane (`pipeline/<lane>/worker`) is taken before the claim selects a task and
-# held until the run's report; each exclusive resource the commission names for the lane
-# (`resource/<name>`) likewise; the task lock (`pipeline/<lane>/task/<n>`) from the claim to the report.
-# All are create-new, heartbeated by `lanes heartbeat`, stale only after 2 x TTL, released with an owner
-# check by `lanes report`, and removed after a supervisor's `lanes abandon` only once stale.
-
-
-def worker_scope(lane: str) -> str:
-    return f"pipeline/{lane}/worker"
-
-
-def task_scope(lane: str, task: int) -> str:
-    return f"pipeline/{lane}/task/{task}"
-
-
-def resource_scopes(lanes: Any, lane: str) -> list[str]:
-    state = lanes.state()
-    return [f"resource/{name}" for name in state.settings.resources(lane)] if state is not None else []
-
-
-def _now() -> Any:
-    from factory_schedule.tui.host.clock import SystemClock
-
-    return SystemClock().now()
-
-
-def _take(journal: Any, scope: str, runner: str, ttl: float, info: dict[str, Any]) -> None:
-    """Take `scope` for `runner`; a lease the same runner already holds (a retried claim) is heartbeated."""
-    from factory_schedule.store import leases
-
-    now = _now()
-    try:
-        leases.acquire(journal, scope, runner, ttl, now, {**info, "scope": scope})
-    except leases.LeaseHeldError as error:
-        if error.holder.owner != runner:
-            raise
-        leases.heartbeat(journal, scope, runner, now)
-
-
-def _release_own(journal: Any, scopes: list[str], runner: str) -> dict[str, str]:
-    """Release each scope the runner holds, checked; what happened to each."""
-    from factory_schedule.store import leases
-
-    released: dict[str, str] = {}
-    for scope in scopes:
-        holder = leases.get_lease(journal, scope)
-        if holder is None:
-            released[scope] = "not-held"
-        elif holder.owner != runner:
-            released[scope] = f"held-by:{holder.owner}"
-        else:
-            leases.release(journal, scope, runner)
-            released[scope] = "released"
-    return released
-
-
 # -- the runs' commands ------------------------------------------------------------------------
 
 
-def _session_of(pid: int) -> int | None:
-    """The session of the run's process (None when it cannot be read: nothing then keeps the run alive)."""
-    try:
-        return os.getsid(pid)
-    except OSError:
-        return None
-
-
-def claim_with_locks(lanes: Any, lane: str, runner: str, *, run: str | None = None, occurrence: str | None = None,
-                     ttl: float = DEFAULT_TTL_SECONDS, pid: int | None = None,
-                     command: str = "lanes claim") -> tuple[Any, list[str]]:
-    """Take the lane's worker singleton and resources, claim, then the claimed task's lock: (the answer, the
-    locks held). An idle or refused claim gives back what it took (an idle answer holds none)."""
-    from factory_schedule.core.pipeline.service import text
-    from factory_schedule.tui.host.segments import process_start_time, this_host, this_machine
-
-    runner = text("runner", runner)  # before any lock: a lock needs an owner, and a bad token is INVALID
-    journal = lanes.journal
-    named_run = run
-    if named_run is None and occurrence is not None:  # a scheduled run is its occurrence's rhythm
-        parts = str(occurrence).split("/")
-        named_run = parts[2] if len(parts) == 4 else str(occurrence)
-    holder = os.getppid() if pid is None else pid
-    # The holder's identity as a segment lease records it (machine, the pid's start time, its session), so
-    # health probes the pid only on the machine that took the lock, tells a recycled pid from the run, and
-    # counts work the run left running in its session as the run's.
-    info = {"runner": runner, "run": named_run, "lane": lane, "pid": holder, "pid_started": process_start_time(holder),
-            "session": _session_of(holder), "host": this_host(), "machine": this_machine(), "command": command}
-    held: list[str] = []
-    try:
-        for scope in [worker_scope(lane), *resource_scopes(lanes, lane)]:
-            _take(journal, scope, runner, ttl, info)
-            held.append(scope)
-        answer = lanes.claim(lane=lane, run=run, runner=runner, occurrence=occurrence)
-        if getattr(answer, "kind", "") == "idle":
-            _release_own(journal, held, runner)
-            return answer, []
-        task = task_scope(lane, answer.result["task"])
-        _take(journal, task, runner, ttl, {**info, "task": answer.result["task"]})
-        held.append(task)
-    except BaseException:
-        _release_own(journal, held, runner)  # an idle or refused claim gives back what it took
-        raise
-    return answer, held
-
-
-def report_and_release(lanes: Any, lane: str, task: int, runner: str, report: Any) -> tuple[Any, dict[str, str]]:
-    """Report the task, then release the run's locks on the lane with an owner check: (answer, what happened
-    to each lock)."""
-    answer = lanes.report(lane=lane, task=task, runner=runner, report=report)
-    scopes = [task_scope(lane, task), *resource_scopes(lanes, lane), worker_scope(lane)]
-    return answer, _release_own(lanes.journal, scopes, runner)
-
-
-def release_locks(lanes: Any, lane: str, runner: str, task: int | None = None) -> dict[str, str]:
-    """Give back the run's locks on the lane (a run that stops without reporting: its task stays claimed)."""
-    scopes = [*([task_scope(lane, task)] if task is not None else []), *resource_scopes(lanes, lane),
-              worker_scope(lane)]
-    return _release_own(lanes.journal, scopes, runner)
-
-
 def _claim(args: argparse.Namespace) -> int:
+    from factory_schedule.tui.host.lane_locks import claim_with_locks
+
     v = gather(args, CLAIM)
     lane, runner = _lane_of(v), v["runner"]
     if v.get("run") is None and v.get("occurrence") is None:
         raise BadInput("--run: required without --occurrence (a scheduled run names its occurrence)")
     answer, held = claim_with_locks(_open_lanes(args), lane, runner, run=v.get("run"), occurrence=v.get("occurrence"),
-                                    ttl=v.get("ttl", DEFAULT_TTL_SECONDS), pid=v.get("pid"))
+                                    ttl=v.get("ttl", DEFAULT_LEASE_TTL_SECONDS), pid=v.get("pid"))
     if getattr(answer, "kind", "") == "idle":
         emit(answer)
         return EXIT_IDLE
@@ -236,6 +118,8 @@ def _claim(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from factory_schedule.tui.host.lane_locks import report_and_release
+
     v = gather(args, REPORT)
     lane = _lane_of(v)
     report = _document(v.get("report"), "the report", "--report")  # read before the journal opens
@@ -246,13 +130,15 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _heartbeat(args: argparse.Namespace) -> int:
-    from factory_schedule.core.pipeline.service import text
+    from factory_schedule.core.pipeline import text
     from factory_schedule.store import leases
+    from factory_schedule.tui.host.clock import SystemClock
+    from factory_schedule.tui.host.lane_locks import resource_scopes, worker_scope
 
     v = gather(args, HEARTBEAT)
     lane, runner = _lane_of(v), text("runner", v["runner"])
     lanes = _open_lanes(args)
-    now = _now()
+    now = SystemClock().now()
     scopes = [worker_scope(lane), *resource_scopes(lanes, lane)]
     scopes += [lease.scope for lease in leases.list_leases(lanes.journal)
                if lease.scope.startswith(f"pipeline/{lane}/task/") and lease.owner == runner]
@@ -264,12 +150,14 @@ def _abandon(args: argparse.Namespace) -> int:
     """A dead run's task back to pending: refused while its task lock is inside its recovery window (2 x TTL
     without a heartbeat), then its locks are removed, each only if still stale."""
     from factory_schedule.store import leases
+    from factory_schedule.tui.host.clock import SystemClock
+    from factory_schedule.tui.host.lane_locks import resource_scopes, task_scope, worker_scope
 
     v = gather(args, ABANDON)
     lane, runner = _lane_of(v), v["runner"]
     lanes = _open_lanes(args)
     journal = lanes.journal
-    now = _now()
+    now = SystemClock().now()
     scopes = [task_scope(lane, v["task"]), *resource_scopes(lanes, lane), worker_scope(lane)]
     for scope in scopes:
         holder = leases.get_lease(journal, scope)

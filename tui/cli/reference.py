@@ -296,7 +296,7 @@ def _field_rows(path: str, schema: Mapping[str, Any], definitions: Mapping[str, 
 
 def commission_reference() -> str:
     """The generated part of docs/reference/commission.md: every field of the JSON Schema, nested ones too."""
-    from factory_schedule.core.commission import commission_json_schema
+    from factory_schedule.core import commission_json_schema
 
     schema = commission_json_schema()
     lines = ["| field | type | required | what it is | rule |", "| --- | --- | --- | --- | --- |"]

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
 from factory_schedule.tui.cli.options import lease_ttl_seconds, segment_number
 from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNNER_FAILED, BadInput, emit
+from factory_schedule.tui.host.environment import DEFAULT_LEASE_TTL_SECONDS
 from factory_schedule.tui.host.paths import ENV_JOURNAL
 
 if TYPE_CHECKING:
@@ -48,10 +49,9 @@ if TYPE_CHECKING:
 
     from factory_schedule.core import LifecycleSchedule
     from factory_schedule.store import Journal, leases
-    from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host import segments
     from factory_schedule.tui.host.clock import SystemClock
 
-DEFAULT_TTL_SECONDS = 60.0
 DEFAULT_OBSERVE_SECONDS = 5.0
 MAX_OBSERVE_SECONDS = 300.0
 
@@ -74,19 +74,19 @@ def _take_worker_lease(journal: Journal, owner: str, ttl: float, clock: SystemCl
     and must not block every tick to come. `health` reports such a lease either way."""
     from factory_schedule.core.health import heartbeat_from_future
     from factory_schedule.store import leases
-    from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host import process_identity
     from factory_schedule.tui.host.reconciler import record_lease_removal
 
-    host = process_runner.this_host()
-    info = {"pid": os.getpid(), "pid_started": process_runner.process_start_time(os.getpid()), "host": host,
-            "machine": process_runner.this_machine(), "started": clock.now().isoformat()}
+    host = process_identity.this_host()
+    info = {"pid": os.getpid(), "pid_started": process_identity.process_start_time(os.getpid()), "host": host,
+            "machine": process_identity.this_machine(), "started": clock.now().isoformat()}
     try:
         return leases.acquire(journal, leases.WORKER_SCOPE, owner, ttl, clock.now(), info)
     except leases.LeaseHeldError as held:
         holder = held.holder
-        alive, _recycled = process_runner.same_process_alive(holder.info.get("pid"), holder.info.get("pid_started"))
-        here = process_runner.on_this_machine(holder.info, host, process_runner.this_machine())
-        if not here or not process_runner.usable_pid(holder.info.get("pid")) or alive:
+        alive, _recycled = process_identity.same_process_alive(holder.info.get("pid"), holder.info.get("pid_started"))
+        here = process_identity.on_this_machine(holder.info, host, process_identity.this_machine())
+        if not here or not process_identity.usable_pid(holder.info.get("pid")) or alive:
             raise
         by = f"tick@{host}"
         # Each removal is recorded before its DELETE (a removal is never missing from the journal).
@@ -115,15 +115,15 @@ def _lanes_to_start(schedule: LifecycleSchedule, lane: str | None) -> list[str]:
     return [plan.lane for plan in schedule.plan()]
 
 
-def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[process_runner.SegmentJob], int]:
+def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[segments.SegmentJob], int]:
     from factory_schedule.core import ScheduleError
     from factory_schedule.core.health import running_segment
-    from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host import segments, tokens
 
-    jobs: list[process_runner.SegmentJob] = []
+    jobs: list[segments.SegmentJob] = []
     exit_code = EXIT_OK
     for lane in lanes:
-        runner = process_runner.new_runner_token()
+        runner = tokens.new_runner_token()
         try:
             tick = schedule.start(lane=lane, runner=runner)
         except ScheduleError as error:
@@ -136,17 +136,17 @@ def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[pr
         running = running_segment(tick.occurrence)
         if running is None or running[1] != runner:
             continue  # a replay to another runner's segment: that runner holds it
-        jobs.append(process_runner.SegmentJob(lane, tick.occurrence.id, running[0], runner))
+        jobs.append(segments.SegmentJob(lane, tick.occurrence.id, running[0], runner))
     return jobs, exit_code
 
 
-def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
+def _reconcile_first(journal: Journal, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """The health reconciler's repair pass, ahead of the lanes (a night starts with health): a
     runner that died on a night nobody watched is reconciled on conclusive evidence, so its lane admits
     again without a human. One `{"repaired": ...}` line per repair; a pass that fails admits the lanes
     anyway and says why (`{"repair_error": ...}`), since health reports what it could not do."""
     from factory_schedule.tui.host import health
-    from factory_schedule.tui.host.segments import this_host
+    from factory_schedule.tui.host.process_identity import this_host
 
     try:
         repairs = health.repair(journal, schedule, clock.now(), this_host(), record_firings=False)
@@ -157,12 +157,12 @@ def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
-def _after_ctrl_c(journal: Any, schedule: Any, runs: list[process_runner.SegmentRun]) -> None:
+def _after_ctrl_c(journal: Journal, schedule: LifecycleSchedule, runs: list[segments.SegmentRun]) -> None:
     """Say what the Ctrl-C gave up, one `{"interrupted": ...}` line per runner, reconciling at once each segment
     the tick's own runner left running (tui/host/interrupted.py); a failure is said, never raised over the
     interrupt."""
     from factory_schedule.tui.host.interrupted import reconcile_interrupted
-    from factory_schedule.tui.host.segments import this_host
+    from factory_schedule.tui.host.process_identity import this_host
 
     try:
         lines = reconcile_interrupted(journal, schedule, runs, this_host())
@@ -173,10 +173,10 @@ def _after_ctrl_c(journal: Any, schedule: Any, runs: list[process_runner.Segment
         emit({"interrupted": line})
 
 
-def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
+def _record_firings(journal: Journal, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """After the starts: the compact no-op/error record of each earlier firing that left none."""
     from factory_schedule.tui.host import health
-    from factory_schedule.tui.host.segments import this_host
+    from factory_schedule.tui.host.process_identity import this_host
 
     try:
         repairs = health.record_missing_firings(journal, schedule, clock.now(), this_host())
@@ -187,13 +187,13 @@ def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
-def _tell_owner(journal: Any, url: str, schedule: Any, clock: SystemClock) -> None:
+def _tell_owner(journal: Journal, url: str, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """Send each finding that needs the owner (a sign-in, an overage, a dead runner the evidence cannot
     settle) to their notifier, once: an unattended night tells them, not only the dashboard. The hash
     chain is left to `health` (a year of history is not re-read at every firing)."""
     from factory_schedule.tui.host import health
     from factory_schedule.tui.host.notify import notify_owner
-    from factory_schedule.tui.host.segments import this_host
+    from factory_schedule.tui.host.process_identity import this_host
 
     try:
         report = health.check_health(journal, schedule, clock.now(), this_host(), check_chain=False)
@@ -225,12 +225,12 @@ def _runner_and_schedule(args: argparse.Namespace, missing: str) -> tuple[list[s
 
 def _tick(args: argparse.Namespace) -> int:
     from factory_schedule.store import leases
-    from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host import heartbeat, keepers, segments, tokens
 
     command, url, journal, clock, schedule = _runner_and_schedule(args, "tick needs a runner command after `--`")
-    owner = process_runner.new_tick_owner()
+    owner = tokens.new_tick_owner()
     _take_worker_lease(journal, owner, args.ttl, clock)
-    beat = process_runner.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)
+    beat = heartbeat.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)
     beat.start()
     try:
         _reconcile_first(journal, schedule, clock)
@@ -241,20 +241,20 @@ def _tick(args: argparse.Namespace) -> int:
         leases.release(journal, leases.WORKER_SCOPE, owner)
     _tell_owner(journal, url, schedule, clock)
     if args.detach:
-        keepers = []
+        started = []
         for job in jobs:
             keeper = _start_keeper(url, job, command, args.ttl)
-            keepers.append((job, keeper))
+            started.append((job, keeper))
             emit({"detached": {"lane": job.lane, "occurrence": job.occurrence_id, "segment": job.segment,
                                "runner": job.runner, "keeper_pid": keeper.pid}})
-        if keepers and args.observe > 0:
-            observed = process_runner.observe_keepers(journal, keepers, args.observe, clock.now, schedule.read)
+        if started and args.observe > 0:
+            observed = keepers.observe_keepers(journal, started, args.observe, clock.now, schedule.read)
             for observation in observed:
                 emit({"keeper_observed": observation})
             if exit_code == EXIT_OK and any(o.verdict == "failed" for o in observed):
                 exit_code = EXIT_RUNNER_FAILED
         return exit_code
-    runs = process_runner.run_segments(
+    runs = segments.run_segments(
         journal, url, jobs, command, args.ttl, clock.now, schedule.read, lambda run: emit({"segment_run": run}),
         interrupted=lambda ended: _after_ctrl_c(journal, schedule, ended),
     )
@@ -268,13 +268,13 @@ def _strip_dashes(command: list[str] | None) -> list[str]:
     return command[1:] if command and command[0] == "--" else command
 
 
-def _spawn_keeper(url: str, job: process_runner.SegmentJob, command: list[str], ttl: float) -> int:
+def _spawn_keeper(url: str, job: segments.SegmentJob, command: list[str], ttl: float) -> int:
     """`_start_keeper`'s process ID."""
     return _start_keeper(url, job, command, ttl).pid
 
 
 def _start_keeper(
-    url: str, job: process_runner.SegmentJob, command: list[str], ttl: float
+    url: str, job: segments.SegmentJob, command: list[str], ttl: float
 ) -> subprocess.Popen[bytes]:
     """Start `tick-segment` for one admitted segment in a session of its own, so it outlives this tick.
 
@@ -295,12 +295,12 @@ def _start_keeper(
 
 
 def _keep_segment(args: argparse.Namespace) -> int:
-    from factory_schedule.tui.host import segments as process_runner
+    from factory_schedule.tui.host import segments
 
     command, url, journal, clock, schedule = _runner_and_schedule(
         args, "tick-segment needs the runner command after `--`")
-    job = process_runner.SegmentJob(args.lane, args.occurrence, args.segment, args.runner)
-    run = process_runner.run_segment(journal, url, job, command, args.ttl, clock.now, schedule.read)
+    job = segments.SegmentJob(args.lane, args.occurrence, args.segment, args.runner)
+    run = segments.run_segment(journal, url, job, command, args.ttl, clock.now, schedule.read)
     emit({"segment_run": run})
     return EXIT_RUNNER_FAILED if run.exit != 0 or run.segment_running else EXIT_OK
 
@@ -316,8 +316,9 @@ def register(subcommands: Any) -> None:
     tick.add_argument(
         "--ttl",
         type=lease_ttl_seconds,
-        default=DEFAULT_TTL_SECONDS,
-        help=f"lease TTL in seconds; heartbeats every TTL/3, stale after 2 x TTL (default {DEFAULT_TTL_SECONDS:g})",
+        default=DEFAULT_LEASE_TTL_SECONDS,
+        help="lease TTL in seconds; heartbeats every TTL/3, stale after 2 x TTL "
+        f"(default {DEFAULT_LEASE_TTL_SECONDS:g})",
     )
     tick.add_argument(
         "--detach",
@@ -344,6 +345,6 @@ def register(subcommands: Any) -> None:
     keeper.add_argument("--occurrence", required=True)
     keeper.add_argument("--segment", type=segment_number, required=True)
     keeper.add_argument("--runner", required=True, help="the token the segment was admitted to")
-    keeper.add_argument("--ttl", type=lease_ttl_seconds, default=DEFAULT_TTL_SECONDS)
+    keeper.add_argument("--ttl", type=lease_ttl_seconds, default=DEFAULT_LEASE_TTL_SECONDS)
     keeper.add_argument("tick_command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS]")
     keeper.set_defaults(handler=_keep_segment)

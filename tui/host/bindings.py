@@ -1,7 +1,7 @@
 """Health's check and repair of each lane's prompt binding (when the owner names a prompt folder).
 
 The binding health last recorded for a lane (its source, resolved path and normalized
-snapshot: `providers.binding_health`) is kept as a `binding-recorded` event on the
+snapshot: `core.health.bindings`) is kept as a `binding-recorded` event on the
 journal's `health/repairs` aggregate. Each check reads the lane's folder twice
 (`providers.prompts.read_binding`) and lets `judge_binding` decide; a reading that
 changed in between is read again once. Drift is a warning finding; a folder that
@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from factory_schedule.core import ScheduleView
 from factory_schedule.core.health import Finding, Repair
+from factory_schedule.core.health.bindings import BindingFinding, BindingRead, judge_binding
 from factory_schedule.store import CommandConflictError, Decision, Journal, NewEvent, VersionConflictError
-from factory_schedule.tui.host.providers.binding_health import BindingFinding, BindingRead, judge_binding
 from factory_schedule.tui.host.providers.prompts import read_binding
 from factory_schedule.tui.host.reconciler import HEALTH_AGGREGATE
 
@@ -43,7 +44,7 @@ class LaneBinding:
     recorded: BindingRead | None
 
 
-def commission_lanes(view: Any) -> list[str]:
+def commission_lanes(view: ScheduleView | None) -> list[str]:
     lanes = view.commission.get("lanes", []) if view is not None else []
     return [str(lane["lane"]) for lane in lanes if isinstance(lane, dict) and lane.get("lane")]
 

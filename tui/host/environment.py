@@ -12,3 +12,7 @@ ENV_SEGMENT = "FACTORY_SEGMENT"
 ENV_LANE = "FACTORY_LANE"
 ENV_LEASE_SCOPE = "FACTORY_LEASE_SCOPE"
 ENV_LEASE_TTL = "FACTORY_LEASE_TTL"
+
+# The TTL in seconds of a segment's lease or a staged run's lane locks when its command names none: heartbeats
+# every TTL/3 keep it fresh, and it goes stale after 2 x TTL.
+DEFAULT_LEASE_TTL_SECONDS = 60.0

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pendulum
 
+from factory_schedule.core import load_owner
 from factory_schedule.core.health import (
     COULD_NOT_CHECK,
     DEFAULT_GRACE_MINUTES,
@@ -42,27 +43,26 @@ from factory_schedule.core.health import (
     nights_to_check,
     reconcile_confirmation,
 )
-from factory_schedule.core.owner import load_owner
 from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
-from factory_schedule.tui.host.run_output import recorded_runs
-from factory_schedule.tui.host.segments import (
+from factory_schedule.tui.host.process_identity import (
     holder_alive,
     on_this_machine,
-    parse_segment_scope,
     process_alive,
     process_start_time,
     session_alive,
     this_machine,
     usable_pid,
 )
+from factory_schedule.tui.host.run_output import recorded_runs
+from factory_schedule.tui.host.run_processes import run_processes
+from factory_schedule.tui.host.tokens import parse_segment_scope
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.pipeline.model import PipelineState
-    from factory_schedule.core.results import ScheduleView
+    from factory_schedule.core import LifecycleSchedule, ScheduleView
+    from factory_schedule.core.pipeline import PipelineState
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
@@ -77,15 +77,18 @@ def lease_fact(
     started: Callable[[object], str | None] = process_start_time,
     session: Callable[[object], bool] = session_alive,
     machine: str | None = None,
+    members: Callable[[object], list[int] | None] = run_processes,
 ) -> LeaseFact:
     """A stored lease with what this host can see of its holder: only a process recorded on this machine
     (hostname and, when recorded, machine identity: `on_this_machine`) with a usable pid can be probed; a
     live pid that provably started after the recorded start is a recycled pid, so the holder is gone;
-    a process left in the holder's recorded session keeps it alive."""
+    a process left in the holder's recorded session, or carrying its call mark, keeps it alive, and the
+    fact names each such pid (`members`) so the owner sees what holds the run."""
     machine = machine if machine is not None else this_machine()
     # Only a process on this host with a recorded pid can be probed: without one, nothing proves it gone.
     here = on_this_machine(lease.info, host, machine) and usable_pid(lease.info.get("pid"))
     living, recycled = holder_alive(lease.info, alive, started, session) if here else (False, False)
+    living_pids = tuple(members(lease.info.get("session")) or ()) if living else ()
     return LeaseFact(
         scope=lease.scope,
         owner=lease.owner,
@@ -96,6 +99,7 @@ def lease_fact(
         worker=lease.scope == leases.WORKER_SCOPE,
         process_alive=living if here else None,
         pid_recycled=recycled,
+        living_pids=living_pids,
     )
 
 

@@ -13,18 +13,19 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from factory_schedule.core import LanePlan, LifecycleSchedule, ScheduleView
 from factory_schedule.core.health import Finding
 from factory_schedule.core.preflight import LaneFacts, PreflightFacts, tonight
-from factory_schedule.core.results import LanePlan, ScheduleView
 from factory_schedule.store import Journal
+from factory_schedule.tui.host import health
+from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.notify import ENV_NOTIFY, notifier_command
+from factory_schedule.tui.host.providers import prompts, session, stage_run
+from factory_schedule.tui.host.providers.cli_probe import check_cli
 
 
 def lane_facts(folder: Path, commission: dict[str, object], lane: str) -> LaneFacts:
     """The lane's binding, CLI and observed sign-in, as `factory-schedule run` would find them."""
-    from factory_schedule.tui.host.providers import prompts, session, stage_run
-    from factory_schedule.tui.host.providers.cli_probe import check_cli
-
     try:
         binding = prompts.load_lane(folder, lane, prompts.lane_tasks(commission, lane),
                                     stages=stage_run.lane_stages(lane))
@@ -43,15 +44,12 @@ def lane_facts(folder: Path, commission: dict[str, object], lane: str) -> LaneFa
 def gather(journal: Journal | None, now: datetime, host: str, prompts: str | None, plist: str | None,
            notify: str | None) -> PreflightFacts:
     """Every fact the preflight judges; `journal` None when there is none at the path."""
-    from factory_schedule.tui.cli.journal import schedule_over
-    from factory_schedule.tui.host import health
-
     view: ScheduleView | None = None
     plans: list[LanePlan] = []
     findings: tuple[Finding, ...] = ()
     lanes: dict[str, LaneFacts] = {}
     if journal is not None:
-        schedule = schedule_over(journal)
+        schedule = LifecycleSchedule(journal, SystemClock())
         report = health.check_health(journal, schedule, now, host, plist)
         findings = report.findings
         view = schedule.read()

@@ -38,7 +38,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+import pendulum
+
+from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.core.health import FiringRecord, PlannedRepair, Repair, plan_repairs
+from factory_schedule.core.pipeline import PipelineError, PipelineLanes
 from factory_schedule.store import (
     CommandConflictError,
     Decision,
@@ -55,11 +59,9 @@ FIRING_RECORDED = "firing-recorded"
 RECORD_ATTEMPTS = 5
 
 
-def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...], now: datetime,
+def carry_out(journal: Journal, schedule: LifecycleSchedule, plans: tuple[PlannedRepair, ...], now: datetime,
               by: str) -> list[Repair]:
     """Each planned repair in order; a reconcile the engine refuses drops the removal that depended on it."""
-    from factory_schedule.core import ScheduleError
-
     repairs: list[Repair] = []
     refused: set[str] = set()
     for plan in plans:
@@ -115,10 +117,6 @@ def _abandon_task(journal: Journal, plan: PlannedRepair, now: datetime, by: str,
     interrupted start becomes a failed start of its round (requeued within the cap, else escalated), any other
     task returns to pending within its retry cap, else escalates. A refusal (the run reported meanwhile, another
     supervisor was first with another answer) keeps the run's locks."""
-    import pendulum
-
-    from factory_schedule.core import ManualClock
-    from factory_schedule.core.pipeline import PipelineError, PipelineLanes
 
     assert plan.lane is not None and plan.task is not None and plan.confirmation is not None
     lanes = PipelineLanes(journal, ManualClock(pendulum.instance(now)))
@@ -251,7 +249,7 @@ def removal_records(journal: Journal) -> list[dict[str, Any]]:
     return [event.data for event in journal.iter_history(HEALTH_AGGREGATE) if event.type == LEASE_REMOVED]
 
 
-def repair(journal: Journal, schedule: Any, now: datetime, host: str, gather: Callable[[], Any],
+def repair(journal: Journal, schedule: LifecycleSchedule, now: datetime, host: str, gather: Callable[[], Any],
            confirmed_by: str | None = None,
            firings: Callable[[], list[FiringRecord]] | None = None) -> list[Repair]:
     """Plan over freshly gathered facts, carry the plan out, then write the missing firing records (after

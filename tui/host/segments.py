@@ -1,4 +1,4 @@
-"""The tick's process runner: take a segment's lease, run the runner COMMAND, heartbeat while it runs.
+"""Run one segment behind its gate: take a segment's lease, run the runner COMMAND, heartbeat while it runs.
 
 The schedule decides; this module only keeps the evidence a supervisor needs
 when a runner dies. A segment's lease names the runner's token, process and host;
@@ -16,23 +16,18 @@ error and warning lines are recorded in the journal for health to judge.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
-import secrets
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from factory_schedule.core.health import output_signal, run_outcome, segment_still_running
 from factory_schedule.store import Journal, leases
-from factory_schedule.tui.host import proc_table
 from factory_schedule.tui.host.environment import (
     ENV_LANE,
     ENV_LEASE_SCOPE,
@@ -41,7 +36,9 @@ from factory_schedule.tui.host.environment import (
     ENV_RUNNER,
     ENV_SEGMENT,
 )
+from factory_schedule.tui.host.heartbeat import Heartbeat
 from factory_schedule.tui.host.paths import ENV_JOURNAL
+from factory_schedule.tui.host.process_identity import process_start_time, this_host, this_machine
 from factory_schedule.tui.host.run_output import (
     OutputCapture,
     RunOutput,
@@ -51,262 +48,10 @@ from factory_schedule.tui.host.run_output import (
     record_run,
     run_record,
 )
+from factory_schedule.tui.host.tokens import segment_scope
 
 if TYPE_CHECKING:
-    from factory_schedule.core.results import ScheduleView
-
-SEGMENT_SCOPE_PREFIX = "segment/"
-
-
-def new_runner_token() -> str:
-    """A fresh token for one segment's runner: the schedule's fence between runners."""
-    return "r-" + secrets.token_hex(6)
-
-
-def new_tick_owner() -> str:
-    return f"tick-{os.getpid()}-{secrets.token_hex(4)}"
-
-
-def segment_scope(occurrence_id: str, segment: int) -> str:
-    return f"{SEGMENT_SCOPE_PREFIX}{occurrence_id}/{segment}"
-
-
-def parse_segment_scope(scope: str) -> tuple[str, int] | None:
-    """(occurrence ID, segment) of a segment scope; None for any other scope."""
-    if not scope.startswith(SEGMENT_SCOPE_PREFIX):
-        return None
-    occurrence_id, _, number = scope[len(SEGMENT_SCOPE_PREFIX) :].rpartition("/")
-    if not occurrence_id or not number.isdigit():
-        return None
-    return occurrence_id, int(number)
-
-
-def this_host() -> str:
-    return socket.gethostname()
-
-
-@functools.cache
-def this_machine() -> str | None:
-    """What tells this machine's process table from any other's, beyond a hostname that a container or
-    another machine sharing the journal may also have; None when it cannot be read.
-
-    Linux: /etc/machine-id, this boot's ID and this process's pid namespace (a container shares neither
-    namespace nor, often, machine-id; a reboot restarts every pid). macOS: `sysctl -n kern.uuid
-    kern.boottime`. A lease records it, and its holder's pid is probed only on the machine it names."""
-    if os.path.isdir("/proc/self"):
-        parts: list[str] = []
-        for path in ("/etc/machine-id", "/proc/sys/kernel/random/boot_id"):
-            try:
-                with open(path, encoding="ascii", errors="replace") as handle:
-                    parts.append(handle.read().strip())
-            except OSError:
-                parts.append("")
-        try:
-            parts.append(os.readlink("/proc/self/ns/pid"))
-        except OSError:
-            parts.append("")
-        return "linux:" + "/".join(parts) if any(parts) else None
-    try:
-        completed = subprocess.run(["sysctl", "-n", "kern.uuid", "kern.boottime"], capture_output=True, text=True,
-                                   timeout=5, env={**os.environ, "LC_ALL": "C", "TZ": "UTC0"})
-    except (OSError, subprocess.SubprocessError):
-        return None
-    identity = " ".join(completed.stdout.split())
-    return f"sysctl:{identity}" if completed.returncode == 0 and identity else None
-
-
-def on_this_machine(info: Mapping[str, Any], host: str, machine: str | None) -> bool:
-    """Whether a lease was recorded on this machine, so its pid can be probed here: its host must match,
-    and so must its machine identity when it recorded one (a lease from before identities by host alone)."""
-    if info.get("host") != host:
-        return False
-    recorded = info.get("machine")
-    if recorded is None:
-        return True
-    return machine is not None and recorded == machine
-
-
-def usable_pid(pid: object) -> bool:
-    """Whether a lease's recorded pid is one a probe can test (a positive int; a bool is no pid)."""
-    return isinstance(pid, int) and not isinstance(pid, bool) and pid > 0
-
-
-def process_alive(pid: object) -> bool:
-    """Whether a process with this ID exists on this host (signal 0 tests without sending) and is not a
-    zombie: a killed runner whose tick died first waits, dead, until the system reaps it, and does no work."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    if _zombie(pid):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def _zombie(pid: int) -> bool:
-    """Whether /proc shows this pid as a zombie (False where there is no /proc, or it cannot be read)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            fields = handle.read().rpartition(")")[2].split()
-    except OSError:
-        return False
-    return bool(fields) and fields[0] == "Z"
-
-
-def process_start_time(pid: object) -> str | None:
-    """When the process with this ID started, as this host tells it; None when it cannot be read.
-
-    Recorded beside a pid in a lease so a later probe can tell the same process from one that was given its
-    recycled pid. On Linux it is field 22 of /proc/<pid>/stat (clock ticks since boot); elsewhere (macOS)
-    `ps -o lstart=` read in UTC (`ps_start_time`). A pid counts as recycled only when its process provably
-    started after the recorded one (`started_after`); the two forms are never compared with each other.
-    """
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return None
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            stat = handle.read()
-    except FileNotFoundError:
-        if os.path.isdir("/proc/self"):
-            return None  # a /proc host without this pid: the process is gone
-    except OSError:
-        return None
-    else:
-        fields = stat[stat.rfind(")") + 2 :].split()  # the command name may hold spaces and parentheses
-        return f"linux-ticks:{fields[19]}" if len(fields) > 19 else None
-    return ps_start_time(pid)
-
-
-PS_LSTART = "ps-lstart-utc:"
-PS_LSTART_FORMAT = "%a %b %d %H:%M:%S %Y"
-
-
-def ps_start_time(pid: object) -> str | None:
-    """`ps -o lstart=` for this pid (macOS's probe), read in UTC: lstart prints local time, and the keeper
-    that records it (under launchd) and the shell that checks it may run in different zones."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return None
-    try:
-        completed = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True,
-                                   timeout=5, env={**os.environ, "LC_ALL": "C", "TZ": "UTC0"})
-    except (OSError, subprocess.SubprocessError):
-        return None
-    started = " ".join(completed.stdout.split())
-    return f"{PS_LSTART}{started}" if completed.returncode == 0 and started else None
-
-
-def _start_order(start: str) -> tuple[str, float] | None:
-    """A start time as (form, comparable value); None when it does not parse (an older local-time
-    `ps-lstart:` record among them: its zone is unknown)."""
-    form, _, value = start.partition(":")
-    if form == "linux-ticks" and value.isdigit():
-        return form, float(value)
-    if start.startswith(PS_LSTART):
-        try:
-            moment = datetime.strptime(" ".join(start[len(PS_LSTART):].split()), PS_LSTART_FORMAT)
-        except ValueError:
-            return None
-        return "ps-lstart-utc", moment.replace(tzinfo=UTC).timestamp()
-    return None
-
-
-def started_after(current: str, recorded: str) -> bool:
-    """Whether the process now holding a pid provably started after the recorded one (so it is another
-    process given the recycled pid); anything unparseable or of different forms proves nothing."""
-    now, then = _start_order(current), _start_order(recorded)
-    return now is not None and then is not None and now[0] == then[0] and now[1] > then[1]
-
-
-def session_alive(session: object) -> bool:
-    """Whether any process of this session (a runner's session ID: its first process's pid) still lives here.
-
-    A runner may leave work behind in processes it started and then exit itself; they keep its session, so
-    the session, not the first pid, tells whether anything of the runner still runs. Linux reads field 6 of
-    every /proc/<pid>/stat (zombies do no work, so they do not count); elsewhere (macOS) `pgrep -s`. When
-    it cannot be told, the session counts as alive: only proof of absence may end a runner's segment."""
-    if not isinstance(session, int) or isinstance(session, bool) or session <= 0:
-        return False
-    if proc_table.readable():
-        return any(len(fields) > 3 and fields[0] != "Z" and fields[3] == str(session)
-                   for _, fields in proc_table.stat_fields())
-    try:
-        completed = subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return True
-    return completed.returncode != 1  # 1: no process matched; 0: some did; anything else: cannot tell
-
-
-def holder_alive(
-    info: Mapping[str, Any],
-    alive: Callable[[object], bool] = process_alive,
-    started: Callable[[object], str | None] = process_start_time,
-    session: Callable[[object], bool] = session_alive,
-) -> tuple[bool, bool]:
-    """(alive, recycled) for a lease's holder on this host: its recorded process (told apart from a recycled
-    pid by its start time), or else any process left in its recorded session. A recycled pid proves the
-    session gone too (a session's ID stays reserved while any of its processes lives)."""
-    living, recycled = same_process_alive(info.get("pid"), info.get("pid_started"), alive, started)
-    if living or recycled:
-        return living, recycled
-    if session(info.get("session")):
-        return True, False
-    return False, False
-
-
-def same_process_alive(
-    pid: object,
-    recorded_start: object,
-    alive: Callable[[object], bool] = process_alive,
-    started: Callable[[object], str | None] = process_start_time,
-) -> tuple[bool, bool]:
-    """(alive, recycled) for a pid recorded with its start time: a live pid whose start time differs from
-    the recorded one is another process that was given the same number, so the recorded one is gone.
-    Only a current start strictly after the recorded one counts; without a recorded start time (an older
-    lease), a readable current one, or one that parses, a live pid counts as alive."""
-    if not alive(pid):
-        return False, False
-    if not isinstance(recorded_start, str) or not recorded_start:
-        return True, False
-    now_started = started(pid)
-    if now_started is None or not started_after(now_started, recorded_start):
-        return True, False
-    return False, True
-
-
-class Heartbeat(threading.Thread):
-    """Extends one lease every `interval` seconds until stopped, or until the lease is no longer ours."""
-
-    def __init__(
-        self, journal: Journal, scope: str, owner: str, interval: float, now: Callable[[], datetime]
-    ) -> None:
-        super().__init__(name=f"heartbeat {scope}", daemon=True)
-        self.journal = journal
-        self.scope = scope
-        self.owner = owner
-        self.interval = interval
-        self.now = now
-        self.lost: str | None = None
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        while not self._stop_event.wait(self.interval):
-            try:
-                leases.heartbeat(self.journal, self.scope, self.owner, self.now())
-            except leases.LeaseOwnerError as error:
-                self.lost = str(error)
-                return
-            except Exception as error:  # a busy or briefly unreachable journal: try again next beat
-                print(f"factory-schedule tick: heartbeat of {self.scope} failed: {error}", file=sys.stderr)
-
-    def stop(self) -> None:
-        self._stop_event.set()
-        self.join(timeout=max(self.interval * 2, 5))
+    from factory_schedule.core import ScheduleView
 
 
 @dataclass(frozen=True)
@@ -579,69 +324,3 @@ def run_segments(
     for thread in threads:
         thread.join()
     return runs
-
-
-@dataclass(frozen=True)
-class KeeperObservation:
-    """What a detached keeper did in the observation window after `tick --detach` started it.
-
-    `verdict`: `holding` (the same process, by pid and start time, is alive and holds its segment's lease
-    with a fresh heartbeat: responsive), `finished` (it exited 0 having ended its segment), `failed` (it
-    exited non-zero and its segment is still running with no deferral or settlement: exit status and the
-    missing artifact agree), `unresponsive` (alive but not holding a fresh lease), or `unclear` (the
-    signals disagree: kept as a hypothesis for a person, never called a failure)."""
-
-    lane: str
-    occurrence: str
-    segment: int
-    keeper_pid: int
-    window_seconds: float
-    same_process: bool
-    exit: int | None
-    lease_held: bool
-    segment_running: bool
-    verdict: str
-
-
-def observe_keepers(
-    journal: Journal,
-    keepers: Sequence[tuple[SegmentJob, subprocess.Popen[bytes]]],
-    window: float,
-    now: Callable[[], datetime],
-    read_view: Callable[[], Any],
-    poll_every: float = 0.2,
-) -> list[KeeperObservation]:
-    """Watch each keeper for `window` seconds after its start; a launcher's exit code or a momentary pid
-    proves nothing about the keeper's lifetime, so its identity and its lease are checked at the end."""
-    import time
-
-    identities = {process.pid: process_start_time(process.pid) for _job, process in keepers}
-    deadline = time.monotonic() + window
-    while time.monotonic() < deadline and any(process.poll() is None for _job, process in keepers):
-        time.sleep(poll_every)
-    try:
-        view = read_view()
-    except Exception:
-        view = None
-    observations = []
-    for job, process in keepers:
-        code = process.poll()
-        started = identities[process.pid]
-        same = code is None and (started is None or process_start_time(process.pid) == started)
-        lease = leases.get_lease(journal, segment_scope(job.occurrence_id, job.segment))
-        held = (lease is not None and lease.owner == job.runner and lease.info.get("tick_pid") == process.pid
-                and not leases.stale(lease, now()))
-        running = view is not None and segment_still_running(view, job.occurrence_id, job.segment, job.runner)
-        if same and held:
-            verdict = "holding"
-        elif code == 0 and not running:
-            verdict = "finished"
-        elif code not in (None, 0) and running:
-            verdict = "failed"
-        elif same:
-            verdict = "unresponsive"
-        else:
-            verdict = "unclear"
-        observations.append(KeeperObservation(job.lane, job.occurrence_id, job.segment, process.pid, window, same,
-                                               code, held, running, verdict))
-    return observations

@@ -6,7 +6,7 @@ from factory_schedule.core.model import Occurrence
 from factory_schedule.store import leases
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.words import age, clock_time
-from factory_schedule.tui.host.segments import segment_scope
+from factory_schedule.tui.host.tokens import segment_scope
 
 
 def lease_of(reading: Reading, occurrence: Occurrence | None) -> leases.Lease | None:
