@@ -42,13 +42,13 @@ from .results import (
     ScheduleView,
     Tick,
 )
+from .settled_records import SettledRecords
 from .state import Schedule
 from .stored import StateCodec
 from .text import checked_document, checked_token, shown
 from .views import lane_plans, occurrence_status
 from .zones import monday_of_week
 
-SETTLED_EVENT = "occurrence-settled"
 MAX_HOLDER_SEARCH_DAYS = 400
 
 
@@ -79,10 +79,7 @@ class LifecycleSchedule:
         # same answer, so it is checked whole only when its bytes change (a tampered row always is),
         # and a decision checks only the lanes it changed (`stored`).
         self._codec = StateCodec()
-        # Whole records of settled occurrences `recent` keeps without their calls, read from their settlement
-        # events (a settled record never changes again) and checked against what the state keeps.
-        self._whole_records: dict[str, tuple[Occurrence | None, Occurrence]] = {}  # id: (kept, whole)
-        self._kept_checked: Schedule | None = None  # the last state whose kept records were checked
+        self._settled = SettledRecords(journal)  # the whole records of settled occurrences, checked
 
     # -- reading -------------------------------------------------------------------------
 
@@ -95,49 +92,9 @@ class LifecycleSchedule:
         except JournalCorruptError as error:  # the state is not the one its command sealed
             raise corrupt(str(error)) from None
         schedule = self._codec.read(version, text)
-        if schedule is not None and schedule is not self._kept_checked:
-            # A settled record kept without its calls must be exactly its settlement event's record, less
-            # the calls: checked whenever the state is new to this engine, reading in one go the events of
-            # the records it does not know yet. A lane that is the very (frozen) object of the last state
-            # checked holds the very records compared then: only the other lanes' are compared.
-            checked = self._kept_checked.state.lanes if self._kept_checked is not None else []
-            seen = {id(lane_state) for lane_state in checked}
-            kept = [o for lane_state in schedule.state.lanes if id(lane_state) not in seen
-                    for o in lane_state.recent if o.elided is not None]
-            unknown = [o.id for o in kept if not self._knows_whole(o)]
-            if unknown:
-                for occurrence_id, record in self._settled_records(unknown, version).items():
-                    if record is not None:
-                        self._remember_whole(occurrence_id, record)
-            for occurrence in kept:
-                self._whole(occurrence, version)
-            self._kept_checked = schedule
+        if schedule is not None:
+            self._settled.check_kept(schedule, version)
         return version, schedule
-
-    def _settled_records(self, occurrence_ids: list[str], up_to: int) -> dict[str, Occurrence | None]:
-        """Records of settled occurrences, from their settlement events (None: not settled by `up_to`)."""
-        commands = [f"{occurrence_id}/settle" for occurrence_id in occurrence_ids]
-        found = self.journal.events_of(SCHEDULE_AGGREGATE, commands)
-        records: dict[str, Occurrence | None] = {}
-        for occurrence_id in occurrence_ids:
-            events = found[f"{occurrence_id}/settle"]
-            if not events or events[0].version > up_to:
-                records[occurrence_id] = None
-                continue
-            if events[0].type != SETTLED_EVENT:
-                raise corrupt(f"{occurrence_id}/settle recorded no settlement event")
-            try:
-                record = Occurrence.model_validate(events[0].data["occurrence"])
-            except Exception:
-                raise corrupt(f"{occurrence_id}: its settlement event does not hold a valid record") from None
-            if record.elided is not None:
-                raise corrupt(f"{occurrence_id}: its settlement event holds the record without its calls")
-            records[occurrence_id] = record
-        return records
-
-    def _pruned(self, occurrence_id: str, up_to: int) -> Occurrence | None:
-        """A settled occurrence that left the state: its record is its settlement event."""
-        return self._settled_records([occurrence_id], up_to)[occurrence_id]
 
     def _find(self, schedule: Schedule | None, ref: OccurrenceRef) -> tuple[Occurrence | None, bool]:
         """(the occurrence, whether it left the state) or (None, False) when nothing knows it."""
@@ -147,39 +104,9 @@ class LifecycleSchedule:
         if lane_state is not None:
             for occurrence in (lane_state.open, *lane_state.recent):
                 if occurrence is not None and occurrence.id == ref.id:
-                    return self._whole(occurrence, schedule.version), False
-        pruned = self._pruned(ref.id, schedule.version)
+                    return self._settled.whole(occurrence, schedule.version), False
+        pruned = self._settled.pruned(ref.id, schedule.version)
         return pruned, pruned is not None
-
-    def _knows_whole(self, kept: Occurrence) -> bool:
-        """Whether the whole record of this kept one is known and reduces to it. A kept record is frozen and
-        carried from state to state as the same object, so once compared it is recognised by identity."""
-        known = self._whole_records.get(kept.id)
-        if known is None:
-            return False
-        if known[0] is kept:
-            return True
-        if known[1].without_calls() != kept:
-            return False
-        self._whole_records[kept.id] = (kept, known[1])
-        return True
-
-    def _remember_whole(self, occurrence_id: str, record: Occurrence) -> None:
-        if len(self._whole_records) >= 4 * SCHEDULE_LIMITS.max_lanes:
-            self._whole_records.clear()
-        self._whole_records[occurrence_id] = (None, record)
-
-    def _whole(self, kept: Occurrence, version: int) -> Occurrence:
-        """The whole record of an occurrence the state keeps, its calls included."""
-        if kept.elided is None:
-            return kept
-        if not self._knows_whole(kept):
-            record = self._pruned(kept.id, version)
-            if record is None or record.without_calls() != kept:
-                raise corrupt(f"{kept.id}: its settlement event does not hold the record the state keeps")
-            self._remember_whole(kept.id, record)
-            self._knows_whole(kept)
-        return self._whole_records[kept.id][1]
 
     def _known(self, schedule: Schedule | None, ref: OccurrenceRef) -> tuple[Occurrence, bool]:
         """An occurrence a transition may name: in the state, or settled and pruned; else UNKNOWN_OCCURRENCE."""
@@ -227,7 +154,7 @@ class LifecycleSchedule:
             return None
         for occurrence in (lane_state.open, *lane_state.recent):
             if occurrence is not None and occurrence.id == occurrence_id:
-                return self._whole(occurrence, schedule.version)
+                return self._settled.whole(occurrence, schedule.version)
         return None
 
     def _result(self, ran: _Ran, ref: OccurrenceRef | None = None) -> CommandResult:
@@ -544,7 +471,7 @@ class LifecycleSchedule:
         if schedule is None:
             return {}
         kept = [o for lane in schedule.state.lanes for o in lane.recent if o.elided is not None]
-        return {o.id: self._whole(o, schedule.version) for o in kept}
+        return {o.id: self._settled.whole(o, schedule.version) for o in kept}
 
     def plan(self) -> list[LanePlan]:
         _version, schedule = self._load()
@@ -563,7 +490,7 @@ class LifecycleSchedule:
         refs = [parse_occurrence_id(occurrence_id) for occurrence_id in occurrence_ids]
         _version, schedule = self._load()
         now = self._now()
-        pruned = self._settled_records([ref.id for ref in refs], schedule.version) if schedule is not None else {}
+        pruned = self._settled.records([ref.id for ref in refs], schedule.version) if schedule is not None else {}
         views = []
         for ref in refs:
             view = occurrence_status(schedule, ref, now, pruned.get(ref.id))
@@ -589,7 +516,8 @@ class LifecycleSchedule:
                 return None
             if night.id == ref.id or self.journal.receipt(f"{night.id}/admit") is None:
                 continue
-            record = self._occurrence_in(schedule, night.id, night.lane) or self._pruned(night.id, schedule.version)
+            record = (self._occurrence_in(schedule, night.id, night.lane)
+                      or self._settled.pruned(night.id, schedule.version))
             span = record.coalesced if record is not None else None
             if span is not None and span.first.rsplit("/", 1)[1] <= ref.key <= span.last.rsplit("/", 1)[1]:
                 return night.id
