@@ -69,8 +69,9 @@ SHELL_FACING_CORE_MODULES = {
     "factory_schedule.core.night_outline": "tonight's outline of a commission, for `commission check`",
     "factory_schedule.core.owner_commission": "recording a commission with its pipeline settings, signed",
     "factory_schedule.core.preflight": "the preflight's judgement of tonight, for `check`",
+    "factory_schedule.core.pipeline.lock_scopes": "the staged lanes' lock scopes, for the runs that take them",
     "factory_schedule.core.records": "the commission rule asked on no state, before a first journal exists",
-    "factory_schedule.core.runner_findings": "what a runner concludes from a provider's refusals",
+    "factory_schedule.core.health.provider_clis": "what a runner concludes from a provider's refusals",
 }
 
 

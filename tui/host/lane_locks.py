@@ -14,23 +14,16 @@ from datetime import datetime
 from typing import Any
 
 from factory_schedule.core.pipeline import ClaimIdle, PipelineLanes, PipelineResult, text
+from factory_schedule.core.pipeline.lock_scopes import resource_scope, task_scope, worker_scope
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.environment import DEFAULT_LEASE_TTL_SECONDS
 from factory_schedule.tui.host.process_identity import process_start_time, this_host, this_machine
 
 
-def worker_scope(lane: str) -> str:
-    return f"pipeline/{lane}/worker"
-
-
-def task_scope(lane: str, task: int) -> str:
-    return f"pipeline/{lane}/task/{task}"
-
-
 def resource_scopes(lanes: PipelineLanes, lane: str) -> list[str]:
     state = lanes.state()
-    return [f"resource/{name}" for name in state.settings.resources(lane)] if state is not None else []
+    return [resource_scope(name) for name in state.settings.resources(lane)] if state is not None else []
 
 
 def journal_of(lanes: PipelineLanes) -> Journal:

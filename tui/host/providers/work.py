@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pendulum
 
 from factory_schedule.core import ScheduleError
-from factory_schedule.core.runner_findings import (
+from factory_schedule.core.health.provider_clis import (
     PROVIDER_STOPPED_ACCOUNT,
     PROVIDER_UNREACHABLE,
     sign_in_mismatch_reason,
