@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from factory_schedule.core import LifecycleSchedule
-from factory_schedule.store import leases
+from factory_schedule.store import Journal, leases
 from factory_schedule.tui.cli.tick import _start_lanes
 from factory_schedule.tui.host.clock import SystemClock
 from tests.tui.runner_support import commissioned_journal
@@ -19,6 +19,7 @@ class LeasesSeenAtStart(LifecycleSchedule):
     seen: list[list[tuple[str, str, Any]]]
 
     def start(self, *, lane: Any, runner: Any) -> Any:
+        assert isinstance(self.journal, Journal)
         self.seen.append([(lease.scope, lease.owner, lease.info.get("pid"))
                           for lease in leases.list_leases(self.journal) if lease.scope.startswith("segment/")])
         return super().start(lane=lane, runner=runner)
