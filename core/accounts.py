@@ -14,7 +14,7 @@ from pendulum import DateTime
 
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
-from .model import AccountState, Observation, at, instant_text
+from .schedule_document import AccountState, Observation, at, instant_text
 
 OPEN_STATUSES = ("allowed", "allowed_warning")
 

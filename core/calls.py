@@ -18,9 +18,18 @@ from .change import Change, put_open, refuse_backwards, replace
 from .commission import Task
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
-from .model import Call, LedgerWeek, Occurrence, ReportedObservation, ScheduleState, SegmentWindow, at, instant_text
 from .refusal_words import refusal_in_words
-from .state import Schedule
+from .schedule_checks import Schedule
+from .schedule_document import (
+    Call,
+    LedgerWeek,
+    Occurrence,
+    ReportedObservation,
+    ScheduleState,
+    SegmentWindow,
+    at,
+    instant_text,
+)
 from .zones import iso_week_of, local_date_of
 
 Tokens = Annotated[StrictInt, Field(ge=0, le=SCHEDULE_LIMITS.max_usage_tokens)]

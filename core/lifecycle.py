@@ -22,7 +22,8 @@ from .commission import Lane
 from .errors import ScheduleError, invalid
 from .identity import is_weekly
 from .limits import SCHEDULE_LIMITS
-from .model import (
+from .schedule_checks import Schedule
+from .schedule_document import (
     Account,
     Coalesced,
     Deferral,
@@ -40,7 +41,6 @@ from .model import (
     at,
     instant_text,
 )
-from .state import Schedule
 from .zones import local_date_of, monday_of_week, parse_local_date
 
 MAX_COALESCE_DAYS = 4000

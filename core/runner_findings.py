@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from factory_schedule.core.health import Finding
-from factory_schedule.core.model import Occurrence, at
 from factory_schedule.core.results import ScheduleView
+from factory_schedule.core.schedule_document import Occurrence, at
 
 PROVIDER_UNREACHABLE = "provider unreachable"
 PROVIDER_STOPPED_ACCOUNT = "the provider stopped the account"

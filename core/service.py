@@ -35,7 +35,6 @@ from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
 from .identity import OccurrenceRef, parse_occurrence_id
 from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
-from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .results import (
     CallAdmission,
     CallEnd,
@@ -46,8 +45,9 @@ from .results import (
     ScheduleView,
     Tick,
 )
-from .state import Schedule
-from .stored import StateCodec
+from .schedule_checks import Schedule
+from .schedule_codec import StateCodec
+from .schedule_document import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .text import checked_document, checked_token, shown
 from .views import lane_plans, occurrence_status
 from .zones import monday_of_week
@@ -100,7 +100,7 @@ class LifecycleSchedule:
         self.max_rounds = max_rounds
         # The last state read or written, by version and stored text: an unchanged text parses to the
         # same answer, so it is checked whole only when its bytes change (a tampered row always is),
-        # and a decision checks only the lanes it changed (`stored`).
+        # and a decision checks only the lanes it changed (`schedule_codec`).
         self._codec = StateCodec()
         # Whole records of settled occurrences `recent` keeps without their calls, read from their settlement
         # events (a settled record never changes again) and checked against what the state keeps.

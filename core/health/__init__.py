@@ -51,10 +51,10 @@ import pendulum
 from factory_schedule.core.commission import lane_occurrence_on, parse_commission
 from factory_schedule.core.errors import ScheduleError
 from factory_schedule.core.launchd import launch_intervals
-from factory_schedule.core.model import AccountState, Occurrence
 from factory_schedule.core.owner import OwnerState
 from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
 from factory_schedule.core.results import ScheduleView
+from factory_schedule.core.schedule_document import AccountState, Occurrence
 from factory_schedule.core.zones import iso_week_of, local_date_of
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from typing import Any
 
 from pendulum import DateTime
 
-from ..model import at, instant_text
 from ..pipeline_settings import PipelineSettings
+from ..schedule_document import at, instant_text
 from .contracts import parse_report
 from .errors import PipelineError
 from .model import (

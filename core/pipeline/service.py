@@ -35,8 +35,8 @@ from .. import owner
 from ..clock import Clock, as_utc
 from ..commission import parse_commission
 from ..errors import ScheduleError
+from ..schedule_checks import validation_message
 from ..service import LifecycleSchedule
-from ..state import validation_message
 from ..text import checked_document, checked_token
 from . import rules, scheduled
 from .contracts import contract_fields

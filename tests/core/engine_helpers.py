@@ -27,7 +27,7 @@ from hypothesis import event
 from pendulum import DateTime
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, CallAdmission, LifecycleSchedule, ManualClock, ScheduleError
-from factory_schedule.core.state import dump_state, parse_state
+from factory_schedule.core.schedule_checks import dump_state, parse_state
 from factory_schedule.store import canonical_json, open_journal
 from tests.store.forgery import reseal_head
 
@@ -201,7 +201,7 @@ class Harness:
         return list(open_journal(self.url).iter_history(SCHEDULE_AGGREGATE))
 
     def assert_what_the_engine_remembers_is_what_is_stored(self) -> None:
-        """A command checks and encodes only the lanes it changed (`core.stored`): the state it keeps in
+        """A command checks and encodes only the lanes it changed (`core.schedule_codec`): the state it keeps in
         memory must be exactly what a fresh process parses whole from the stored text, and that text
         must be the canonical encoding of it."""
         _version, text = open_journal(self.url).load_text(SCHEDULE_AGGREGATE)

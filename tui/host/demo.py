@@ -47,8 +47,8 @@ from pendulum import Date, DateTime
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError, proposed_commission
 from factory_schedule.core.commission import lanes_of
-from factory_schedule.core.model import Occurrence
-from factory_schedule.core.model import at as parse_instant
+from factory_schedule.core.schedule_document import Occurrence
+from factory_schedule.core.schedule_document import at as parse_instant
 from factory_schedule.store import Journal, open_journal
 from factory_schedule.store import leases as lease_store
 from factory_schedule.tui.host.demo_lanes import PIPELINE_SETTINGS, DemoLanes

@@ -1,6 +1,6 @@
 """Corrupt state for an engine that already holds the good state's checked lanes: refused as a fresh one refuses it.
 
-A long-lived engine keeps the lanes it checked (`core.stored`); a state changed behind it must be refused
+A long-lived engine keeps the lanes it checked (`core.schedule_codec`); a state changed behind it must be refused
 CORRUPT on every read and command with the message a fresh engine's whole parse gives: lanes moved, doubled,
 renamed or dropped, a ledger missing the week a call in flight debits, each of the corrupt-state suite's
 defects, an integer rewritten as an equal non-integer, a reconciliation naming a segment that never started,

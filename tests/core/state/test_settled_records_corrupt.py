@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
-from factory_schedule.core.model import LedgerWeek
-from factory_schedule.core.stored import StateCodec
+from factory_schedule.core.schedule_codec import StateCodec
+from factory_schedule.core.schedule_document import LedgerWeek
 from factory_schedule.store import JournalCorruptError, open_journal
 from tests.core.engine_helpers import (
     ALPHA,

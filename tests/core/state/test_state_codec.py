@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from factory_schedule.core import SCHEDULE_AGGREGATE
 from factory_schedule.core.commission import commission_digest, commission_document, parse_commission
-from factory_schedule.core.state import parse_state
+from factory_schedule.core.schedule_checks import parse_state
 from factory_schedule.store import open_journal
 from tests.core.engine_helpers import (
     ALPHA,

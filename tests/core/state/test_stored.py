@@ -1,4 +1,4 @@
-"""The stored text a command writes: only the lanes it changed are checked and encoded again (`core.stored`).
+"""The stored text a command writes: only the lanes it changed are checked and encoded again (`core.schedule_codec`).
 
 The engine keeps the state it last read or wrote; these tests hold that this memory never
 stands in for a check a reader of the stored bytes would make.
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
-from factory_schedule.core.model import Watermark
-from factory_schedule.core.state import dump_state, parse_state
-from factory_schedule.core.stored import StateCodec
+from factory_schedule.core.schedule_checks import dump_state, parse_state
+from factory_schedule.core.schedule_codec import StateCodec
+from factory_schedule.core.schedule_document import Watermark
 from factory_schedule.store import canonical_json, open_journal
 from tests.core.engine_helpers import (
     ALPHA,

@@ -18,7 +18,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from factory_schedule.core.commission import lane_occurrence_on
-from factory_schedule.core.model import Occurrence, Segment
+from factory_schedule.core.schedule_document import Occurrence, Segment
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.words import instant

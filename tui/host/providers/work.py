@@ -36,8 +36,8 @@ from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.model import Occurrence
     from factory_schedule.core.results import CallAdmission, CallEnd, CallRefusal
+    from factory_schedule.core.schedule_document import Occurrence
 
 Answer = TypeVar("Answer")
 

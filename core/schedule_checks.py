@@ -19,7 +19,7 @@ from factory_schedule.store.canonical import encoded_as_canonical
 from .commission import Commission, Lane, commission_digest, parse_commission
 from .errors import ScheduleError, corrupt
 from .identity import is_weekly, occurrence_id
-from .model import LaneState, Occurrence, ScheduleState, at, lane_order_problem
+from .schedule_document import LaneState, Occurrence, ScheduleState, at, lane_order_problem
 from .zones import iso_week_of, local_date_of
 
 _TRANSITION = re.compile(r"^(admit|settle|resume/[1-8]|defer/[1-8]|reconcile/[1-8]|call/\d+|call/\d+/end)$")
@@ -107,7 +107,7 @@ def check_lane(lane_state: LaneState, commission: Commission, version: int,
                already_checked: frozenset[int] = frozenset()) -> LaneFacts:
     """The rules one lane's record must hold against the commission and the version; CORRUPT if not.
 
-    `core.stored` keeps a lane's check while its bytes, the commission and the version allow (a later
+    `core.schedule_codec` keeps a lane's check while its bytes, the commission and the version allow (a later
     version admits only more): a rule here must depend on nothing else, or that reuse goes wrong. A rule
     that needs another lane or another member of the state belongs in `check_across_lanes`.
     `already_checked` names (by `id`) occurrences of this lane that passed their own rules

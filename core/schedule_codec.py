@@ -6,7 +6,7 @@ and only the changed lanes are dumped, parsed back from the dump and checked, as
 would. A new text read from the journal is checked the same way: every member besides the
 lanes and every rule across lanes, and each lane unless its bytes are exactly those of a
 lane already checked under the same commission at the same or an earlier version; a text
-that fails anything is parsed and checked whole (`state.parse_state`), for its error.
+that fails anything is parsed and checked whole (`schedule_checks.parse_state`), for its error.
 The rules across lanes and the rest of the document are cheap and run every time. The
 text stored is joined from the parts' canonical texts, and equals what encoding the
 whole state would give (the tests hold both), so a full read of it sees the same state.
@@ -27,8 +27,15 @@ from factory_schedule.store.canonical import encoded_as_canonical, join_array
 
 from .commission import Commission
 from .errors import ScheduleError, corrupt
-from .model import Doc, LaneState, Occurrence, ScheduleState
-from .state import LaneFacts, Schedule, check_across_lanes, check_lane, checked_commission, parse_state_and_facts
+from .schedule_checks import (
+    LaneFacts,
+    Schedule,
+    check_across_lanes,
+    check_lane,
+    checked_commission,
+    parse_state_and_facts,
+)
+from .schedule_document import Doc, LaneState, Occurrence, ScheduleState
 
 # The state's members besides its lanes: field name -> key in the stored document.
 _HEAD_MEMBERS = {
