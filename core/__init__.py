@@ -7,9 +7,9 @@ them at work); modules are one concept each.
 from .clock import Clock, ManualClock
 from .commission import (
     Commission,
+    CommissionTask,
     Lane,
     LaneOccurrence,
-    Task,
     ceiling_from_shadow,
     commission_digest,
     commission_document,
@@ -62,6 +62,7 @@ __all__ = [
     "Clock",
     "CommandResult",
     "Commission",
+    "CommissionTask",
     "Lane",
     "LaneOccurrence",
     "LanePlan",
@@ -72,7 +73,6 @@ __all__ = [
     "ScheduleError",
     "ScheduleLimits",
     "ScheduleView",
-    "Task",
     "Tick",
     "ceiling_from_shadow",
     "commission_digest",

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 
 from .accounts import later, read_observation, record_unverified, sign_in_stopped, window_closed
 from .change import Change, put_open, refuse_backwards, replace
-from .commission import Task
+from .commission import CommissionTask
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
 from .refusal_words import refusal_in_words
@@ -35,24 +35,24 @@ from .zones import iso_week_of, local_date_of
 Tokens = Annotated[StrictInt, Field(ge=0, le=SCHEDULE_LIMITS.max_usage_tokens)]
 
 
-class _Report(BaseModel):
+class _CallReport(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
-class ResultReport(_Report):
+class ResultReport(_CallReport):
     kind: Literal["result"]
     tokens: Tokens
     output: Literal["ok", "malformed"]
     observation: ReportedObservation | None = None
 
 
-class UsageLimitReport(_Report):
+class UsageLimitReport(_CallReport):
     kind: Literal["usage-limit"]
     tokens: Tokens
     observation: ReportedObservation
 
 
-class SignInReport(_Report):
+class SignInReport(_CallReport):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
     kind: Literal["sign-in-needed"]
     tokens: Tokens
@@ -60,14 +60,14 @@ class SignInReport(_Report):
     observation: ReportedObservation | None = None
 
 
-class UnreachableReport(_Report):
+class UnreachableReport(_CallReport):
     """The provider could not be reached: the runner's evidence (a refused connection, a failed name lookup)
     shows that no request left the machine, so the work was not sent and uses nothing."""
 
     kind: Literal["unreachable"]
 
 
-class LostReport(_Report):
+class LostReport(_CallReport):
     kind: Literal["lost"]
     observation: ReportedObservation | None = None
 
@@ -101,7 +101,7 @@ def remaining(schedule: Schedule, week: str) -> int:
     return entry.ceiling - entry.debited
 
 
-def refusal(schedule: Schedule, occurrence: Occurrence, task: Task, work: str, bound: int, sign_in: str,
+def refusal(schedule: Schedule, occurrence: Occurrence, task: CommissionTask, work: str, bound: int, sign_in: str,
             now: DateTime) -> Refusal | None:
     """The first rule that refuses this call, in the order the "Calls" rule lists; None admits it."""
     segment = occurrence.running_segment
@@ -149,8 +149,8 @@ def _put_week(state: ScheduleState, week: str, ceiling: int, delta: int) -> Sche
     return replace(state, ledger=weeks)
 
 
-def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Task, work: str, bound: int, sign_in: str,
-          attempt: int, now: DateTime) -> Change:
+def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: CommissionTask, work: str, bound: int,
+          sign_in: str, attempt: int, now: DateTime) -> Change:
     refuse_backwards(occurrence, now)
     segment = occurrence.running_segment
     assert segment is not None

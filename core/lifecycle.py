@@ -33,8 +33,8 @@ from .schedule_document import (
     Occurrence,
     Reconciliation,
     ScheduleState,
-    Segment,
     SegmentEnd,
+    SegmentRecord,
     Settlement,
     SettlementStatus,
     Watermark,
@@ -199,7 +199,7 @@ def admit(schedule: Schedule, lane: Lane, lane_state: LaneState, night: Night, r
         admitted_at=stamp,
         coalesced=Coalesced(count=len(missed), first=missed[0].id, last=missed[-1].id) if missed else None,
         segments=[
-            Segment(
+            SegmentRecord(
                 n=1,
                 runner=runner,
                 kind="admit",
@@ -237,7 +237,7 @@ def resume(schedule: Schedule, occurrence: Occurrence, night: Night, runner: str
     n = len(occurrence.segments) + 1
     deadline = night_deadline(occurrence, night) or _deadline(lane, night, now)
     stamp = instant_text(now)
-    segment = Segment(
+    segment = SegmentRecord(
         n=n, runner=runner, kind="resume", started_at=stamp, night=night.date.isoformat(),
         deadline=instant_text(deadline),
     )

@@ -28,14 +28,14 @@ from factory_schedule.store.canonical import encoded_as_canonical, join_array
 from .commission import Commission
 from .errors import ScheduleError, corrupt
 from .schedule_checks import (
-    LaneFacts,
+    LaneDebits,
     Schedule,
     check_across_lanes,
     check_lane,
     checked_commission,
     parse_state_and_facts,
 )
-from .schedule_document import Doc, LaneState, Occurrence, ScheduleState
+from .schedule_document import LaneState, Occurrence, ScheduleModel, ScheduleState
 
 # The state's members besides its lanes: field name -> key in the stored document.
 _HEAD_MEMBERS = {
@@ -48,7 +48,7 @@ class _CheckedLane:
     """A lane that passed `check_lane` under a commission at a version, with its canonical text."""
 
     model: LaneState
-    facts: LaneFacts
+    facts: LaneDebits
     commission_digest: str
     version: int
     text: CanonicalText | None = None
@@ -304,7 +304,7 @@ class _PartTexts:
                                                             exclude=set(_OCCURRENCE_LISTS))
         members = _member_texts(document)
         for name, key in _OCCURRENCE_LISTS.items():
-            items: list[Doc] = getattr(occurrence, name)
+            items: list[ScheduleModel] = getattr(occurrence, name)
             if not items and name != "segments":  # the others default to []: a dump leaves them out then
                 continue
             values: list[object] = []
