@@ -11,8 +11,8 @@ The rules across lanes and the rest of the document are cheap and run every time
 text stored is joined from the parts' canonical texts, and equals what encoding the
 whole state would give (the tests hold both), so a full read of it sees the same state.
 
-Without this, every command parsed, checked and encoded the whole document (about
-90 KB with nine Products) two or three times, and its cost grew with the state's size.
+A command that parsed, checked and encoded the whole document (about 90 KB with nine
+Products) two or three times would cost more as the state grows.
 """
 
 from __future__ import annotations
@@ -229,7 +229,8 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     occurrence a decision changed, its segments, calls, deferrals and reconciliations: a decision adds or
     changes one or two of those. An occurrence kept whole is not put through its own rules in `check_lane`
     again either (they hold at a later version too). Everything else, the changed parts' dumps, the lane's and
-    each changed occurrence's own members and every rule of the lane as a whole, is checked as before."""
+    each changed occurrence's own members and every rule of the lane as a whole, is checked as `_lane_checked`
+    checks it."""
     texts = _PartTexts(before.part_texts)
     checked = before.occurrences()
     document: dict[str, object] = lane.model_dump(by_alias=True, mode="json", exclude_defaults=True,

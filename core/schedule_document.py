@@ -74,8 +74,8 @@ CallOutcome = Literal["ok", "malformed", "usage-limit", "sign-in-needed", "unrea
 def instant_text(instant: _dt.datetime) -> str:
     """The stored form of an instant (UTC, milliseconds, `Z`); a naive one is read as UTC.
 
-    Formatted field by field: pendulum's `format` took most of a decision's formatting time. An instant
-    in UTC (every one the engine holds) is read as it is; any other goes through pendulum as before, whose
+    Formatted field by field: pendulum's `format` would take most of a decision's formatting time. An
+    instant in UTC (every one the engine holds) is read as it is; any other goes through pendulum, whose
     reading of a wall time a zone skips differs from the standard library's."""
     utc = instant
     if instant.utcoffset() != _ZERO:

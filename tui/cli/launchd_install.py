@@ -59,7 +59,7 @@ def launch_agent_spec(
     log_dir: str | None = None,
     journal_url: str | None = None,
 ) -> dict[str, Any]:
-    """The spec `render_launch_agent_plist` takes: intervals from the commission, the tick as the program."""
+    """The arguments `render_launch_agent_plist` takes: intervals from the commission, the tick as the program."""
     from factory_schedule.core import launch_intervals
 
     program_dir = os.path.dirname(program_arguments[0])

@@ -119,7 +119,7 @@ def test_a_live_process_keeps_its_stale_lease_and_its_segment_whatever_repair_is
     assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: True) == []
     assert schedule.status(OCCURRENCE).state == "running"
     schedule.settle(occurrence_id=OCCURRENCE, settled_by="r-dead", status="unavailable", reason="nothing done")
-    # Its segment has ended, but its process still lives: the lease stays (the fix of issue 15).
+    # Its segment has ended, but its process still lives: the lease stays.
     assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: True) == []
     assert leases.get_lease(journal, segment_scope(OCCURRENCE, 1)) is not None
     assert "stale-lease-live-process" in _kinds(_check(world, alive=True))

@@ -1,4 +1,4 @@
-"""Usage-window observations as the schedule reads them (CONTRACT.md, "What a runner reports").
+"""Usage-window observations as the schedule reads them.
 
 The schedule refuses a closed window whose reset is not after now and within seven
 days; an adapter checks the same before it reports one, so a report it sends is
