@@ -23,7 +23,7 @@ from factory_schedule.core.zones import (
     parse_wall_time,
     zoned_instant,
 )
-from tests.core.engine_helpers import utc
+from tests.core.schedule.support import utc
 
 # --- day boundary ---------------------------------------------------------------------------
 

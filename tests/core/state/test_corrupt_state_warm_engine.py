@@ -18,17 +18,8 @@ import pytest
 import tests.core.state.test_corrupt_state as corrupt_state
 from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 from factory_schedule.store import JournalCorruptError, open_journal
-from tests.core.engine_helpers import (
-    ALPHA,
-    Harness,
-    assert_refused_as_a_fresh_engine_refuses,
-    busy_night,
-    copy_journal,
-    lane_of,
-    open_harness,
-    refused,
-    result_report,
-)
+from tests.core.schedule.support import ALPHA, Harness, copy_journal, open_harness, refused, result_report
+from tests.core.state.support import assert_refused_as_a_fresh_engine_refuses, busy_night, lane_of
 
 # The corrupt-state suite's template journal and its defects (the fixture is registered here by assignment).
 template = corrupt_state.template

@@ -20,27 +20,25 @@ from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, Schedul
 from factory_schedule.core.commission import commission_digest, commission_document, parse_commission
 from factory_schedule.core.schedule_codec import StateCodec
 from factory_schedule.store import VersionConflictError, canonical_json, open_journal
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     ALPHA,
     BRAVO,
     CALL_BOUND,
     CHARLIE,
     FULL,
     SIGN_IN,
-    THREE_LANES,
     FailsAfterDeciding,
     Harness,
     Overtaken,
-    assert_stored_whole,
     basic_lane,
     commission,
-    lane_of,
     make_harness,
     refused,
     result_report,
     weekly_lane,
     writes_nothing,
 )
+from tests.core.state.support import THREE_LANES, assert_stored_whole, lane_of
 
 
 class Night:

@@ -16,7 +16,7 @@ from factory_schedule.store import leases
 from factory_schedule.tui.host import health, reconciler
 from factory_schedule.tui.host.process_identity import process_start_time
 from factory_schedule.tui.host.tokens import segment_scope
-from tests.core.engine_helpers import epoch
+from tests.core.schedule.support import epoch
 from tests.owner_support import protect
 
 HOST = "test-host"
