@@ -9,7 +9,6 @@ a runner that lost its answer simply ask again.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,18 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_json_parsed
 from .checked_heads import CheckedHeads
-from .errors import (
-    CommandConflictError,
-    JournalCorruptError,
-    JournalError,
-    JournalFullError,
-    JournalLockedError,
-    JournalReadOnlyError,
-    JournalUnavailableError,
-    VersionConflictError,
-)
+from .errors import CommandConflictError, JournalError, JournalReadOnlyError, VersionConflictError
+from .failures import is_lock_error, named_failure
 from .records import (
-    GENESIS_HASH,
     HISTORY_PAGE,
     Checkpoint,
     Decide,
@@ -42,8 +32,10 @@ from .records import (
     receipt_text,
     sha256_text,
 )
+from .sealed_rows import Head, check_head, check_receipt, event_from_row, parse_json
 from .statements import EVENT_COLUMNS, statements_for
 from .urls import shown_url
+from .verifying import verify_chain
 
 if TYPE_CHECKING:
     from .pool import Pool
@@ -60,15 +52,6 @@ class _Held:
     failed: bool = False
 
 
-@dataclass(frozen=True)
-class _Head:
-    """The head as checked against its seal: its version, its hash and its state's stored text."""
-
-    version: int
-    hash: str
-    state: CanonicalText | None
-
-
 def _state_text(state: Any, command_id: str) -> str:
     if isinstance(state, CanonicalText):
         return state
@@ -80,39 +63,6 @@ def _state_text(state: Any, command_id: str) -> str:
 
 
 _EVENT_COLUMNS = ", ".join(EVENT_COLUMNS)
-
-
-_LOCK_ERRORS = (
-    "database is locked",  # SQLite, after the busy timeout
-    "database is busy",
-    "deadlock detected",  # PostgreSQL
-    "lock timeout",  # PostgreSQL, after lock_timeout
-    "could not serialize access",  # PostgreSQL, should a caller raise the isolation level
-)
-
-
-_READ_ONLY_ERRORS = ("readonly database", "read-only", "read only")
-_FULL_ERRORS = ("database or disk is full", "no space left", "disk full", "could not extend file")
-_LOST_ERRORS = (
-    "server closed the connection",
-    "terminating connection",
-    "connection refused",
-    "could not connect",
-    "connection failed",
-    "connection is closed",
-    "connection is lost",
-    "consuming input failed",
-    "ssl syscall error",
-    "could not receive data",
-    "could not send data",
-    "connection not open",
-    "unable to open database file",
-)
-
-
-def _is_lock_error(error: BaseException) -> bool:
-    text = str(error).lower()
-    return any(words in text for words in _LOCK_ERRORS)
 
 
 class Journal:
@@ -134,7 +84,7 @@ class Journal:
         self._driver_error: type[Exception] = driver.Error
         self._integrity_error: type[Exception] = driver.IntegrityError
         self._local = threading.local()  # the write transaction `writing()` holds, per thread
-        self._checked_heads: CheckedHeads[_Head] = CheckedHeads()
+        self._checked_heads: CheckedHeads[Head] = CheckedHeads()
 
     # -- statements ---------------------------------------------------------------------
 
@@ -273,28 +223,14 @@ class Journal:
             except self._integrity_error:
                 raise
             except self._driver_error as error:
-                if not _is_lock_error(error) or time.monotonic() > deadline:
+                if not is_lock_error(error) or time.monotonic() > deadline:
                     raise self._failure(error) from error
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
 
     def _failure(self, error: BaseException) -> JournalError:
         """The named JournalError for a database failure, with a one-line message a person can act on."""
-        reason = " ".join(str(error).split())
-        text = reason.lower()
-        if any(words in text for words in _READ_ONLY_ERRORS):
-            return JournalReadOnlyError(f"the journal {self.where} is read-only: it can be read but not written")
-        if any(words in text for words in _FULL_ERRORS):
-            return JournalFullError(
-                f"the journal {self.where} is full (its disk or its size limit); the command wrote nothing"
-            )
-        if _is_lock_error(error):
-            return JournalLockedError(
-                f"the journal {self.where} stayed locked by another writer; nothing was written (try again)"
-            )
-        if any(words in text for words in _LOST_ERRORS):
-            return JournalUnavailableError(f"the journal {self.where} cannot be reached: {reason}")
-        return JournalError(f"the journal {self.where} failed: {reason}")
+        return named_failure(self.where, error)
 
     def _refuse_if_read_only(self) -> None:
         if self.read_only is not None:
@@ -326,7 +262,7 @@ class Journal:
     def load(self, aggregate: str) -> Snapshot:
         """The aggregate's current state document and version, read together (its seal checked)."""
         version, text = self.load_text(aggregate)
-        return Snapshot(version=version, state=None if text is None else self._parse(text, f"{aggregate} state"))
+        return Snapshot(version=version, state=None if text is None else parse_json(text, f"{aggregate} state"))
 
     def load_text(self, aggregate: str) -> tuple[int, CanonicalText | None]:
         """The aggregate's version and its state's stored canonical text, read together.
@@ -364,7 +300,7 @@ class Journal:
                 rows = self._statement(
                     conn, "history", {"aggregate": aggregate, "after": after, "limit": limit}
                 ).fetchall()
-            return [self._event(row) for row in rows]
+            return [event_from_row(row) for row in rows]
 
         return self._retrying(read)
 
@@ -392,7 +328,7 @@ class Journal:
                 rows = self._send(conn, statement, values).fetchall()
             found: dict[str, list[Event]] = {command_id: [] for command_id in wanted}
             for row in rows:
-                event = self._event(row)
+                event = event_from_row(row)
                 if event.aggregate == aggregate:
                     found[event.command_id].append(event)
             return found
@@ -410,7 +346,7 @@ class Journal:
                 key, values = "history_desc_before", {"aggregate": aggregate, "before": before, "limit": limit}
             with self._transaction(write=False) as conn:
                 rows = self._statement(conn, key, values).fetchall()
-            return [self._event(row) for row in rows]
+            return [event_from_row(row) for row in rows]
 
         return self._retrying(read)
 
@@ -428,110 +364,9 @@ class Journal:
             cursor = page[-1].version
 
     def verify(self, aggregate: str, since: Checkpoint | None = None) -> Checkpoint:
-        """Recompute the hash chain and every seal; raise JournalCorruptError, saying what, at the first break.
-
-        Checked: every event's hash and link; that the head names the chain's last event and
-        holds the state that event sealed; that each command's last event is sealed and its
-        receipt is the one sealed (none missing, none edited, none added). Commands written
-        by a build before seals existed are chained but their receipts cannot be checked
-        beyond their versions: the checkpoint's `unsealed_through` says up to where.
-
-        The head is read first and the chain checked up to it, so a verify that runs
-        while writers append still sees one consistent prefix of an append-only log.
-        From the first event by default; from `since` (what an earlier verify returned)
-        to check only what was appended after it, as a live dashboard does.
-        """
-
-        def read_head() -> Any:
-            with self._transaction(write=False) as conn:
-                return self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
-
-        head = self._check_head(aggregate, self._retrying(read_head))  # in full: verify trusts no memo
-        prev = since.hash if since is not None else GENESIS_HASH
-        checked = since.version if since is not None else 0
-        unsealed_through = since.unsealed_through if since is not None else 0
-        if head.version < checked:
-            raise JournalCorruptError(f"{aggregate}: the head went back from {checked} to {head.version}")
-        # Before the first sealed command, commands may end unsealed (a journal upgraded from format 1).
-        legacy = unsealed_through == checked
-        command: list[Event] = []  # the events of the command being walked, until its last
-        ended: list[tuple[list[Event], bool]] = []  # commands walked to their end whose receipts are unchecked
-        receipts_checked = checked
-        while checked < head.version:
-            page = [event for event in self.history(aggregate, after=checked) if event.version <= head.version]
-            if not page:
-                raise JournalCorruptError(
-                    f"{aggregate}: the head says version {head.version}, but the chain ends at {checked}"
-                )
-            for event in page:
-                if event.version != checked + 1:
-                    raise JournalCorruptError(f"{aggregate}: event {event.version} follows event {checked}")
-                if event.prev_hash != prev:
-                    raise JournalCorruptError(f"{aggregate}: event {event.version} does not link to its predecessor")
-                if command and event.command_id != command[0].command_id:  # an unsealed command ended
-                    if not legacy:
-                        raise JournalCorruptError(
-                            f"{aggregate}: event {checked}, the last of command {command[0].command_id!r}, "
-                            "is not sealed"
-                        )
-                    ended.append((command, False))
-                    unsealed_through, command = checked, []
-                data_json = canonical_json(event.data)
-                sealed = chain_hash(prev, aggregate, event.version, event.command_id, event.type, data_json,
-                                    event.seal)
-                if sealed != event.hash:
-                    raise JournalCorruptError(f"{aggregate}: event {event.version} does not match its hash")
-                command.append(event)
-                if event.seal is not None:
-                    legacy = False
-                    ended.append((command, True))
-                    command = []
-                prev, checked = event.hash, event.version
-            if command and checked == head.version:  # the head's own command, unsealed
-                if not legacy:
-                    raise JournalCorruptError(f"{aggregate}: the head's event {checked} is not sealed")
-                ended.append((command, False))
-                unsealed_through, command = checked, []
-            if ended:
-                until = ended[-1][0][-1].version
-                self._verify_receipts(aggregate, ended, receipts_checked, until)
-                receipts_checked, ended = until, []
-        if prev != head.hash:  # `_checked_head` holds the head to its event; this holds the event to the chain
-            raise JournalCorruptError(f"{aggregate}: the head's hash is not the hash of event {head.version}")
-        return Checkpoint(version=head.version, hash=head.hash, unsealed_through=unsealed_through)
-
-    def _verify_receipts(self, aggregate: str, ended: list[tuple[list[Event], bool]], after: int, until: int) -> None:
-        """The receipts of the commands whose last event lies in (after, until]: exactly one each, as sealed."""
-
-        def read() -> list[Any]:
-            with self._transaction(write=False) as conn:
-                values = {"aggregate": aggregate, "after": after, "until": until}
-                return list(self._statement(conn, "receipts_between", values).fetchall())
-
-        receipts = {row[0]: row for row in self._retrying(read)}  # a receipt's command ID is its key
-        for events, sealed in ended:
-            first, last = events[0], events[-1]
-            row = receipts.pop(first.command_id, None)
-            if row is None:
-                raise JournalCorruptError(
-                    f"{aggregate}: command {first.command_id!r} (events {first.version}-{last.version}) "
-                    "has no receipt"
-                )
-            if (int(row[3]), int(row[4])) != (first.version, last.version):
-                raise JournalCorruptError(
-                    f"{aggregate}: receipt {first.command_id!r} does not name its command's events "
-                    f"{first.version}-{last.version}"
-                )
-            if sealed and sha256_text(receipt_text(row[0], row[1], row[2], int(row[3]), int(row[4]), row[5])) != (
-                last.receipt_sha256
-            ):
-                raise JournalCorruptError(
-                    f"{aggregate}: receipt {first.command_id!r} is not the receipt event {last.version} sealed"
-                )
-        for row in receipts.values():
-            raise JournalCorruptError(
-                f"{aggregate}: receipt {row[0]!r} names event {row[4]}, which ends no command of that ID"
-            )
+        """Recompute the hash chain and every seal; raise JournalCorruptError, saying what, at the first break
+        (`verifying.verify_chain`). From the first event, or from `since`, what an earlier verify returned."""
+        return verify_chain(self, aggregate, since)
 
     # -- the command --------------------------------------------------------------------
 
@@ -590,7 +425,7 @@ class Journal:
         # Both reads are sent before either answer is awaited: one round trip to a server, not two.
         receipt_rows = self._statement(conn, "receipt", {"command_id": command_id})
         head_rows = self._statement(conn, "head", {"aggregate": aggregate})
-        recorded, head = self._checked_receipt(command_id, receipt_rows.fetchone()), head_rows.fetchone()
+        recorded, head = check_receipt(command_id, receipt_rows.fetchone()), head_rows.fetchone()
         current = self._checked_head(aggregate, head)
         version = current.version
         if recorded is not None:
@@ -613,7 +448,7 @@ class Journal:
         if current.state is None:
             state = None
         else:
-            state = current.state if as_text else self._parse(current.state, f"{aggregate} state")
+            state = current.state if as_text else parse_json(current.state, f"{aggregate} state")
         decision = decide(state, version)
         if not decision.events:
             raise JournalError(f"command {command_id!r}: a decision must record at least one event")
@@ -665,7 +500,7 @@ class Journal:
             aggregate,
             (last, prev, state_json, command_id, last_event["type"], last_event["data"], last_event["prev_hash"], prev,
              seal[0], seal[1], None),
-            _Head(last, prev, CanonicalText(state_json)),
+            Head(last, prev, CanonicalText(state_json)),
         )
         return Outcome(
             command_id=command_id,
@@ -676,105 +511,19 @@ class Journal:
             replayed=False,
         )
 
-    # -- seals --------------------------------------------------------------------------
+    # -- seals and rows ---------------------------------------------------------------------
 
-    def _checked_head(self, aggregate: str, row: Any) -> _Head:
-        """`_check_head`, answered from the memo of rows already checked when this row is one of them."""
+    def _checked_head(self, aggregate: str, row: Any) -> Head:
+        """`sealed_rows.check_head`, answered from the memo of rows already checked when this row is one of them."""
         head = self._checked_heads.get(aggregate, row)
         if head is None:
-            head = self._check_head(aggregate, row)
+            head = check_head(aggregate, row)
             self._checked_heads.remember(aggregate, row, head)
         return head
 
-    def _check_head(self, aggregate: str, row: Any) -> _Head:
-        """The head a `head` statement read, once it is known to be what the chain's last command sealed.
-
-        Refused (JournalCorruptError, saying which) when an event lies beyond the head (a head set back
-        or deleted), when the head names no event or not its hash, when that event does not match its
-        own hash, or when the state is not the text it sealed. A head left by a format 1 build, whose
-        event carries no seal, is taken as it is: `verify` reports it as unsealed.
-        """
-        (version, head_hash, state, command_id, type_, data, prev_hash, event_hash, state_sha256, receipt_sha256,
-         beyond) = row
-        version = 0 if version is None else int(version)
-        if beyond is not None:
-            raise JournalCorruptError(f"{aggregate}: event {int(beyond)} lies beyond the head version {version}")
-        if version == 0:
-            if state is not None:
-                raise JournalCorruptError(f"{aggregate}: the head says version 0 but holds a state")
-            return _Head(0, GENESIS_HASH, None)
-        if event_hash is None:
-            raise JournalCorruptError(f"{aggregate}: the head says version {version}, but no event {version} exists")
-        if head_hash != event_hash:
-            raise JournalCorruptError(f"{aggregate}: the head's hash is not the hash of event {version}")
-        seal = None if state_sha256 is None or receipt_sha256 is None else (state_sha256, receipt_sha256)
-        if chain_hash(prev_hash, aggregate, version, command_id, type_, data, seal) != event_hash:
-            raise JournalCorruptError(f"{aggregate}: event {version} does not match its hash")
-        if seal is not None and sha256_text(state) != state_sha256:
-            raise JournalCorruptError(f"{aggregate}: the stored state is not the state event {version} sealed")
-        return _Head(version, head_hash, CanonicalText(state))
-
-    def _checked_receipt(self, command_id: str, row: Any) -> Receipt | None:
-        """The receipt a `receipt` statement read, checked against the event that sealed it; None when the
-        command never ran. Refused when its command's events exist without it, when it names an event its
-        command did not record, or when it is not the receipt that event sealed."""
-        (_id, aggregate, digest, first_version, last_version, result, event_command, type_, data, prev_hash,
-         event_hash, state_sha256, receipt_sha256, recorded_at) = row
-        if _id is None:
-            if recorded_at is not None:
-                raise JournalCorruptError(
-                    f"command {command_id!r} recorded event {int(recorded_at)}, but its receipt is missing"
-                )
-            return None
-        first_version, last_version = int(first_version), int(last_version)
-        if event_command != command_id:
-            raise JournalCorruptError(
-                f"receipt {command_id!r} names event {aggregate}@{last_version}, which that command did not record"
-            )
-        seal = None if state_sha256 is None or receipt_sha256 is None else (state_sha256, receipt_sha256)
-        if chain_hash(prev_hash, aggregate, last_version, command_id, type_, data, seal) != event_hash:
-            raise JournalCorruptError(f"{aggregate}: event {last_version} does not match its hash")
-        if seal is not None:
-            sealed = receipt_text(command_id, aggregate, digest, first_version, last_version, result)
-            if sha256_text(sealed) != receipt_sha256:
-                raise JournalCorruptError(
-                    f"receipt {command_id!r} is not the receipt event {aggregate}@{last_version} sealed"
-                )
-        return Receipt(
-            command_id=command_id,
-            aggregate=aggregate,
-            digest=digest,
-            first_version=first_version,
-            last_version=last_version,
-            result=self._parse(result, f"receipt {command_id}"),
-        )
-
-    # -- row helpers --------------------------------------------------------------------
-
-    @staticmethod
-    def _parse(text: str, what: str) -> Any:
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
-            raise JournalCorruptError(f"{what} is not JSON") from None
-
     def _receipt(self, conn: Any, command_id: str) -> Receipt | None:
         row = self._statement(conn, "receipt", {"command_id": command_id}).fetchone()
-        return self._checked_receipt(command_id, row)
-
-    def _event(self, row: Any) -> Event:
-        aggregate, version, command_id, type_, data, prev_hash, hash_, state_sha256, receipt_sha256 = row
-        return Event(
-            aggregate=aggregate,
-            version=int(version),
-            command_id=command_id,
-            type=type_,
-            data=self._parse(data, f"event {aggregate}@{version}"),
-            prev_hash=prev_hash,
-            hash=hash_,
-            state_sha256=state_sha256,
-            receipt_sha256=receipt_sha256,
-        )
+        return check_receipt(command_id, row)
 
     def close(self) -> None:
         """Close the pool's idle connections (a journal used again opens new ones)."""

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from factory_schedule.store import JournalCorruptError, open_journal
+from factory_schedule.store import JournalCorruptError, open_journal, sealed_rows
 from factory_schedule.store import journal as journal_module
 
 from .support import AGGREGATE, bump, database
@@ -36,7 +36,8 @@ def _hashes_of_the_state(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         hashed.append(value)
         return real(value)
 
-    monkeypatch.setattr(journal_module, "sha256_text", counting)
+    for module in (journal_module, sealed_rows):  # where a command seals a state, and where a read checks it
+        monkeypatch.setattr(module, "sha256_text", counting)
     return hashed
 
 

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from factory_schedule.core import commission_json_schema
 from factory_schedule.tui.cli import output
+from factory_schedule.tui.cli.main import build_parser
 from factory_schedule.tui.host.providers.work import EXIT_UNRECORDED
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -37,6 +39,8 @@ EXIT_MEANINGS: dict[int, str] = {
     output.EXIT_LEASE_HELD: "a lease or a staged lane's lock is held by someone else (`LEASE_HELD`)",
     output.EXIT_NOT_LEASE_OWNER: "a lease heartbeat or release by someone who does not hold it (`NOT_LEASE_OWNER`)",
     output.EXIT_RUNNER_FAILED: "`tick`: a runner exited non-zero or left its segment running",
+    output.EXIT_CHAIN_BROKEN: "`verify`: an aggregate's hash chain does not verify from its first event (`problems` "
+                              "says where it breaks)",
     EXIT_UNRECORDED: "`run`: the journal would not take a report after every retry (about five minutes); the report is "
        "printed in an `\"unrecorded\"` line and the segment left running for a supervisor",
     output.EXIT_REPLAY_NO_DISPATCH: "`call admit`: a replay of a recorded admission; no contact licensed "
@@ -140,8 +144,6 @@ class Command:
 
 def commands(parser: argparse.ArgumentParser | None = None) -> list[Command]:
     """Every subcommand, nested ones included (`call admit`), in the order `--help` lists them."""
-    from factory_schedule.tui.cli.main import build_parser
-
     return list(_walk(parser or build_parser(), ()))
 
 
@@ -296,8 +298,6 @@ def _field_rows(path: str, schema: Mapping[str, Any], definitions: Mapping[str, 
 
 def commission_reference() -> str:
     """The generated part of docs/reference/commission.md: every field of the JSON Schema, nested ones too."""
-    from factory_schedule.core.commission import commission_json_schema
-
     schema = commission_json_schema()
     lines = ["| field | type | required | what it is | rule |", "| --- | --- | --- | --- | --- |"]
     lines += _field_rows("", schema, schema.get("$defs", {}))

@@ -1,0 +1,41 @@
+"""What `verify` does: check every aggregate's hash chain from its first event, and start the checkpoints afresh."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from factory_schedule.tui.cli.journal import journal_url_of, open_existing
+from factory_schedule.tui.cli.output import EXIT_CHAIN_BROKEN, EXIT_JOURNAL, EXIT_OK, emit, printable, say
+from factory_schedule.tui.host import chain_checkpoint
+from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.health import verify_chains
+
+
+def verify_chains_command(args: argparse.Namespace) -> int:
+    url = journal_url_of(args)
+    journal = open_existing(url)
+    could_not: list[str] = []
+    verified, problems = verify_chains(journal, None, could_not)
+    at = SystemClock().now()
+    unwritten = [] if could_not else [  # a check that could not list every aggregate is not a whole one
+        finding.message for finding in chain_checkpoint.remember(journal, url, {}, verified, problems, at)]
+    code = EXIT_CHAIN_BROKEN if problems else EXIT_JOURNAL if could_not else EXIT_OK
+    if args.json:
+        document: dict[str, Any] = {
+            "verified": code == EXIT_OK, "at": at.isoformat(),
+            "chains": {name: point.version for name, point in verified.items()},
+            "problems": problems, "could_not_check": could_not, "unrecorded": unwritten, "exit": code}
+        emit(document)
+        return code
+    for name, point in sorted(verified.items()):
+        say(f"verified: {printable(name)} through event {point.version}")
+    for name, problem in sorted(problems.items()):
+        say(f"broken: {printable(name)}: {printable(problem)}")
+    for problem in could_not:
+        say(f"could not check: {printable(problem)}")
+    for message in unwritten:
+        say(f"not recorded: {printable(message)}")
+    if code == EXIT_OK:
+        say(f"every hash chain verified from its first event ({at.isoformat()})")
+    return code
