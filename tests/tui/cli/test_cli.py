@@ -492,7 +492,7 @@ def test_a_deferral_replayed_for_a_token_that_now_runs_a_later_segment_exits_11_
     """A runner reusing one token over two nights gets the first night's deferral back: the command line
     says so with its own exit code (11) and `still_running`, so a shell runner cannot take it for its own."""
     from factory_schedule.tui.cli.output import EXIT_OK, EXIT_REPLAY_STILL_RUNNING
-    from factory_schedule.tui.cli.runner import _defer
+    from factory_schedule.tui.cli.schedule_commands import _defer
     from tests.core.schedule.support import basic_id, make_harness
 
     h = make_harness(tmp_path)

@@ -49,7 +49,15 @@ from factory_schedule.tui.cli.output import (
     to_jsonable,
 )
 from factory_schedule.tui.cli.owner_signing import owner_signer
-from factory_schedule.tui.cli.parsers.runner import ADMIT, DEFER, END, RECONCILE, RECORD_ACCOUNT, SETTLE, START
+from factory_schedule.tui.cli.parsers.schedule_commands import (
+    ADMIT,
+    DEFER,
+    END,
+    RECONCILE,
+    RECORD_ACCOUNT,
+    SETTLE,
+    START,
+)
 from factory_schedule.tui.host.clock import SystemClock
 
 if TYPE_CHECKING:
