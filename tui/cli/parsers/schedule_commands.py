@@ -1,4 +1,4 @@
-"""The runner's command line, its commands and flags: every schedule method as a subcommand, JSON in and JSON
+"""The schedule's commands' flags, as a runner calls them: every schedule method as a subcommand, JSON in and JSON
 out (what they do: tui/cli/schedule_commands.py)."""
 
 from __future__ import annotations
