@@ -149,7 +149,7 @@ def record_account(args: argparse.Namespace) -> int:
 
 
 def record_commission_command(args: argparse.Namespace) -> int:
-    """Record the next revision and adopt the `pipeline` settings it carries; the one runner command that may
+    """Record the next revision and adopt the `pipeline` settings it carries; the one schedule command that may
     start a journal.
 
     A journal that does not exist yet is created only for a first revision the rules accept: the rule

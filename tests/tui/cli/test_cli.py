@@ -1,4 +1,4 @@
-"""The runner's command line: one JSON object out, and an exit code per outcome a shell can branch on."""
+"""The schedule's commands: one JSON object out, and an exit code per outcome a shell can branch on."""
 
 from __future__ import annotations
 
