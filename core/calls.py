@@ -85,7 +85,7 @@ def parse_report(report: Any) -> ResultReport | UsageLimitReport | SignInReport 
 
 
 @dataclass(frozen=True)
-class Refusal:
+class RefusalReason:
     reason: str
     detail: str
 
@@ -102,41 +102,42 @@ def remaining(schedule: Schedule, week: str) -> int:
 
 
 def refusal(schedule: Schedule, occurrence: Occurrence, task: CommissionTask, work: str, bound: int, sign_in: str,
-            now: DateTime) -> Refusal | None:
+            now: DateTime) -> RefusalReason | None:
     """The first rule that refuses this call, in the order the "Calls" rule lists; None admits it."""
     segment = occurrence.running_segment
     assert segment is not None
     window = segment.window
     if window is not None and (window.stopped or now < at(window.until)):
-        return Refusal("limited", f"this segment's usage window is closed until {window.until}")
+        return RefusalReason("limited", f"this segment's usage window is closed until {window.until}")
     if occurrence.call_in_flight is not None:
-        return Refusal("call-open", f"call {occurrence.call_in_flight.k} is still in flight")
+        return RefusalReason("call-open", f"call {occurrence.call_in_flight.k} is still in flight")
     if now >= at(segment.deadline):
-        return Refusal("deadline", f"the segment's deadline {segment.deadline} has passed")
+        return RefusalReason("deadline", f"the segment's deadline {segment.deadline} has passed")
     if bound > task.call_bound:
-        return Refusal("call-bound", f"bound {bound} is above the task's call bound {task.call_bound}")
+        return RefusalReason("call-bound", f"bound {bound} is above the task's call bound {task.call_bound}")
     used = [c for c in occurrence.calls if c.uses_allowance]
     if sum(1 for c in used if c.task == task.task) >= task.max_calls:
-        return Refusal("call-bound", f"task {task.task} has used its {task.max_calls} calls")
+        return RefusalReason("call-bound", f"task {task.task} has used its {task.max_calls} calls")
     if len(used) >= SCHEDULE_LIMITS.max_calls_per_occurrence:
-        return Refusal("call-bound", f"the occurrence has used its {SCHEDULE_LIMITS.max_calls_per_occurrence} calls")
+        return RefusalReason("call-bound",
+                             f"the occurrence has used its {SCHEDULE_LIMITS.max_calls_per_occurrence} calls")
     same_work = [c for c in occurrence.calls if c.task == task.task and c.work == work]
     if any(c.unknown or c.overage for c in same_work):
-        return Refusal("unknown-effect", f"work {work!r} went out with unknown effect: it is never sent again")
+        return RefusalReason("unknown-effect", f"work {work!r} went out with unknown effect: it is never sent again")
     if any(c.performed for c in same_work):
-        return Refusal("duplicate-work", f"work {work!r} of task {task.task} was already performed")
+        return RefusalReason("duplicate-work", f"work {work!r} of task {task.task} was already performed")
     account = schedule.state.account(task.account)
     if window_closed(account, now):
-        return Refusal("limited", f"{task.account}'s usage window is closed until {account.window_closed_until}")
+        return RefusalReason("limited", f"{task.account}'s usage window is closed until {account.window_closed_until}")
     if sign_in_stopped(account):
-        return Refusal("sign-in-needed", f"{task.account} refused its sign-in; the owner must record a newer one")
+        return RefusalReason("sign-in-needed", f"{task.account} refused its sign-in; the owner must record a newer one")
     why = record_unverified(account, sign_in, now, schedule.commission.record_max_age_days)
     if why is not None:
-        return Refusal("overage-unverified", why)
+        return RefusalReason("overage-unverified", why)
     week = current_week(schedule, now)
     left = remaining(schedule, week)
     if bound > left:
-        return Refusal("budget-exhausted", f"bound {bound} does not fit the {left} tokens left in {week}")
+        return RefusalReason("budget-exhausted", f"bound {bound} does not fit the {left} tokens left in {week}")
     return None
 
 
