@@ -93,8 +93,9 @@ def check_health_command(args: argparse.Namespace) -> int:
             repairs += _repair_bindings(journal, schedule, prompts, clock, host)
         except Exception as error:
             return _could_not_check(args, f"repairing prompt bindings: {error}")
-    report = health.check_health(journal, schedule, clock.now(), host, args.plist or installed_agent(), args.grace,
-                                 count_history=True, keep_checkpoint=True)
+    scope = health.HealthScope(chains=health.ChainCheck(keep=True), count_history=True,
+                               launch_agent=args.plist or installed_agent(), grace_minutes=args.grace)
+    report = health.check_health(journal, schedule, clock.now(), host, scope)
     findings = list(report.findings)
     could_not = list(report.could_not_check)
     if prompts:

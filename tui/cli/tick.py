@@ -131,7 +131,8 @@ def _tell_owner(journal: Journal, url: str, schedule: LifecycleSchedule, clock: 
     dashboard. The hash chains are checked from where the last check ended (a year of history is not re-read
     at every firing)."""
     try:
-        report = health.check_health(journal, schedule, clock.now(), this_host(), keep_checkpoint=True)
+        scope = health.HealthScope(chains=health.ChainCheck(keep=True))
+        report = health.check_health(journal, schedule, clock.now(), this_host(), scope)
         told = notify_owner(report.findings, url, clock.now())
     except Exception as error:
         emit({"notify_failed": f"{type(error).__name__}: {error}"})

@@ -20,7 +20,7 @@ from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
-from factory_schedule.tui.host.health import check_health, read_pipeline_history
+from factory_schedule.tui.host.health import ChainCheck, HealthScope, check_health, read_pipeline_history
 from tests.core.pipeline.pipeline_support import (
     Harness,
     Runs,
@@ -59,7 +59,7 @@ def _lanes_with_history(url: str) -> Harness:
 def _counts_findings(url: str) -> list[Any]:
     journal = open_journal(url)
     report = check_health(journal, LifecycleSchedule(journal, SystemClock()), SystemClock().now(), "this-host",
-                          count_history=True)
+                          HealthScope(count_history=True))
     assert not report.could_not_check, report.could_not_check
     return [finding for finding in report.findings if finding.kind == "pipeline-counts-disagree"]
 
@@ -98,7 +98,7 @@ def test_a_resealed_state_with_false_counts_verifies_and_reads_but_its_history_d
 def _checked(url: str, keep: bool = True) -> list[Any]:
     journal = open_journal(url)
     report = check_health(journal, LifecycleSchedule(journal, SystemClock()), SystemClock().now(), "this-host",
-                          count_history=True, keep_checkpoint=keep)
+                          HealthScope(chains=ChainCheck(keep=keep), count_history=True))
     assert not report.could_not_check, report.could_not_check
     return [finding for finding in report.findings if finding.kind in ("pipeline-counts-disagree",
                                                                        "journal-chain-broken")]
