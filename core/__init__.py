@@ -4,6 +4,7 @@ The public names are the ones `__all__` lists (docs/guides/runner.md shows
 them at work); modules are one concept each.
 """
 
+from .accounts import reset_accepted, window_closes
 from .clock import Clock, ManualClock
 from .commission import (
     DEFAULT_ZONE,
@@ -127,5 +128,7 @@ __all__ = [
     "proposed_commission",
     "refusal_in_words",
     "render_launch_agent_plist",
+    "reset_accepted",
+    "window_closes",
     "zoned_instant",
 ]
