@@ -38,7 +38,7 @@ from .identity import (
 )
 from .launchd import launch_intervals, render_launch_agent_plist
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
-from .owner import OwnerKeys, Signer, load_owner
+from .owner import OwnerKeyResult, OwnerKeys, Signer, load_owner
 from .refusal_words import refusal_in_words
 from .results import (
     CallAdmission,
@@ -94,6 +94,7 @@ __all__ = [
     "Occurrence",
     "OccurrenceRef",
     "OccurrenceStatusView",
+    "OwnerKeyResult",
     "OwnerKeys",
     "ScheduleError",
     "ScheduleLimits",

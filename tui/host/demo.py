@@ -139,7 +139,8 @@ class DemoDriver:
         self.runners: dict[str, Runner] = {}
         self.lock = threading.RLock()
         self.errors: list[str] = []
-        self.signer: Any = None  # the demo owner key, once `protect_demo` recorded it: it signs the owner's records
+        # the demo owner key, once `protect_demo` recorded it: it signs the owner's records
+        self.signer: KeySigner | None = None
 
     # -- the queue ------------------------------------------------------------------------
 
