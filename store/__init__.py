@@ -50,7 +50,7 @@ from .records import (
     Receipt,
     Snapshot,
 )
-from .state_parts import PartedText, parted
+from .state_parts import PartedText, parted, parted_members
 
 if TYPE_CHECKING:
     from . import leases as leases
@@ -108,5 +108,6 @@ __all__ = [
     "leases",
     "open_journal",
     "parted",
+    "parted_members",
     "shown_url",
 ]

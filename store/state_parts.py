@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .canonical import CanonicalText, canonical_json
+from .canonical import CanonicalJsonError, CanonicalText, canonical_json, encoded_as_canonical
 from .errors import JournalCorruptError
 from .records import sha256_text
 
@@ -61,6 +61,20 @@ def parted(pieces: Iterable[tuple[str | None, str]]) -> PartedText:
         return PartedText([("state", glue)])
     parts[-1][1] += glue
     return PartedText((name, text) for name, text in parts)
+
+
+def parted_members(document: Mapping[str, Any]) -> PartedText:
+    """A JSON object's canonical text in parts, one per member, named by its key: for a state whose commands
+    each change a few of its members. Each member is encoded (and checked) once; the parts join to exactly
+    `canonical_json(document)`, since canonical JSON composes (sorted keys, no whitespace)."""
+    pieces: list[tuple[str | None, str]] = []
+    for index, key in enumerate(sorted(document)):
+        if not isinstance(key, str):
+            raise CanonicalJsonError(f"a member's key is text, got {type(key).__name__}")
+        pieces += [(None, ("{" if index == 0 else ",") + encoded_as_canonical(key) + ":"),
+                   (key, canonical_json(document[key]))]
+    pieces.append((None, "}"))
+    return parted(pieces)
 
 
 def is_manifest(stored: str) -> bool:
