@@ -6,6 +6,7 @@ them at work); modules are one concept each.
 
 from .clock import Clock, ManualClock
 from .commission import (
+    DEFAULT_ZONE,
     Commission,
     Lane,
     LaneOccurrence,
@@ -14,6 +15,7 @@ from .commission import (
     commission_digest,
     commission_document,
     commission_json_schema,
+    commission_problems,
     lane_occurrence_on,
     lanes_of,
     parse_commission,
@@ -26,13 +28,18 @@ from .identity import (
     RHYTHMS,
     WEEKLY_RHYTHMS,
     OccurrenceRef,
+    is_pipeline_rhythm,
     is_valid_product_id,
     lane_id,
     occurrence_id,
     parse_occurrence_id,
+    pipeline_lane_of_run,
 )
 from .launchd import launch_intervals, render_launch_agent_plist
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
+from .model import AccountRecord, AccountState, Call, Deferral, LaneState, Occurrence, Segment
+from .owner import OwnerKeys, Signer, load_owner
+from .refusal_words import refusal_in_words
 from .results import (
     CallAdmission,
     CallEnd,
@@ -44,10 +51,20 @@ from .results import (
     Tick,
 )
 from .service import LifecycleSchedule
-from .zones import iso_week_of, local_date_of, monday_of_week, parse_local_date, parse_wall_time, zoned_instant
+from .zones import (
+    is_valid_zone,
+    iso_week_of,
+    local_date_of,
+    local_wall_of,
+    monday_of_week,
+    parse_local_date,
+    parse_wall_time,
+    zoned_instant,
+)
 
 __all__ = [
     "COMMISSION_PROTOCOL",
+    "DEFAULT_ZONE",
     "PORTFOLIO",
     "PORTFOLIO_RHYTHMS",
     "RHYTHMS",
@@ -56,42 +73,58 @@ __all__ = [
     "SCHEDULE_LIMITS",
     "SCHEDULE_PROTOCOL",
     "WEEKLY_RHYTHMS",
+    "AccountRecord",
+    "AccountState",
+    "Call",
     "CallAdmission",
     "CallEnd",
     "CallRefusal",
     "Clock",
     "CommandResult",
     "Commission",
+    "Deferral",
     "Lane",
     "LaneOccurrence",
     "LanePlan",
+    "LaneState",
     "LifecycleSchedule",
     "ManualClock",
+    "Occurrence",
     "OccurrenceRef",
     "OccurrenceStatusView",
+    "OwnerKeys",
     "ScheduleError",
     "ScheduleLimits",
     "ScheduleView",
+    "Segment",
+    "Signer",
     "Task",
     "Tick",
     "ceiling_from_shadow",
     "commission_digest",
     "commission_document",
     "commission_json_schema",
+    "commission_problems",
+    "is_pipeline_rhythm",
     "is_valid_product_id",
+    "is_valid_zone",
     "iso_week_of",
     "lane_id",
     "lane_occurrence_on",
     "lanes_of",
     "launch_intervals",
+    "load_owner",
     "local_date_of",
+    "local_wall_of",
     "monday_of_week",
     "occurrence_id",
     "parse_commission",
     "parse_local_date",
     "parse_occurrence_id",
     "parse_wall_time",
+    "pipeline_lane_of_run",
     "proposed_commission",
+    "refusal_in_words",
     "render_launch_agent_plist",
     "zoned_instant",
 ]

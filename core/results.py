@@ -92,3 +92,11 @@ class ScheduleView:
     ledger: list[LedgerWeek]
     accounts: list[AccountState]
     revision_recorded_at: str
+
+    def segment_running(self, occurrence_id: str, segment: int, runner: str) -> bool:
+        """Whether this runner's segment still runs here (it neither deferred nor settled, nor was reconciled)."""
+        for occurrence in self.occurrences:
+            if occurrence.id == occurrence_id:
+                running = occurrence.running_segment
+                return running is not None and (running.n, running.runner) == (segment, runner)
+        return False

@@ -24,7 +24,18 @@ from .errors import JournalError
 from .journal import Journal
 
 WORKER_SCOPE = "worker"
-STALE_AFTER_TTLS = 2
+STALE_AFTER_TTLS = 2  # a lease is stale once 2 x TTL passed since its heartbeat
+FUTURE_AFTER_TTLS = 1  # a heartbeat more than one TTL ahead of now is from a clock that was wrong
+
+
+def stale_since(heartbeat_at: datetime, ttl_seconds: float) -> datetime:
+    """The first instant after which a lease heartbeated at `heartbeat_at` counts as stale (2 x TTL after it)."""
+    return heartbeat_at + timedelta(seconds=STALE_AFTER_TTLS * ttl_seconds)
+
+
+def heartbeat_from_future(heartbeat_at: datetime, ttl_seconds: float, now: datetime) -> bool:
+    """A heartbeat more than one TTL ahead of `now` was written by a wrong clock: it proves no live holder."""
+    return heartbeat_at - now > timedelta(seconds=FUTURE_AFTER_TTLS * ttl_seconds)
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,7 @@ class Lease:
     @property
     def stale_at(self) -> datetime:
         """The first instant after which the lease counts as stale (2 x TTL after its last heartbeat)."""
-        return self.heartbeat_at + timedelta(seconds=STALE_AFTER_TTLS * self.ttl_seconds)
+        return stale_since(self.heartbeat_at, self.ttl_seconds)
 
     def age_seconds(self, now: datetime) -> float:
         """Seconds since the last heartbeat."""

@@ -17,6 +17,17 @@ if TYPE_CHECKING:
     from .journal import Journal
 
 
+def _check_checkpoint(journal: Journal, aggregate: str, since: Checkpoint) -> None:
+    """The event a checkpoint names is still the one verified: a history rewritten at or before it, even one
+    rechained whole (which a check from the first event cannot tell from the original), fails here."""
+    found = journal.history(aggregate, after=since.version - 1, limit=1)
+    if not found or found[0].version != since.version or found[0].hash != since.hash:
+        raise JournalCorruptError(
+            f"{aggregate}: event {since.version} is not the one verified before (its hash changed): "
+            "the history was rewritten at or before it"
+        )
+
+
 def verify_chain(journal: Journal, aggregate: str, since: Checkpoint | None = None) -> Checkpoint:
     """Recompute the hash chain and every seal; raise JournalCorruptError, saying what, at the first break.
 
@@ -42,6 +53,8 @@ def verify_chain(journal: Journal, aggregate: str, since: Checkpoint | None = No
     unsealed_through = since.unsealed_through if since is not None else 0
     if head.version < checked:
         raise JournalCorruptError(f"{aggregate}: the head went back from {checked} to {head.version}")
+    if since is not None and checked > 0:
+        _check_checkpoint(journal, aggregate, since)
     # Before the first sealed command, commands may end unsealed (a journal upgraded from format 1).
     legacy = unsealed_through == checked
     command: list[Event] = []  # the events of the command being walked, until its last

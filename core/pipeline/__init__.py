@@ -7,19 +7,29 @@ verifier, the MVP boundary, caps, cooldown, owner escalation and the security-ap
 """
 
 from ..pipeline_settings import PipelineSettings
-from .contracts import CONTRACTS, parse_report
+from .contracts import CONTRACTS, contract_fields, parse_report
 from .errors import PIPELINE_ERROR_CODES, PipelineError
-from .model import EXTERNAL_ACTIONS, PIPELINE_AGGREGATE, PIPELINE_PROTOCOL, STAGES, PipelineState
+from .model import (
+    EXTERNAL_ACTIONS,
+    LANES,
+    PIPELINE_AGGREGATE,
+    PIPELINE_PROTOCOL,
+    REVIEW_STAGES,
+    STAGES,
+    PipelineState,
+)
 from .rules import ALLOWED_TRANSITIONS
-from .service import ApprovalUse, ClaimIdle, LaneView, PipelineLanes, PipelineResult, parse_pipeline
+from .service import ApprovalUse, ClaimIdle, LaneView, PipelineLanes, PipelineResult, parse_pipeline, text
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
     "CONTRACTS",
     "EXTERNAL_ACTIONS",
+    "LANES",
     "PIPELINE_AGGREGATE",
     "PIPELINE_ERROR_CODES",
     "PIPELINE_PROTOCOL",
+    "REVIEW_STAGES",
     "STAGES",
     "ApprovalUse",
     "ClaimIdle",
@@ -29,6 +39,8 @@ __all__ = [
     "PipelineResult",
     "PipelineSettings",
     "PipelineState",
+    "contract_fields",
     "parse_pipeline",
     "parse_report",
+    "text",
 ]

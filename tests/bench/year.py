@@ -29,10 +29,16 @@ the time a committed command takes on average, the largest state seen (canonical
 `journal.load("discovery/schedule").state`, sampled after every tick that wrote), the journal's size, a raw sqlite3
 loop (WAL, synchronous=FULL, one small row per transaction) beside the journal file, sampled after every 30 days
 and at the end of the same run (the disk's speed drifts with the machine's other work), and the
-dashboard's first paint, its health check of the whole chain, and its re-render after one new command,
+dashboard's first paint, Health shown (every chain checked from its checkpoint), and its re-render after one new
+command,
 measured headless with `App.run_test` (see `dashboard_times`) on the year's journal as the side-by-side nights
 left it.
-The last lines are a Markdown table.
+Before the table, three lines say the headline ratios: `command / raw commit: N.NNx` (a schedule command that
+wrote, mean, against the raw commit of the same run), `pipeline command / raw commit: N.NNx` (a staged lanes'
+command that wrote, mean, against the same raw commit), and `health (chain checked) on the year's journal / on
+a young journal: N.NN` (the median of a `health` as the command runs it, after each side-by-side night on each
+journal, every chain checked from the checkpoint the previous morning's left). The last lines are a Markdown
+table.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import pstats
 import random
 import shutil
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -93,8 +100,9 @@ RAW_SAMPLE = 300  # raw commits after every 30 days, besides the loop at the end
 STATE_TARGET = 96 * 1024
 COST_TARGET = 4.0  # the target: a schedule command within 4x of a raw commit
 GROWTH_TARGET = 1.2
-FIRST_PAINT_TARGET = 1.0
-RERENDER_TARGET = 0.150
+FIRST_PAINT_TARGET = 0.300
+HEALTH_SHOWN_TARGET = 0.500
+RERENDER_TARGET = 0.050
 YOUNG_DAYS = 60  # the young journal of the side-by-side comparison: its state has stopped growing by then
 
 
@@ -650,10 +658,31 @@ class SideBySide:
     young: Period
     old_history: int  # commands in each journal when the comparison began
     young_history: int
+    old_health: list[float] = field(default_factory=list)  # seconds of a `health` after each night
+    young_health: list[float] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
         return self.young.rate / self.old.rate if self.old.rate else float("inf")
+
+    @property
+    def health_ratio(self) -> float | None:
+        """The median `health` on the year's journal over the median on the young one."""
+        if not self.old_health or not self.young_health:
+            return None
+        return statistics.median(self.old_health) / statistics.median(self.young_health)
+
+
+def health_seconds(simulation: Year) -> float:
+    """One `health` as the command runs it, timed: a fresh schedule over the journal, every aggregate's chain
+    checked from the checkpoint the last check left beside it, the staged lanes' history counted."""
+    from factory_schedule.tui.host.health import check_health
+
+    journal = simulation.journal._journal
+    started = time.perf_counter()
+    check_health(journal, LifecycleSchedule(journal, simulation.clock), simulation.clock.now(), "bench-host",
+                 count_history=True, keep_checkpoint=True)
+    return time.perf_counter() - started
 
 
 def side_by_side(year: Year, young_url: str, warm_days: int, nights: int) -> SideBySide:
@@ -670,19 +699,23 @@ def side_by_side(year: Year, young_url: str, warm_days: int, nights: int) -> Sid
     for offset in range(warm_days):
         young.day(young.first_day.add(days=offset))
     old_history, young_history = year.journal.head(SCHEDULE_AGGREGATE), young.journal.head(SCHEDULE_AGGREGATE)
-    old, new = Period(), Period()
+    compared = SideBySide(Period(), Period(), old_history, young_history)
     kept, year.figures = year.figures, Figures()  # the year's own figures stay the year's
     try:
+        for simulation in (year, young):
+            health_seconds(simulation)  # the owner's first check: every chain from its first event, untimed
         for night in range(nights):
-            pair = [(year, old, kept.days + night), (young, new, warm_days + night)]
-            for simulation, total, offset in pair if night % 2 == 0 else reversed(pair):
+            pair = [(year, compared.old, compared.old_health, kept.days + night),
+                    (young, compared.young, compared.young_health, warm_days + night)]
+            for simulation, total, healths, offset in pair if night % 2 == 0 else reversed(pair):
                 today = simulation.timed_day(offset)
                 total.commands += today.commands
                 total.seconds += today.seconds
+                healths.append(health_seconds(simulation))  # the morning's `health`, from the last checkpoint
     finally:
         year.figures = kept
         young.journal.close()
-    return SideBySide(old, new, old_history, young_history)
+    return compared
 
 
 def _commission(first_day: Date, weekly_tokens: int) -> dict[str, Any]:
@@ -699,11 +732,12 @@ def _commission(first_day: Date, weekly_tokens: int) -> dict[str, Any]:
 
 
 def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -> tuple[float, float, float] | None:
-    """(first paint, the whole hash chain checked, re-render after one command) in seconds, or None when the
-    dashboard is not in the tree.
+    """(first paint, Health shown, re-render after one command) in seconds, or None when the dashboard is not in
+    the tree.
 
-    The dashboard runs as the owner runs it, polling: its first reading skips the health check (whose hash-chain
-    check reads every event once) and is painted at once; the next reading checks the chain and health. A paint is
+    The dashboard runs as the owner runs it, polling: its first reading skips the health check and is painted at
+    once; the next reading checks every chain from the checkpoint the last check left beside the journal, and
+    health. A paint is
     timed to the screen's first refresh after the reading was applied (`call_after_refresh`, which the dashboard
     also uses to start its chain check only once the first reading is on screen), not with `pilot.pause()`, which
     also waits for a 20 ms window of idle CPU.
@@ -827,10 +861,32 @@ def main() -> int:
         side = None
         if args.side_by_side and young_url:
             side = side_by_side(year, young_url, min(YOUNG_DAYS, args.days), min(args.side_by_side, args.days))
+        if side is None and not args.no_dashboard:
+            health_seconds(year)  # the checkpoint a morning's `health` (or the tick) leaves beside the journal
         dash = None if args.no_dashboard else dashboard_times(url, year.clock, "claude",
                                                               year.sequence["claude"] + 1)
         print_report(args, backend, figures, raw, size, dash, year, side)
     return 0
+
+
+def print_the_three_lines(cost: float, year: Year, raw_ms: float, side: SideBySide | None) -> None:
+    """The headline ratios, one line each, in the words the performance page quotes."""
+    print()
+    print(f"command / raw commit: {cost:.2f}x")
+    written = [seconds for period in year.staged.figures.each for seconds in period] if year.staged else []
+    if written:
+        print(f"pipeline command / raw commit: {1000 * statistics.fmean(written) / raw_ms:.2f}x")
+    else:
+        print("pipeline command / raw commit: not measured (--no-lanes)")
+    ratio = side.health_ratio if side is not None else None
+    if ratio is None:
+        print("health (chain checked) on the year's journal / on a young journal: not measured (--side-by-side 0)")
+    else:
+        assert side is not None
+        print(f"health (chain checked) on the year's journal / on a young journal: {ratio:.2f}")
+        print(f"  medians {1000 * statistics.median(side.old_health):.1f} ms / "
+              f"{1000 * statistics.median(side.young_health):.1f} ms, {len(side.old_health)} mornings each")
+    print()
 
 
 def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: float, size: int | None,
@@ -864,7 +920,7 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
         print(f"  young / old: {side.ratio:.2f} (target <= {GROWTH_TARGET}): {verdict(side.ratio <= GROWTH_TARGET)}")
     print(f"a committed command (engine call that wrote, mean): {command_ms:.2f} ms = {write_rate:.1f}/s")
     print(f"raw sqlite3 commit (WAL, synchronous=FULL, one row per transaction): {raw_ms:.2f} ms = {raw:.1f}/s")
-    print(f"  command / raw commit: {cost:.2f}x (target <= {COST_TARGET}x): {verdict(cost <= COST_TARGET)}")
+    print(f"  target: a command at most {COST_TARGET}x a raw commit: {verdict(cost <= COST_TARGET)}")
     print(f"  of a command: the journal's own calls (its statements, checks and commits) {journal_ms:.2f} ms "
           f"({journal_ms / raw_ms:.2f}x raw), the engine's Python (reading, planning twice, deciding, checking) "
           f"{engine_ms:.2f} ms ({engine_ms / raw_ms:.2f}x raw)")
@@ -872,6 +928,7 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
           f"{verdict(figures.largest_state < STATE_TARGET)}")
     if year.staged is not None:
         year.staged.print_report()
+    print_the_three_lines(cost, year, raw_ms, side)
     print(f"journal size: {kib(size)}")
     print(f"faults injected: {dict(sorted(figures.faults.items()))}")
     print(f"outcomes: {dict(sorted(figures.outcomes.items()))}")
@@ -890,10 +947,11 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
         paint = checked = rerender = "not available"
     else:
         paint, checked, rerender = (f"{seconds * 1000:.0f} ms" for seconds in dash)
-        print(f"dashboard first paint: {paint} (target < 1 s): {verdict(dash[0] < FIRST_PAINT_TARGET)}")
-        print(f"  then the whole hash chain checked and health shown: {checked} after start")
-        print(f"dashboard re-render after one command: {rerender} (target < 150 ms): "
-              f"{verdict(dash[2] < RERENDER_TARGET)}")
+        print(f"dashboard first paint: {paint} (target <= 300 ms): {verdict(dash[0] <= FIRST_PAINT_TARGET)}")
+        print(f"dashboard Health shown (every chain checked from its checkpoint): {checked} after start "
+              f"(target <= 500 ms): {verdict(dash[1] <= HEALTH_SHOWN_TARGET)}")
+        print(f"dashboard re-render after one command: {rerender} (target <= 50 ms): "
+              f"{verdict(dash[2] <= RERENDER_TARGET)}")
     command = "tests/bench/year.py" + (f" --days {args.days}" if args.days != 365 else "") + (
         (" --url postgresql+psycopg://…" if args.url.startswith("postgresql") else f" --url {args.url}")
         if args.url else "")
@@ -912,9 +970,10 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
           f"{engine_ms:.2f} ms | at most 4x |")
     print(f"| largest state | {kib(figures.largest_state)} | under 96 KiB |")
     print(f"| journal size | {kib(size)} | |")
-    print(f"| dashboard first paint | {paint} | under 1 s |")
-    print(f"| dashboard health shown (whole hash chain checked), after start | {checked} | |")
-    print(f"| dashboard re-render after one command | {rerender} | under 150 ms |")
+    print(f"| dashboard first paint | {paint} | at most 300 ms |")
+    print(f"| dashboard Health shown (every chain checked from its checkpoint), after start | {checked} "
+          "| at most 500 ms |")
+    print(f"| dashboard re-render after one command | {rerender} | at most 50 ms |")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,17 @@
 """A kill loop, run by hand (never collected by pytest): kill a real tick, its `run` runner, or both, at a random
-moment of a night whose calls take a moment and leave a tool process behind, then let health and the next tick
-do their work, and count what happened.
+moment of a night whose calls take a moment and leave a tool process behind (in the call's process group, or
+detached in a session of its own as Claude Code's shell tool starts commands), then let health and the next
+tick do their work, and count what happened.
 
-    .venv/bin/python -m tests.loops.kill_runs --kills 36 [--journal-url-base postgresql+psycopg://.../kill]
+    .venv/bin/python -m tests.loops.kill_runs --kills 300 --minutes 40 [--postgres ADMIN_URL]
 
-(with --journal-url-base, kill N uses the database `<base>_N`, which must exist and be empty.)
+(with --postgres, each kill gets a new database on that server, dropped after; without, a SQLite file.)
 
 For every kill it checks: the occurrence ends settled or resumable (and a resumed night settles); no process of
-the run's provider call (the provider or its tool) is alive when health reconciles the run; no unit of work was
-sent twice. It prints one JSON line per kill and a summary; exit 1 on any violation.
+the run's provider call (the provider or its tool) is alive when health reconciles the run, nor after; no unit of
+work was sent twice, and no unit has two calls that may have gone out (each admitted call is debited once, so
+two would be a unit paid twice). It prints one JSON line per kill and a summary; exit 1 on any violation.
+tests/tui/host/test_kill_loop.py runs a few of these kills in the suite.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.core import LifecycleSchedule
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from tests.tui.host.test_provider_call_outlives_no_runner import kill_session, living
@@ -39,16 +43,17 @@ UNITS = 3
 TTL = 1.0
 
 
-def _transcripts(folder: Path) -> Path:
-    """The `normal` claude transcript made slow (a call of about a second) with a tool process of its own."""
+def _transcripts(folder: Path, tool: str) -> Path:
+    """The `normal` claude transcript made slow (a call of about a second) with a tool process of its own
+    (`spawn`: in the call's group; `detach`: in a session of its own)."""
     lines = (TRANSCRIPTS / "claude" / "normal.jsonl").read_text().splitlines()
-    slow = [*lines[:-1], "#spawn 1.5", "#sleep 1", lines[-1]]
+    slow = [*lines[:-1], f"#{tool} 1.5", "#sleep 1", lines[-1]]
     (folder / "claude").mkdir(parents=True)
     (folder / "claude" / "slow.jsonl").write_text("\n".join(slow) + "\n")
     return folder
 
 
-def _night(folder: Path, url: str) -> tuple[Path, dict[str, str]]:
+def _night(folder: Path, url: str, tool: str) -> tuple[Path, dict[str, str]]:
     prompts = folder / "prompts"
     write_lane(prompts, "alpha/basic",
                'provider = "claude"\nsign_in = "owner@example.com"\nbound = 150000\ntimeout_minutes = 1\n'
@@ -56,7 +61,7 @@ def _night(folder: Path, url: str) -> tuple[Path, dict[str, str]]:
                {"scan": {f"{i}0-unit-{i}.md": f"Scan part {i}. [transcript: slow]\n" for i in range(1, UNITS + 1)}})
     record(LifecycleSchedule(open_journal(url), SystemClock()), lanes_commission(("alpha", "scan", "claude")))
     env = cli_env(url, FAKE_PROVIDER_LOG=str(folder / "contacts.log"),
-                  FAKE_TRANSCRIPTS=str(_transcripts(folder / "transcripts")))
+                  FAKE_TRANSCRIPTS=str(_transcripts(folder / "transcripts", tool)))
     env["PATH"] = fake_path(env["PATH"])
     return prompts, env
 
@@ -78,20 +83,48 @@ def _sent(folder: Path) -> list[str]:
     return [json.loads(line)["prompt"] for line in log.read_text().splitlines()] if log.exists() else []
 
 
+def _calls(journal: Any) -> tuple[dict[int, str], dict[int, int]]:
+    """Each admitted call's unit (`task/work`) and each ended call's debit, from the schedule's history (a
+    settled occurrence keeps only its calls' totals)."""
+    admitted: dict[int, str] = {}
+    debits: dict[int, int] = {}
+    for event in journal.iter_history(SCHEDULE_AGGREGATE):
+        if event.type == "call-admitted":
+            admitted[event.data["call"]] = f"{event.data['task']}/{event.data['work']}"
+        elif event.type == "call-ended":
+            debits[event.data["call"]] = event.data["debit"]
+    return admitted, debits
+
+
 def _health_repair(url: str, env: dict[str, str]) -> dict[str, Any]:
     done = subprocess.run([*CLI, "--journal", url, "health", "--repair", "--json"], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=120)
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def one_kill(index: int, arrangement: str, base: str | None) -> dict[str, Any]:
+def _runner_leases(journal: Any, tick: int) -> list[Any]:
+    return [lease for lease in leases.list_leases(journal)
+            if lease.scope.startswith("segment/") and lease.info.get("pid") not in (None, tick)]
+
+
+def one_kill(index: int, arrangement: str, url: str | None = None, tool: str = "spawn",
+             runner_started: bool = False) -> dict[str, Any]:
+    """Kill `arrangement` ("run", "tick" or "both") of a night on the journal at `url` (None: a new SQLite
+    file) at a random moment (with `runner_started`, a random moment after its runner holds its lease), then
+    let health and the next tick finish it; the kill's outcome and any violation."""
     folder = Path(tempfile.mkdtemp(prefix=f"kill-{index}-"))
-    url = f"{base}_{index}" if base else f"sqlite:///{folder}/journal.db"
-    prompts, env = _night(folder, url)
+    url = url or f"sqlite:///{folder}/journal.db"
+    prompts, env = _night(folder, url, tool)
     journal = open_journal(url)
     schedule = LifecycleSchedule(journal, SystemClock())
     tick = _tick(url, prompts, env)
-    time.sleep(random.uniform(1.5, 6.0))
+    if runner_started:
+        deadline = time.monotonic() + 120
+        while not _runner_leases(journal, tick.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(random.uniform(0.0, 3.0))
+    else:
+        time.sleep(random.uniform(1.5, 6.0))
     segment = [lease for lease in leases.list_leases(journal) if lease.scope.startswith("segment/")]
     runner = int(segment[0].info["pid"]) if segment and segment[0].info.get("pid") != tick.pid else None
     if arrangement in ("tick", "both"):
@@ -118,8 +151,9 @@ def one_kill(index: int, arrangement: str, base: str | None) -> dict[str, Any]:
         kinds = [repair["kind"] for repair in report["repairs"]]
         repairs += kinds
         findings = [finding["kind"] for finding in report["findings"]]
-        if "reconciled-dead-runner" in kinds and alive_before:
-            violations.append(f"reconciled while call processes {alive_before} lived")
+        alive_after = [pid for pid in _call_pids(folder) if living(pid)]
+        if "reconciled-dead-runner" in kinds and (alive_before or alive_after):
+            violations.append(f"reconciled while call processes {sorted({*alive_before, *alive_after})} lived")
     admitted = occurrence is not None
     if occurrence is None or occurrence.state == "interrupted":  # killed before its admission, or resumable
         resumed = _tick(url, prompts, env)
@@ -132,29 +166,63 @@ def one_kill(index: int, arrangement: str, base: str | None) -> dict[str, Any]:
         violations.append(f"occurrence ended {getattr(status, 'state', None)}; health said {findings}")
     if len(sent) != len(set(sent)):
         violations.append(f"a unit was sent twice: {sent}")
+    calls, debits = _calls(journal)
+    paid = Counter(unit for k, unit in calls.items() if debits.get(k) != 0)
+    if any(count > 1 for count in paid.values()):
+        violations.append(f"a unit has two calls that may have gone out (debited twice): {dict(paid)}")
+    if len(sent) > len(calls):
+        violations.append(f"{len(sent)} contacts but {len(calls)} admitted calls: a call went out unadmitted")
     for pid in _call_pids(folder):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    return {"kill": index, "arrangement": arrangement, "admitted_before_kill": admitted,
+    return {"kill": index, "arrangement": arrangement, "tool": tool, "admitted_before_kill": admitted,
             "runner_killed": runner is not None or arrangement == "tick",
             "state": status.state if status else None, "status": getattr(status, "status", None),
             "sent": len(sent), "repairs": repairs, "violations": violations}
 
 
+@contextlib.contextmanager
+def postgres_database(admin_url: str, name: str) -> Iterator[str]:
+    """A new, empty database on the server `admin_url` reaches, dropped after: its journal URL."""
+    from sqlalchemy.engine import make_url
+
+    from tests.conftest import connect_postgres
+
+    with connect_postgres(admin_url) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with connect_postgres(admin_url) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def kill_on(index: int, arrangement: str, tool: str, postgres: str | None) -> dict[str, Any]:
+    if postgres is None:
+        return one_kill(index, arrangement, None, tool)
+    with postgres_database(postgres, f"fs_kill_{os.getpid()}_{index}") as url:
+        return one_kill(index, arrangement, url, tool)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kills", type=int, default=30)
-    parser.add_argument("--journal-url-base", help="a PostgreSQL URL prefix (one database per kill), else SQLite")
+    parser.add_argument("--minutes", type=float, default=60.0, help="stop starting kills after this long")
+    parser.add_argument("--postgres", help="a PostgreSQL admin URL (a new database per kill), else SQLite")
     parser.add_argument("--seed", type=int, default=26)
     args = parser.parse_args()
     random.seed(args.seed)
-    arrangements = ("run", "tick", "both")
+    arrangements, tools = ("run", "tick", "both"), ("spawn", "detach")
+    stop_at = time.monotonic() + args.minutes * 60
     results = []
     for index in range(args.kills):
-        result = one_kill(index, arrangements[index % 3], args.journal_url_base)
+        if time.monotonic() > stop_at:
+            break
+        result = kill_on(index, arrangements[index % 3], tools[(index // 3) % 2], args.postgres)
         print(json.dumps(result), flush=True)
         results.append(result)
-    summary = {"kills": len(results), "by_arrangement": Counter(r["arrangement"] for r in results),
+    summary = {"backend": "postgresql" if args.postgres else "sqlite", "kills": len(results),
+               "by_arrangement": Counter(f"{r['arrangement']}/{r['tool']}" for r in results),
                "ended": Counter(f"{r['state']}/{r['status']}" for r in results),
                "reconciled": sum("reconciled-dead-runner" in r["repairs"] for r in results),
                "violations": [v for r in results for v in r["violations"]]}

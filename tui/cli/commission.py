@@ -22,8 +22,7 @@ EXIT_OVER_CEILING = EXIT_UNEXPECTED  # a warning, as health's: the commission is
 
 def owner_zone() -> str:
     """This machine's zone (where its owner most likely lives), or the proposal's default where it has none."""
-    from factory_schedule.core.commission import DEFAULT_ZONE
-    from factory_schedule.core.zones import is_valid_zone
+    from factory_schedule.core import DEFAULT_ZONE, is_valid_zone
     from factory_schedule.tui.host.clock import host_zone
 
     found = host_zone()
@@ -37,8 +36,7 @@ def _products(value: str) -> list[str]:
 def _new(args: argparse.Namespace) -> int:
     import pendulum
 
-    from factory_schedule.core.commission import proposed_commission
-    from factory_schedule.core.zones import is_valid_zone
+    from factory_schedule.core import is_valid_zone, proposed_commission
 
     zone = args.zone or owner_zone()
     if args.effective_from is not None:
@@ -54,7 +52,7 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from factory_schedule.core.commission import commission_problems, parse_commission
+    from factory_schedule.core import commission_problems, parse_commission
     from factory_schedule.core.night_outline import night_outline
 
     document: Any = read_commission_file(args.file)

@@ -30,7 +30,9 @@ from factory_schedule.tui.cli.options import minutes
 from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
 
 if TYPE_CHECKING:
-    from factory_schedule.core.health import HealthReport, Repair
+    from factory_schedule.core import Clock, LifecycleSchedule
+    from factory_schedule.core.health import Finding, HealthReport, Repair
+    from factory_schedule.store import Journal
 
 DEFAULT_LABEL = "com.factory-schedule.tick"
 ENV_PROMPTS = "FACTORY_PROMPTS"  # tui.host.bindings.ENV_PROMPTS (not imported: `--help` stays light)
@@ -109,7 +111,7 @@ def _health(args: argparse.Namespace) -> int:
         except Exception as error:
             return _could_not_check(args, f"repairing prompt bindings: {error}")
     report = health.check_health(journal, schedule, clock.now(), host, args.plist or installed_agent(), args.grace,
-                                 count_history=True)
+                                 count_history=True, keep_checkpoint=True)
     findings = list(report.findings)
     could_not = list(report.could_not_check)
     if prompts:
@@ -141,7 +143,7 @@ def _health(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _provider_write_findings(url: str, schedule: Any, prompts: str) -> list[Any]:
+def _provider_write_findings(url: str, schedule: LifecycleSchedule, prompts: str) -> list[Finding]:
     """Each lane whose provider may write the journal's folder (its lane.toml's arguments and workdir)."""
     from pathlib import Path
 
@@ -169,14 +171,15 @@ def _provider_write_findings(url: str, schedule: Any, prompts: str) -> list[Any]
     return provider_write_findings(reaches)
 
 
-def _repair_bindings(journal: Any, schedule: Any, prompts: str, clock: Any, host: str) -> list[Any]:
+def _repair_bindings(journal: Journal, schedule: LifecycleSchedule, prompts: str, clock: Clock, host: str
+                     ) -> list[Repair]:
     from factory_schedule.tui.host import bindings
 
     lanes = bindings.commission_lanes(schedule.read())
     return bindings.repair_bindings(journal, lanes, prompts, f"health-reconciler@{host}", clock.now())
 
 
-def _binding_findings(journal: Any, schedule: Any, prompts: str) -> list[Any]:
+def _binding_findings(journal: Journal, schedule: LifecycleSchedule, prompts: str) -> list[Finding]:
     from factory_schedule.tui.host import bindings
 
     lanes = bindings.commission_lanes(schedule.read())

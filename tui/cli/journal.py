@@ -16,8 +16,7 @@ from factory_schedule.tui.cli.output import JournalRefused
 from factory_schedule.tui.host.paths import default_journal_url, sqlite_file_of
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.clock import Clock
+    from factory_schedule.core import Clock, LifecycleSchedule
     from factory_schedule.store import Journal
 
 

@@ -130,10 +130,11 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _heartbeat(args: argparse.Namespace) -> int:
-    from factory_schedule.core.pipeline.service import text
+    from factory_schedule.core.pipeline import text
+    from factory_schedule.core.pipeline.lock_scopes import task_scope_prefix, worker_scope
     from factory_schedule.store import leases
     from factory_schedule.tui.host.clock import SystemClock
-    from factory_schedule.tui.host.lane_locks import resource_scopes, worker_scope
+    from factory_schedule.tui.host.lane_locks import resource_scopes
 
     v = gather(args, HEARTBEAT)
     lane, runner = _lane_of(v), text("runner", v["runner"])
@@ -141,7 +142,7 @@ def _heartbeat(args: argparse.Namespace) -> int:
     now = SystemClock().now()
     scopes = [worker_scope(lane), *resource_scopes(lanes, lane)]
     scopes += [lease.scope for lease in leases.list_leases(lanes.journal)
-               if lease.scope.startswith(f"pipeline/{lane}/task/") and lease.owner == runner]
+               if lease.scope.startswith(task_scope_prefix(lane)) and lease.owner == runner]
     emit({"leases": [leases.heartbeat(lanes.journal, scope, runner, now) for scope in scopes]})
     return EXIT_OK
 
@@ -149,9 +150,10 @@ def _heartbeat(args: argparse.Namespace) -> int:
 def _abandon(args: argparse.Namespace) -> int:
     """A dead run's task back to pending: refused while its task lock is inside its recovery window (2 x TTL
     without a heartbeat), then its locks are removed, each only if still stale."""
+    from factory_schedule.core.pipeline.lock_scopes import task_scope, worker_scope
     from factory_schedule.store import leases
     from factory_schedule.tui.host.clock import SystemClock
-    from factory_schedule.tui.host.lane_locks import resource_scopes, task_scope, worker_scope
+    from factory_schedule.tui.host.lane_locks import resource_scopes
 
     v = gather(args, ABANDON)
     lane, runner = _lane_of(v), v["runner"]

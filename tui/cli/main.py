@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "provider_env",
     "tick",
     "health",
+    "verify",
     "check",
     "prompts",
     "launchd",

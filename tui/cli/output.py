@@ -31,6 +31,7 @@ EXIT_JOURNAL = 3
 EXIT_LEASE_HELD = 4
 EXIT_NOT_LEASE_OWNER = 5
 EXIT_RUNNER_FAILED = 6
+EXIT_CHAIN_BROKEN = 8  # `verify`: a hash chain does not verify from its first event
 EXIT_REPLAY_NO_DISPATCH = 10
 # `defer`: the answer replays an earlier segment's deferral while the same token runs a later segment, which
 # this answer did NOT defer (`still_running` names it): never a plain success a runner could take for its own.

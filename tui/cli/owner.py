@@ -49,7 +49,7 @@ class _Lines:
 
 
 def _keys(args: argparse.Namespace) -> Any:
-    from factory_schedule.core.owner import OwnerKeys
+    from factory_schedule.core import OwnerKeys
     from factory_schedule.tui.host.clock import SystemClock
 
     return OwnerKeys(open_existing(journal_url_of(args)), SystemClock())

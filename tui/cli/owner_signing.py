@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factory_schedule.tui.cli.output import BadInput
+
+if TYPE_CHECKING:
+    from factory_schedule.core import Signer
+    from factory_schedule.store import CommandJournal
 
 PASSPHRASE_FD_HELP = ("read the owner passphrase from this file descriptor (for your own scripts; default: ask "
                       "on the terminal, without echo); only asked when the journal holds an owner key")
@@ -61,9 +65,9 @@ def unlock_owner_key(public_key: str, fd: int | None) -> Any:
         raise BadInput(f"{error}; nothing was written") from None
 
 
-def owner_signer(journal: Any, args: argparse.Namespace) -> Any:
+def owner_signer(journal: CommandJournal, args: argparse.Namespace) -> Signer | None:
     """The signer an owner command needs on `journal`: None while the journal holds no owner key."""
-    from factory_schedule.core.owner import load_owner
+    from factory_schedule.core import load_owner
 
     state = load_owner(journal)[1]
     if state is None:

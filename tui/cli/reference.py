@@ -37,6 +37,8 @@ EXIT_MEANINGS: dict[int, str] = {
     output.EXIT_LEASE_HELD: "a lease or a staged lane's lock is held by someone else (`LEASE_HELD`)",
     output.EXIT_NOT_LEASE_OWNER: "a lease heartbeat or release by someone who does not hold it (`NOT_LEASE_OWNER`)",
     output.EXIT_RUNNER_FAILED: "`tick`: a runner exited non-zero or left its segment running",
+    output.EXIT_CHAIN_BROKEN: "`verify`: an aggregate's hash chain does not verify from its first event (`problems` "
+                              "says where it breaks)",
     EXIT_UNRECORDED: "`run`: the journal would not take a report after every retry (about five minutes); the report is "
        "printed in an `\"unrecorded\"` line and the segment left running for a supervisor",
     output.EXIT_REPLAY_NO_DISPATCH: "`call admit`: a replay of a recorded admission; no contact licensed "
@@ -296,7 +298,7 @@ def _field_rows(path: str, schema: Mapping[str, Any], definitions: Mapping[str, 
 
 def commission_reference() -> str:
     """The generated part of docs/reference/commission.md: every field of the JSON Schema, nested ones too."""
-    from factory_schedule.core.commission import commission_json_schema
+    from factory_schedule.core import commission_json_schema
 
     schema = commission_json_schema()
     lines = ["| field | type | required | what it is | rule |", "| --- | --- | --- | --- | --- |"]

@@ -48,8 +48,7 @@ from factory_schedule.tui.cli.output import (
 from factory_schedule.tui.cli.owner_signing import add_passphrase_option
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.results import CallAdmission, CallRefusal
+    from factory_schedule.core import CallAdmission, CallRefusal, LifecycleSchedule
 
 Act = Callable[["LifecycleSchedule", dict[str, Any]], int]
 
@@ -192,7 +191,7 @@ def _record_commission(args: argparse.Namespace) -> int:
 
 def _refuse_unless_a_first_record(commission: Any) -> None:
     """Raise the rules' own refusal when `commission` cannot start a journal now."""
-    from factory_schedule.core.commission import parse_commission
+    from factory_schedule.core import parse_commission
     from factory_schedule.core.records import record_commission
     from factory_schedule.tui.host.clock import SystemClock
 

@@ -72,7 +72,6 @@ def _take_worker_lease(journal: Journal, owner: str, ttl: float, clock: SystemCl
     """Take `worker`, clearing it first only when its holder's tick is gone from this host and its lease is
     stale, or carries a heartbeat from the future (a clock that was wrong): that is no evidence of a live tick,
     and must not block every tick to come. `health` reports such a lease either way."""
-    from factory_schedule.core.health import heartbeat_from_future
     from factory_schedule.store import leases
     from factory_schedule.tui.host import process_identity
     from factory_schedule.tui.host.reconciler import record_lease_removal
@@ -95,7 +94,7 @@ def _take_worker_lease(journal: Journal, owner: str, ttl: float, clock: SystemCl
             removed = leases.remove_stale(journal, leases.WORKER_SCOPE, clock.now(), expected=holder)
             if removed is not None:
                 emit({"repaired": "stale-worker-lease", "lease": removed, "recorded": record})
-        elif heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
+        elif leases.heartbeat_from_future(holder.heartbeat_at, holder.ttl_seconds, clock.now()):
             record = record_lease_removal(journal, holder, "its tick is gone and its heartbeat is in the future",
                                           by, clock.now())
             try:  # owner-conditioned: a tick that took the scope meanwhile keeps it
@@ -117,7 +116,6 @@ def _lanes_to_start(schedule: LifecycleSchedule, lane: str | None) -> list[str]:
 
 def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[segments.SegmentJob], int]:
     from factory_schedule.core import ScheduleError
-    from factory_schedule.core.health import running_segment
     from factory_schedule.tui.host import segments, tokens
 
     jobs: list[segments.SegmentJob] = []
@@ -133,14 +131,14 @@ def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[se
         emit({"lane": lane, "runner": runner, "tick": tick})
         if tick.kind not in STARTED_KINDS or tick.occurrence is None:
             continue
-        running = running_segment(tick.occurrence)
-        if running is None or running[1] != runner:
+        running = tick.occurrence.running_segment
+        if running is None or running.runner != runner:
             continue  # a replay to another runner's segment: that runner holds it
-        jobs.append(segments.SegmentJob(lane, tick.occurrence.id, running[0], runner))
+        jobs.append(segments.SegmentJob(lane, tick.occurrence.id, running.n, runner))
     return jobs, exit_code
 
 
-def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
+def _reconcile_first(journal: Journal, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """The health reconciler's repair pass, ahead of the lanes (a night starts with health): a
     runner that died on a night nobody watched is reconciled on conclusive evidence, so its lane admits
     again without a human. One `{"repaired": ...}` line per repair; a pass that fails admits the lanes
@@ -157,7 +155,7 @@ def _reconcile_first(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
-def _after_ctrl_c(journal: Any, schedule: Any, runs: list[segments.SegmentRun]) -> None:
+def _after_ctrl_c(journal: Journal, schedule: LifecycleSchedule, runs: list[segments.SegmentRun]) -> None:
     """Say what the Ctrl-C gave up, one `{"interrupted": ...}` line per runner, reconciling at once each segment
     the tick's own runner left running (tui/host/interrupted.py); a failure is said, never raised over the
     interrupt."""
@@ -173,7 +171,7 @@ def _after_ctrl_c(journal: Any, schedule: Any, runs: list[segments.SegmentRun]) 
         emit({"interrupted": line})
 
 
-def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
+def _record_firings(journal: Journal, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """After the starts: the compact no-op/error record of each earlier firing that left none."""
     from factory_schedule.tui.host import health
     from factory_schedule.tui.host.process_identity import this_host
@@ -187,16 +185,17 @@ def _record_firings(journal: Any, schedule: Any, clock: SystemClock) -> None:
         emit({"repaired": repair.kind, "repair": repair})
 
 
-def _tell_owner(journal: Any, url: str, schedule: Any, clock: SystemClock) -> None:
+def _tell_owner(journal: Journal, url: str, schedule: LifecycleSchedule, clock: SystemClock) -> None:
     """Send each finding that needs the owner (a sign-in, an overage, a dead runner the evidence cannot
-    settle) to their notifier, once: an unattended night tells them, not only the dashboard. The hash
-    chain is left to `health` (a year of history is not re-read at every firing)."""
+    settle, a broken hash chain) to their notifier, once: an unattended night tells them, not only the
+    dashboard. The hash chains are checked from where the last check ended (a year of history is not re-read
+    at every firing)."""
     from factory_schedule.tui.host import health
     from factory_schedule.tui.host.notify import notify_owner
     from factory_schedule.tui.host.process_identity import this_host
 
     try:
-        report = health.check_health(journal, schedule, clock.now(), this_host(), check_chain=False)
+        report = health.check_health(journal, schedule, clock.now(), this_host(), keep_checkpoint=True)
         told = notify_owner(report.findings, url, clock.now())
     except Exception as error:
         emit({"notify_failed": f"{type(error).__name__}: {error}"})

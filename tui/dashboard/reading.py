@@ -125,7 +125,8 @@ def read_health(journal: Journal, schedule: LifecycleSchedule, now: DateTime, ho
                 since: Mapping[str, Checkpoint] | None = None,
                 already_read: AlreadyRead | None = None) -> tuple[HealthReport | None, str | None]:
     try:
-        return check_health(journal, schedule, now, host, since=since, already_read=already_read), None
+        return check_health(journal, schedule, now, host, since=since, already_read=already_read,
+                            keep_checkpoint=True), None
     except Exception as error:  # the check is advisory; the dashboard keeps running
         return None, f"{type(error).__name__}: {error}"
 

@@ -24,15 +24,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from factory_schedule.core.health import Finding, Repair
+from factory_schedule.core import ScheduleView
+from factory_schedule.core.health import (
+    BINDING_BLOCKED,
+    BINDING_RECORDED,
+    HEALTH_AGGREGATE,
+    Finding,
+    Repair,
+    counted_record,
+)
 from factory_schedule.core.health.bindings import BindingFinding, BindingRead, judge_binding
-from factory_schedule.store import CommandConflictError, Decision, Journal, NewEvent, VersionConflictError
+from factory_schedule.store import Journal, VersionConflictError
+from factory_schedule.tui.host.health_records import append_once
 from factory_schedule.tui.host.providers.prompts import read_binding
-from factory_schedule.tui.host.reconciler import HEALTH_AGGREGATE
 
 ENV_PROMPTS = "FACTORY_PROMPTS"
-BINDING_RECORDED = "binding-recorded"
-BINDING_BLOCKED = "binding-blocked"
 Reader = Callable[[str, str], BindingRead]
 
 
@@ -43,7 +49,7 @@ class LaneBinding:
     recorded: BindingRead | None
 
 
-def commission_lanes(view: Any) -> list[str]:
+def commission_lanes(view: ScheduleView | None) -> list[str]:
     lanes = view.commission.get("lanes", []) if view is not None else []
     return [str(lane["lane"]) for lane in lanes if isinstance(lane, dict) and lane.get("lane")]
 
@@ -96,35 +102,19 @@ def binding_findings(checked: Sequence[LaneBinding]) -> list[Finding]:
     return findings
 
 
-def _append(journal: Journal, command_id: str, event_type: str, payload: dict[str, Any], expected: int,
-            extra: dict[str, Any]) -> bool:
-    """One event under `command_id` at exactly version `expected` (a conflict raises VersionConflictError)."""
-
-    def decide(state: Any, _version: int) -> Decision:
-        counts = dict(state.get("counts", {})) if isinstance(state, dict) else {}
-        counts[event_type] = int(counts.get(event_type, 0)) + 1
-        return Decision(events=[NewEvent(event_type, {**payload, **extra})],
-                        state={"counts": counts, "last": command_id}, result={"recorded": command_id})
-
-    try:
-        return not journal.execute(HEALTH_AGGREGATE, command_id, payload, expected, decide).replayed
-    except CommandConflictError:
-        return False
-
-
 def _record_blocker(journal: Journal, lane: str, message: str, extra: dict[str, Any]) -> Repair | None:
     digest = hashlib.sha256(message.encode()).hexdigest()[:16]
     command_id = f"health/binding-blocked/{lane}/{digest}"
     payload = {"lane": lane, "message": message[:300]}
-    for _attempt in range(3):
-        try:
-            if _append(journal, command_id, BINDING_BLOCKED, payload, journal.head(HEALTH_AGGREGATE), extra):
-                return Repair("recorded-binding-blocker", lane, f"recorded a blocker for {lane}: {message}",
-                              {**payload, "command_id": command_id})
-            return None
-        except VersionConflictError:
-            continue
-    return None
+    decide = counted_record(BINDING_BLOCKED, {**payload, **extra}, command_id)
+    try:
+        recorded = append_once(journal, HEALTH_AGGREGATE, command_id, payload, decide)
+    except VersionConflictError:
+        return None  # the journal kept changing: the blocker stays a finding, recorded at the next check
+    if not recorded:
+        return None
+    return Repair("recorded-binding-blocker", lane, f"recorded a blocker for {lane}: {message}",
+                  {**payload, "command_id": command_id})
 
 
 def repair_bindings(journal: Journal, lanes: Sequence[str], source: str, by: str, now: datetime,
@@ -147,7 +137,8 @@ def repair_bindings(journal: Journal, lanes: Sequence[str], source: str, by: str
                        "snapshot": reading.snapshot}
             command_id = f"health/binding/{lane}/{version + 1}"
             try:
-                _append(journal, command_id, BINDING_RECORDED, payload, version, extra)
+                append_once(journal, HEALTH_AGGREGATE, command_id, payload,
+                            counted_record(BINDING_RECORDED, {**payload, **extra}, command_id), expected=version)
             except VersionConflictError:
                 if attempt == 0:
                     continue  # another writer was first: read again and retry once

@@ -45,10 +45,14 @@ from typing import Any
 import pendulum
 from pendulum import Date, DateTime
 
-from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError, proposed_commission
-from factory_schedule.core.commission import lanes_of
-from factory_schedule.core.model import Occurrence
-from factory_schedule.core.model import at as parse_instant
+from factory_schedule.core import (
+    LifecycleSchedule,
+    ManualClock,
+    Occurrence,
+    ScheduleError,
+    lanes_of,
+    proposed_commission,
+)
 from factory_schedule.store import Journal, open_journal
 from factory_schedule.store import leases as lease_store
 from factory_schedule.tui.host.demo_lanes import PIPELINE_SETTINGS, DemoLanes
@@ -454,9 +458,6 @@ class LiveSimulation:
                 self.driver.errors.append(f"{type(error).__name__}: {error}")
 
 
-def parse_demo_instant(text: str) -> DateTime:
-    return parse_instant(text)
-
 
 DEMO_PASSPHRASE = "demo owner passphrase"
 
@@ -464,7 +465,7 @@ DEMO_PASSPHRASE = "demo owner passphrase"
 def protect_demo(driver: DemoDriver, key_path: str | os.PathLike[str]) -> str:
     """Record a demo owner key in the demo journal and seal it at `key_path` under `DEMO_PASSPHRASE`, which the
     demo prints, so its forms ask for the passphrase as a real owner's do; returns the passphrase."""
-    from factory_schedule.core.owner import OwnerKeys
+    from factory_schedule.core import OwnerKeys
     from factory_schedule.tui.host.owner_key import KeySigner, new_journal_id, seal, write_key_file
 
     signer = KeySigner.generate()

@@ -23,7 +23,7 @@ from typing import Any
 import pendulum
 from pendulum import DateTime
 
-from factory_schedule.core.pipeline import PipelineError, PipelineLanes
+from factory_schedule.core.pipeline import ClaimIdle, PipelineError, PipelineLanes
 
 PIPELINE_SETTINGS = {"threshold": 2, "maxRevisions": 1}
 CRITERIA = hashlib.sha256(b"demo exit criteria: 4 of 5 testers finish the loop").hexdigest()
@@ -99,9 +99,9 @@ class DemoLanes:
         run = f"{lane}-reviewer" if reviewer else lane
         runner = f"{'rev' if reviewer else 'run'}-{lane[0]}{self.runs}"
         claimed = self.lanes.claim(lane=lane, run=run, runner=runner)
-        if getattr(claimed, "kind", "") == "idle":
+        if isinstance(claimed, ClaimIdle):
             return claimed
-        task = claimed.result  # type: ignore[union-attr]
+        task = claimed.result
         report = self._report(lane, task, reject_briefs)
         done = self.lanes.report(lane=lane, task=task["task"], runner=runner, report=report).result
         if done.get("decision") is not None and done.get("outcome") == "go":

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pendulum
 
+from factory_schedule.core import load_owner
 from factory_schedule.core.health import (
     COULD_NOT_CHECK,
     DEFAULT_GRACE_MINUTES,
@@ -42,9 +43,8 @@ from factory_schedule.core.health import (
     nights_to_check,
     reconcile_confirmation,
 )
-from factory_schedule.core.owner import load_owner
 from factory_schedule.store import Checkpoint, Journal, leases
-from factory_schedule.tui.host import reconciler
+from factory_schedule.tui.host import chain_checkpoint, reconciler
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
 from factory_schedule.tui.host.process_identity import (
@@ -57,12 +57,12 @@ from factory_schedule.tui.host.process_identity import (
     usable_pid,
 )
 from factory_schedule.tui.host.run_output import recorded_runs
+from factory_schedule.tui.host.run_processes import run_processes
 from factory_schedule.tui.host.tokens import parse_segment_scope
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.pipeline.model import PipelineState
-    from factory_schedule.core.results import ScheduleView
+    from factory_schedule.core import LifecycleSchedule, ScheduleView
+    from factory_schedule.core.pipeline import PipelineState
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
@@ -77,15 +77,18 @@ def lease_fact(
     started: Callable[[object], str | None] = process_start_time,
     session: Callable[[object], bool] = session_alive,
     machine: str | None = None,
+    members: Callable[[object], list[int] | None] = run_processes,
 ) -> LeaseFact:
     """A stored lease with what this host can see of its holder: only a process recorded on this machine
     (hostname and, when recorded, machine identity: `on_this_machine`) with a usable pid can be probed; a
     live pid that provably started after the recorded start is a recycled pid, so the holder is gone;
-    a process left in the holder's recorded session keeps it alive."""
+    a process left in the holder's recorded session, or carrying its call mark, keeps it alive, and the
+    fact names each such pid (`members`) so the owner sees what holds the run."""
     machine = machine if machine is not None else this_machine()
     # Only a process on this host with a recorded pid can be probed: without one, nothing proves it gone.
     here = on_this_machine(lease.info, host, machine) and usable_pid(lease.info.get("pid"))
     living, recycled = holder_alive(lease.info, alive, started, session) if here else (False, False)
+    living_pids = tuple(members(lease.info.get("session")) or ()) if living else ()
     return LeaseFact(
         scope=lease.scope,
         owner=lease.owner,
@@ -96,6 +99,7 @@ def lease_fact(
         worker=lease.scope == leases.WORKER_SCOPE,
         process_alive=living if here else None,
         pid_recycled=recycled,
+        living_pids=living_pids,
     )
 
 
@@ -177,19 +181,29 @@ def check_health(
     check_chain: bool = True,
     count_history: bool = False,
     already_read: AlreadyRead | None = None,
+    keep_checkpoint: bool = False,
 ) -> HealthReport:
     """Every check over what this host can see: the facts gathered (a probe that fails is noted, not fatal),
     then judged by core's rules.
 
     `since` (an earlier report's `verified`) checks only the events appended after it: the live
     dashboard re-checks as the journal grows without re-reading a year of history each time;
-    the `health` command always checks every aggregate's whole chain, and with `count_history` counts the staged lanes'
-    history against their state (the dashboard and the tick do not re-read it at every refresh or firing)."""
+    `keep_checkpoint` starts where the last check of this journal ended when `since` is None (the checkpoint file
+    beside it, `chain_checkpoint`), and keeps where this one ended there: `health`, the tick and the dashboard
+    read only what was appended since. A check that starts from the first event of every chain is recorded as a
+    whole check; one from a checkpoint reports when the last whole check ran. With `count_history` the staged
+    lanes' history is counted against their state (the dashboard and the tick do not re-read it at every refresh
+    or firing)."""
     from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 
     could_not: list[str] = []
     state_problem = view = None
+    if keep_checkpoint and since is None and check_chain:
+        since = chain_checkpoint.read_checkpoints(journal, journal.url)
     chains, chain_problems = verify_chains(journal, since, could_not) if check_chain else ({}, {})
+    side_findings = (chain_checkpoint.remember(journal, journal.url, since or {}, chains, chain_problems, now)
+                     if keep_checkpoint and check_chain else [])
+    whole_check_at = now if not since else getattr(chain_checkpoint.read_whole_check(journal.url), "at", None)
     verified = chains if check_chain and not chain_problems and SCHEDULE_AGGREGATE in chains else None
     if already_read is not None:
         view = already_read.view
@@ -238,10 +252,11 @@ def check_health(
         host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
         pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
         owner_key=owner_key, owner_key_read=owner_key_read,
+        whole_check_at=whole_check_at, whole_check_known=check_chain,
     )
     report = judge(facts)
-    return HealthReport(report.checked_at, report.host, report.findings, report.repairs, report.could_not_check,
-                        verified)
+    return HealthReport(report.checked_at, report.host, (*report.findings, *side_findings), report.repairs,
+                        report.could_not_check, verified)
 
 
 

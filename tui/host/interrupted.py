@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from factory_schedule.core import LifecycleSchedule, ScheduleError
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.process_identity import session_alive
 from factory_schedule.tui.host.segments import SegmentRun
@@ -25,12 +26,10 @@ def given_up(run: SegmentRun, outcome: str, detail: str, **more: Any) -> dict[st
             "pid": run.pid, "exit": run.exit, "outcome": outcome, "detail": detail, **more}
 
 
-def reconcile_interrupted(journal: Journal, schedule: Any, runs: list[SegmentRun], host: str,
+def reconcile_interrupted(journal: Journal, schedule: LifecycleSchedule, runs: list[SegmentRun], host: str,
                           alive: Callable[[object], bool] = session_alive) -> list[dict[str, Any]]:
     """One line per run the Ctrl-C ended: `ended` (its runner deferred or settled its segment itself),
     `reconciled` (the tick confirmed it gone and the engine recorded it), or `left-to-health` (why not)."""
-    from factory_schedule.core import ScheduleError
-
     lines = []
     for run in runs:
         if not run.segment_running:

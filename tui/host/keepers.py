@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from factory_schedule.core.health import segment_still_running
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.process_identity import process_start_time
 from factory_schedule.tui.host.segments import SegmentJob
@@ -65,7 +64,7 @@ def observe_keepers(
         lease = leases.get_lease(journal, segment_scope(job.occurrence_id, job.segment))
         held = (lease is not None and lease.owner == job.runner and lease.info.get("tick_pid") == process.pid
                 and not leases.stale(lease, now()))
-        running = view is not None and segment_still_running(view, job.occurrence_id, job.segment, job.runner)
+        running = view is not None and view.segment_running(job.occurrence_id, job.segment, job.runner)
         if same and held:
             verdict = "holding"
         elif code == 0 and not running:

@@ -13,28 +13,20 @@ import os
 from datetime import datetime
 from typing import Any
 
-from factory_schedule.core.pipeline import ClaimIdle, PipelineLanes, PipelineResult
-from factory_schedule.core.pipeline.service import text
+from factory_schedule.core.pipeline import ClaimIdle, PipelineLanes, PipelineResult, text
+from factory_schedule.core.pipeline.lock_scopes import resource_scope, task_scope, worker_scope
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.environment import DEFAULT_LEASE_TTL_SECONDS
 from factory_schedule.tui.host.process_identity import process_start_time, this_host, this_machine
 
 
-def worker_scope(lane: str) -> str:
-    return f"pipeline/{lane}/worker"
-
-
-def task_scope(lane: str, task: int) -> str:
-    return f"pipeline/{lane}/task/{task}"
-
-
 def resource_scopes(lanes: PipelineLanes, lane: str) -> list[str]:
     state = lanes.state()
-    return [f"resource/{name}" for name in state.settings.resources(lane)] if state is not None else []
+    return [resource_scope(name) for name in state.settings.resources(lane)] if state is not None else []
 
 
-def _journal_of(lanes: PipelineLanes) -> Journal:
+def journal_of(lanes: PipelineLanes) -> Journal:
     """The store's journal under the lanes: the one that holds the leases."""
     if not isinstance(lanes.journal, Journal):
         raise TypeError(f"lane locks are leases of the store's journal, not of a {type(lanes.journal).__name__}")
@@ -85,7 +77,7 @@ def claim_with_locks(lanes: PipelineLanes, lane: str, runner: str, *, run: str |
     """Take the lane's worker singleton and resources, claim, then the claimed task's lock: (the answer, the
     locks held). An idle or refused claim gives back what it took (an idle answer holds none)."""
     runner = text("runner", runner)  # before any lock: a lock needs an owner, and a bad token is INVALID
-    journal = _journal_of(lanes)
+    journal = journal_of(lanes)
     named_run = run
     if named_run is None and occurrence is not None:  # a scheduled run is its occurrence's rhythm
         parts = str(occurrence).split("/")
@@ -120,11 +112,11 @@ def report_and_release(lanes: PipelineLanes, lane: str, task: int, runner: str, 
     to each lock)."""
     answer = lanes.report(lane=lane, task=task, runner=runner, report=report)
     scopes = [task_scope(lane, task), *resource_scopes(lanes, lane), worker_scope(lane)]
-    return answer, release_own(_journal_of(lanes), scopes, runner)
+    return answer, release_own(journal_of(lanes), scopes, runner)
 
 
 def release_locks(lanes: PipelineLanes, lane: str, runner: str, task: int | None = None) -> dict[str, str]:
     """Give back the run's locks on the lane (a run that stops without reporting: its task stays claimed)."""
     scopes = [*([task_scope(lane, task)] if task is not None else []), *resource_scopes(lanes, lane),
               worker_scope(lane)]
-    return release_own(_journal_of(lanes), scopes, runner)
+    return release_own(journal_of(lanes), scopes, runner)

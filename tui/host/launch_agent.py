@@ -1,7 +1,7 @@
 """Health's probe of the installed LaunchAgent: read its plist, and ask launchd whether it is loaded.
 
 Only looking: the rules that compare it with what `launchd install` would write
-live in core/health.py. The journal URLs are compared here (a SQLite path is
+live in core/health/launch_agent.py. The journal URLs are compared here (a SQLite path is
 resolved, so `~/factory/journal.db` spelled two ways is one journal) and passed
 on with any password masked, since findings are printed and notified.
 """

@@ -62,7 +62,7 @@ NEEDS_OWNER = frozenset({
     "run-hung",
     "lane-logged-out", "provider-unreachable", "provider-stopped-account", "sign-in-mismatch", "pipeline-clock-ahead",
 })  # fmt: skip
-VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation"})
+VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation", "living_pids"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",
                 'display notification (item 1 of argv) with title "factory-schedule"', "-e", "end run")
 

@@ -13,10 +13,9 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from factory_schedule.core import LifecycleSchedule
+from factory_schedule.core import LanePlan, LifecycleSchedule, ScheduleView
 from factory_schedule.core.health import Finding
 from factory_schedule.core.preflight import LaneFacts, PreflightFacts, tonight
-from factory_schedule.core.results import LanePlan, ScheduleView
 from factory_schedule.store import Journal
 from factory_schedule.tui.host import health
 from factory_schedule.tui.host.clock import SystemClock

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from factory_schedule.tui.host import proc_table
+from factory_schedule.tui.host.run_processes import run_processes
 
 
 def this_host() -> str:
@@ -161,22 +161,14 @@ def started_after(current: str, recorded: str) -> bool:
 
 
 def session_alive(session: object) -> bool:
-    """Whether any process of this session (a runner's session ID: its first process's pid) still lives here.
+    """Whether anything of the run whose runner leads this session (its first process's pid) still lives here.
 
-    A runner may leave work behind in processes it started and then exit itself; they keep its session, so
-    the session, not the first pid, tells whether anything of the runner still runs. Linux reads field 6 of
-    every /proc/<pid>/stat (zombies do no work, so they do not count); elsewhere (macOS) `pgrep -s`. When
-    it cannot be told, the session counts as alive: only proof of absence may end a runner's segment."""
-    if not isinstance(session, int) or isinstance(session, bool) or session <= 0:
-        return False
-    if proc_table.readable():
-        return any(len(fields) > 3 and fields[0] != "Z" and fields[3] == str(session)
-                   for _, fields in proc_table.stat_fields())
-    try:
-        completed = subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return True
-    return completed.returncode != 1  # 1: no process matched; 0: some did; anything else: cannot tell
+    A runner may leave work behind in processes it started and then exit itself: they keep its session, or
+    carry its call mark where a tool left the session (run_processes), so they, not the first pid, tell
+    whether anything of the runner still runs. When it cannot be told, the session counts as alive: only
+    proof of absence may end a runner's segment."""
+    living = run_processes(session)
+    return living is None or bool(living)
 
 
 def holder_alive(

@@ -7,6 +7,13 @@ folder) and the names the owner lists for the lane, and nothing else: never the 
 PostgreSQL it carries a password), the runner token, the lease, the owner's passphrase, or any
 `FACTORY_*` variable, whichever list names it. An API key is not passed either unless the owner lists
 it: for a subscription sign-in it would turn the calls into paid API calls.
+
+One name is added by the runner itself, never by the owner: `CALL_MARK`, set to the runner's session ID. A
+provider's tools inherit it even where they leave the runner's session (Claude Code's shell tool starts each
+command detached, in a session of its own, with the CLI's own environment), so health counts any process
+carrying it as the run's and never reconciles the run while one lives. It is no secret (the session ID is
+in the run's lease for anyone who reads the journal), and a provider that forges it only keeps a run counted
+as alive, which health then reports with the pids.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 FACTORY_PREFIX = "FACTORY_"
+CALL_MARK = "SCHEDULED_CALL_SESSION"
 
 # What any CLI needs to run as the owner's user: where programs are, who and where it is, its locale and
 # terminal, where it may write temporary files and its caches, and how it reaches the network.
@@ -48,3 +56,13 @@ def provider_environment(base: Mapping[str, str], provider: str | None = None,
     wanted = {*COMMON_NAMES, *OWN_CONFIG.get(provider or "", ()), *extra}
     return {name: value for name, value in base.items()
             if (name in wanted or name.startswith(LOCALE_PREFIX)) and refused_name(name) is None}
+
+
+def call_mark(session: int) -> str:
+    """The `NAME=value` entry a call of the runner in `session` carries in its environment."""
+    return f"{CALL_MARK}={session}"
+
+
+def marked(environment: Mapping[str, str], session: int) -> dict[str, str]:
+    """`environment` with the call mark of the runner in `session` (a call's processes and their tools)."""
+    return {**environment, CALL_MARK: str(session)}

@@ -38,28 +38,27 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from factory_schedule.core.health import FiringRecord, PlannedRepair, Repair, plan_repairs
-from factory_schedule.store import (
-    CommandConflictError,
-    Decision,
-    Journal,
-    JournalError,
-    NewEvent,
-    VersionConflictError,
-    leases,
+import pendulum
+
+from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError
+from factory_schedule.core.health import (
+    FIRING_RECORDED,
+    HEALTH_AGGREGATE,
+    LEASE_REMOVED,
+    FiringRecord,
+    PlannedRepair,
+    Repair,
+    counted_record,
+    plan_repairs,
 )
-
-HEALTH_AGGREGATE = "health/repairs"
-LEASE_REMOVED = "lease-removed"
-FIRING_RECORDED = "firing-recorded"
-RECORD_ATTEMPTS = 5
+from factory_schedule.core.pipeline import PipelineError, PipelineLanes
+from factory_schedule.store import Journal, JournalError, leases
+from factory_schedule.tui.host.health_records import append_once
 
 
-def carry_out(journal: Journal, schedule: Any, plans: tuple[PlannedRepair, ...], now: datetime,
+def carry_out(journal: Journal, schedule: LifecycleSchedule, plans: tuple[PlannedRepair, ...], now: datetime,
               by: str) -> list[Repair]:
     """Each planned repair in order; a reconcile the engine refuses drops the removal that depended on it."""
-    from factory_schedule.core import ScheduleError
-
     repairs: list[Repair] = []
     refused: set[str] = set()
     for plan in plans:
@@ -115,10 +114,6 @@ def _abandon_task(journal: Journal, plan: PlannedRepair, now: datetime, by: str,
     interrupted start becomes a failed start of its round (requeued within the cap, else escalated), any other
     task returns to pending within its retry cap, else escalates. A refusal (the run reported meanwhile, another
     supervisor was first with another answer) keeps the run's locks."""
-    import pendulum
-
-    from factory_schedule.core import ManualClock
-    from factory_schedule.core.pipeline import PipelineError, PipelineLanes
 
     assert plan.lane is not None and plan.task is not None and plan.confirmation is not None
     lanes = PipelineLanes(journal, ManualClock(pendulum.instance(now)))
@@ -188,29 +183,6 @@ def _removal_record(lease: leases.Lease, reason: str, by: str, now: datetime) ->
     }
 
 
-def _record(journal: Journal, command_id: str, event_type: str, payload: dict[str, Any],
-            extra: dict[str, Any]) -> bool:
-    """Append one event to the health aggregate under `command_id`; False when that ID was already
-    recorded (a replay, or a conflicting earlier record: the first record of a thing stands)."""
-
-    def decide(state: Any, _version: int) -> Decision:
-        counts = dict(state.get("counts", {})) if isinstance(state, dict) else {}
-        counts[event_type] = int(counts.get(event_type, 0)) + 1
-        return Decision(events=[NewEvent(event_type, {**payload, **extra})],
-                        state={"counts": counts, "last": command_id}, result={"recorded": command_id})
-
-    for attempt in range(RECORD_ATTEMPTS):
-        try:
-            outcome = journal.execute(HEALTH_AGGREGATE, command_id, payload, journal.head(HEALTH_AGGREGATE), decide)
-            return not outcome.replayed
-        except CommandConflictError:
-            return False
-        except VersionConflictError:
-            if attempt == RECORD_ATTEMPTS - 1:
-                raise
-    return False  # pragma: no cover
-
-
 def record_lease_removal(journal: Journal, lease: leases.Lease, reason: str, by: str, now: datetime) -> str:
     """Append one `lease-removed` event to the health aggregate, before the removal itself; its command ID
     names the lease exactly (scope, owner, last heartbeat), so recording the same removal twice replays
@@ -219,8 +191,9 @@ def record_lease_removal(journal: Journal, lease: leases.Lease, reason: str, by:
     the caller never removes the lease."""
     heartbeat_ms = round(lease.heartbeat_at.timestamp() * 1000)
     command_id = f"health/lease-removed/{lease.scope}/{lease.owner}/{heartbeat_ms}"
-    if not _record(journal, command_id, LEASE_REMOVED, _removal_record(lease, reason, by, now), {}) \
-            and journal.receipt(command_id) is None:
+    record = _removal_record(lease, reason, by, now)
+    decide = counted_record(LEASE_REMOVED, record, command_id)
+    if not append_once(journal, HEALTH_AGGREGATE, command_id, record, decide) and journal.receipt(command_id) is None:
         raise JournalError(f"the removal of {lease.scope} could not be recorded as {command_id}")
     return command_id
 
@@ -232,8 +205,9 @@ def record_missing_firings(journal: Journal, records: list[FiringRecord], by: st
         command_id = f"health/firing/{record.occurrence}"
         if journal.receipt(command_id) is not None:
             continue
-        if _record(journal, command_id, FIRING_RECORDED, record.doc(),
-                   {"recordedBy": by, "recordedAt": now.isoformat()}):
+        data = {**record.doc(), "recordedBy": by, "recordedAt": now.isoformat()}
+        if append_once(journal, HEALTH_AGGREGATE, command_id, record.doc(),
+                       counted_record(FIRING_RECORDED, data, command_id)):
             repairs.append(Repair(
                 "recorded-firing", record.occurrence,
                 f"recorded the {record.kind} firing of {record.occurrence} at {record.slot}: {record.reason}",
@@ -251,7 +225,7 @@ def removal_records(journal: Journal) -> list[dict[str, Any]]:
     return [event.data for event in journal.iter_history(HEALTH_AGGREGATE) if event.type == LEASE_REMOVED]
 
 
-def repair(journal: Journal, schedule: Any, now: datetime, host: str, gather: Callable[[], Any],
+def repair(journal: Journal, schedule: LifecycleSchedule, now: datetime, host: str, gather: Callable[[], Any],
            confirmed_by: str | None = None,
            firings: Callable[[], list[FiringRecord]] | None = None) -> list[Repair]:
     """Plan over freshly gathered facts, carry the plan out, then write the missing firing records (after

@@ -17,9 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.core import LifecycleSchedule, ScheduleError
-from factory_schedule.core.results import ScheduleView
+from factory_schedule.core import Clock, LifecycleSchedule, ScheduleError, ScheduleView, local_wall_of
+from factory_schedule.core.owner_commission import record_commission
+from factory_schedule.store import open_journal
 from factory_schedule.tui.host.providers.prompts import LaneBinding
+from factory_schedule.tui.host.providers.stage_run import run_of
 
 LAST_MINUTE = "23:59"
 
@@ -32,8 +34,6 @@ def first_unit_binding(binding: LaneBinding) -> LaneBinding:
 
 
 def _staged(binding: LaneBinding) -> bool:
-    from factory_schedule.tui.host.providers.stage_run import run_of
-
     return run_of(binding.lane) is not None
 
 
@@ -42,11 +42,9 @@ def rehearsal_commission(commission: Mapping[str, Any], lane: str, local_date: s
     """The commission narrowed to `lane`, due at `local_time` on `local_date`, its first task allowed one call.
 
     ScheduleError INVALID when the day has no minute left for a window (after 23:58)."""
-    from factory_schedule.core.errors import invalid
-
     if local_time >= LAST_MINUTE:
-        raise invalid(f"it is {local_time} in {commission['zone']}: too late today for a window; rehearse after "
-                      "midnight")
+        raise ScheduleError("INVALID", f"it is {local_time} in {commission['zone']}: too late today for a window; "
+                            "rehearse after midnight")
     entry = copy.deepcopy(next(item for item in commission["lanes"] if item["lane"] == lane))
     hours, minutes = (int(part) for part in local_time.split(":"))
     left = (23 * 60 + 59) - (hours * 60 + minutes)
@@ -61,13 +59,9 @@ def rehearsal_commission(commission: Mapping[str, Any], lane: str, local_date: s
     return narrowed
 
 
-def open_rehearsal(view: ScheduleView, lane: str, clock: Any) -> tuple[LifecycleSchedule, str]:
+def open_rehearsal(view: ScheduleView, lane: str, clock: Clock) -> tuple[LifecycleSchedule, str]:
     """A new rehearsal journal with the narrowed commission and the owner's account records; (its schedule,
     its URL)."""
-    from factory_schedule.core.owner_commission import record_commission
-    from factory_schedule.core.zones import local_wall_of
-    from factory_schedule.store import open_journal
-
     now = clock.now()
     zone = str(view.commission["zone"])
     date, wall = local_wall_of(zone, now)

@@ -23,8 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from factory_schedule.core.health import RunFact, classify_line
-from factory_schedule.store import CommandConflictError, Decision, Journal, NewEvent, VersionConflictError
+from factory_schedule.core.health import RUNS_AGGREGATE, RunFact, classify_line, kept_run
+from factory_schedule.store import Journal
+from factory_schedule.tui.host.health_records import append_once
 from factory_schedule.tui.host.paths import beside_journal
 from factory_schedule.tui.terminal_text import printable
 
@@ -32,10 +33,6 @@ MAX_LOG_BYTES = 256 * 1024
 TAIL_LINES = 40  # kept in memory, written after the cut marker when the log outgrows MAX_LOG_BYTES
 KEPT_LINES = 5  # error and warning lines recorded in the journal, each
 MAX_LINE_CHARS = 200
-RUNS_AGGREGATE = "health/runs"
-RUN_RECORDED = "run-recorded"
-KEPT_RUNS = 64
-RECORD_ATTEMPTS = 5
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -174,23 +171,8 @@ def record_run(journal: Journal, record: dict[str, Any]) -> str:
     """Append the run's record to `health/runs` once (its command ID names the occurrence, segment and runner);
     the aggregate's state keeps the latest KEPT_RUNS for health to read in one row."""
     command_id = f"health/run/{record['occurrence']}/{record['segment']}/{record['runner']}"
-
-    def decide(state: Any, _version: int) -> Decision:
-        runs = list(state.get("runs", [])) if isinstance(state, dict) else []
-        runs = [*runs, record][-KEPT_RUNS:]
-        return Decision(events=[NewEvent(RUN_RECORDED, record)], state={"runs": runs},
-                        result={"recorded": command_id})
-
-    for attempt in range(RECORD_ATTEMPTS):
-        try:
-            journal.execute(RUNS_AGGREGATE, command_id, record, journal.head(RUNS_AGGREGATE), decide)
-            return command_id
-        except CommandConflictError:
-            return command_id  # the first record of this run stands
-        except VersionConflictError:
-            if attempt == RECORD_ATTEMPTS - 1:
-                raise
-    return command_id  # pragma: no cover
+    append_once(journal, RUNS_AGGREGATE, command_id, record, kept_run(record, command_id))
+    return command_id  # recorded now or before: the first record of this run stands
 
 
 def recorded_runs(journal: Journal) -> tuple[RunFact, ...]:

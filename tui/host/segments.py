@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from factory_schedule.core.health import output_signal, run_outcome, segment_still_running
+from factory_schedule.core.health import output_signal, run_outcome
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.environment import (
     ENV_LANE,
@@ -51,7 +51,7 @@ from factory_schedule.tui.host.run_output import (
 from factory_schedule.tui.host.tokens import segment_scope
 
 if TYPE_CHECKING:
-    from factory_schedule.core.results import ScheduleView
+    from factory_schedule.core import ScheduleView
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,8 @@ def run_segment(
         return _recorded(journal, SegmentRun(**base, pid=process.pid, exit=code, segment_running=False,
                                              lease="lost", detail=beat.lost), now)
     try:
-        still_running = segment_still_running(read_view(), job.occurrence_id, job.segment, job.runner)
+        view = read_view()
+        still_running = view is not None and view.segment_running(job.occurrence_id, job.segment, job.runner)
     except Exception as error:  # cannot tell: keep the lease, which errs towards a supervisor looking
         return _recorded(journal, SegmentRun(**base, pid=process.pid, exit=code, segment_running=True,
                                              lease="left-to-go-stale", detail=f"could not read the schedule: {error}"),

@@ -16,12 +16,12 @@ from factory_schedule.core.health import (
     HealthFacts,
     LaunchAgentFact,
     LeaseFact,
-    heartbeat_from_future,
     judge,
     nights_to_check,
 )
 from factory_schedule.core.model import AccountState, LaneState, LedgerWeek, Occurrence
 from factory_schedule.core.results import ScheduleView
+from factory_schedule.store.leases import heartbeat_from_future
 
 NOW = pendulum.datetime(2026, 12, 7, 3, 0, tz="UTC")
 HOST = "this-mac"

@@ -8,6 +8,7 @@ exhaustion, lost calls) runs through the real engine within two nights.
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,9 @@ def test_the_script_prints_every_figure_and_the_table(tmp_path):
                    "command / raw commit:", "of a command: the journal's own calls", "largest state:",
                    "journal size:", "dashboard"):
         assert figure in printed, printed
+    for headline in (r"command / raw commit: \d+\.\d\dx", r"pipeline command / raw commit: \d+\.\d\dx",
+                     r"health \(chain checked\) on the year's journal / on a young journal: \d+\.\d\d"):
+        assert re.search(f"^{headline}$", printed, re.MULTILINE), (headline, printed)
     table = [line for line in printed.splitlines() if line.startswith("| ")]
     assert len(table) == 13, printed  # header, rule, eleven figures
     assert not list(tmp_path.iterdir()), "the script left files behind"

@@ -12,6 +12,7 @@ from typing import Any
 import pendulum
 
 from factory_schedule.core import ManualClock, launch_intervals
+from factory_schedule.core.health.records import HEALTH_AGGREGATE
 from factory_schedule.store import leases
 from factory_schedule.tui.host import health, reconciler
 from factory_schedule.tui.host.process_identity import process_start_time
@@ -309,7 +310,7 @@ def test_a_lease_is_never_removed_without_its_removal_record(
     real_execute = type(journal).execute
 
     def full_for_health(self: Any, aggregate: str, *args: Any, **kwargs: Any) -> Any:
-        if aggregate == reconciler.HEALTH_AGGREGATE:
+        if aggregate == HEALTH_AGGREGATE:
             raise JournalFullError("database or disk is full")
         return real_execute(self, aggregate, *args, **kwargs)
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from factory_schedule.core import ManualClock
 from factory_schedule.core.health.bindings import BindingRead
+from factory_schedule.core.health.records import HEALTH_AGGREGATE
 from factory_schedule.tui.host import bindings
 from factory_schedule.tui.host.providers.prompts import read_binding
-from factory_schedule.tui.host.reconciler import HEALTH_AGGREGATE
 from tests.tui.runner_support import cli
 
 from .test_health import _commissioned

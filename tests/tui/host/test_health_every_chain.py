@@ -11,16 +11,17 @@ from typing import Any
 import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
+from factory_schedule.core.health.records import HEALTH_AGGREGATE, RUNS_AGGREGATE
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host import reconciler
 from factory_schedule.tui.host.clock import SystemClock
-from factory_schedule.tui.host.run_output import RUNS_AGGREGATE, not_started, record_run, run_record
+from factory_schedule.tui.host.run_output import not_started, record_run, run_record
 from tests.core.pipeline.pipeline_support import adopt
 from tests.core.pipeline.pipeline_support import commission as pipeline_commission
 from tests.tui.runner_support import cli
 
-EVERY_CHAIN = (SCHEDULE_AGGREGATE, PIPELINE_AGGREGATE, RUNS_AGGREGATE, reconciler.HEALTH_AGGREGATE)
+EVERY_CHAIN = (SCHEDULE_AGGREGATE, PIPELINE_AGGREGATE, RUNS_AGGREGATE, HEALTH_AGGREGATE)
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@ its session, or the tick's session), the call either stops with it or stays a li
 run's, and health reconciles the run only once nothing of it lives.
 
 Real processes throughout: a real tick, `factory-schedule run` as its runner, the fake `claude` on PATH hung in
-its call with a tool process of its own (as a real CLI's shell tool), and `health --repair` as a process.
+its call with a tool process of its own, in the call's process group or detached in a session of its own (as
+Claude Code's shell tool starts each command), and `health --repair` as a process.
 """
 
 from __future__ import annotations
@@ -71,12 +72,16 @@ def kill_session(session: int) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+# The call's tool: in the call's process group (`#spawn`), or in a session of its own (`#detach`).
+TRANSCRIPT_OF = {"tool": "hang-with-tool", "detached-tool": "hang-with-detached-tool"}
+
+
 class Night:
     """A real tick running `factory-schedule run` whose one call hangs with a tool process of its own."""
 
-    def __init__(self, url: str, tmp_path: Path) -> None:
+    def __init__(self, url: str, tmp_path: Path, tool: str = "tool") -> None:
         prompts = tmp_path / "prompts"
-        claude_lane(prompts, "alpha/basic", "hang-with-tool")
+        claude_lane(prompts, "alpha/basic", TRANSCRIPT_OF[tool])
         (prompts / "alpha/basic/lane.toml").write_text(
             'provider = "claude"\nsign_in = "owner@example.com"\nbound = 150000\ntimeout_minutes = 30\n'
             + FAKE_LANE_ENV)
@@ -156,11 +161,12 @@ ARRANGEMENTS: dict[str, Callable[[Night], None]] = {
 }
 
 
+@pytest.mark.parametrize("tool", TRANSCRIPT_OF)
 @pytest.mark.parametrize("arrangement", ARRANGEMENTS)
 def test_health_never_reconciles_a_run_while_its_provider_call_or_anything_it_started_lives(
-    sqlite_url: str, tmp_path: Path, arrangement: str
+    sqlite_url: str, tmp_path: Path, arrangement: str, tool: str
 ) -> None:
-    night = Night(sqlite_url, tmp_path)
+    night = Night(sqlite_url, tmp_path, tool)
     try:
         ARRANGEMENTS[arrangement](night)
         if arrangement != "tick-session":
@@ -172,7 +178,8 @@ def test_health_never_reconciles_a_run_while_its_provider_call_or_anything_it_st
         left = [pid for pid in (night.runner, night.provider, night.tool) if living(pid)]
         if left:
             assert not reconciled(report), f"reconciled while {left} of its run still live"
-            assert "stale-lease-live-process" in [finding["kind"] for finding in report["findings"]], report
+            [finding] = [finding for finding in report["findings"] if finding["kind"] == "stale-lease-live-process"]
+            assert set(left) <= set(finding["evidence"]["living_pids"]), finding  # it names what still lives
         for pid in (night.runner, night.provider, night.tool):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from factory_schedule.core import LifecycleSchedule
-from factory_schedule.core.runner_findings import stopped_by_provider
+from factory_schedule.core.health.provider_clis import stopped_by_provider
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from tests.tui.provider_support import FAKE_LANE_ENV, fake_path

@@ -39,6 +39,7 @@ CLAUDE_EXPECTED: dict[str, tuple[dict[str, Any], str | None]] = {
     "crash": ({"kind": "lost"}, None),
     "hang": ({"kind": "lost"}, None),
     "hang-with-tool": ({"kind": "lost"}, None),
+    "hang-with-detached-tool": ({"kind": "lost"}, None),
     "malformed": ({"kind": "lost"}, None),
     "cut-off": ({"kind": "lost"}, None),
     "unknown-event": ({"kind": "result", "tokens": 3000, "output": "ok",

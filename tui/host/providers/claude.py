@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from factory_schedule.core.limits import SCHEDULE_LIMITS
+from factory_schedule.core import SCHEDULE_LIMITS
 from factory_schedule.tui.host.providers import claude_text, windows
 from factory_schedule.tui.host.providers.ending import ProcessEnd
 from factory_schedule.tui.host.providers.lines import EventLines

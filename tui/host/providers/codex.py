@@ -33,7 +33,7 @@ from typing import Any
 
 import pendulum
 
-from factory_schedule.core.limits import SCHEDULE_LIMITS
+from factory_schedule.core import SCHEDULE_LIMITS
 from factory_schedule.tui.host.providers import windows
 from factory_schedule.tui.host.providers.ending import ProcessEnd
 from factory_schedule.tui.host.providers.lines import EventLines

@@ -3,11 +3,13 @@
 The provider runs in a process group of its own, inside its runner's session: stopping
 the group stops everything it started, and whatever kills the runner never leaves the
 call running unseen. On Linux the kernel kills the provider when the runner dies
-(PR_SET_PDEATHSIG); on any host, what the provider started keeps the runner's session,
-which health's probe counts as the run's (segments.session_alive), so a run is never
-reconciled while any of its call still lives. When the call ends, whatever it left running ends
-with it: its group, and (Linux, in a runner that adopts orphans) a tool that left the group for a
-session of its own (providers/leftovers.py).
+(PR_SET_PDEATHSIG); on any host, what the provider started keeps the runner's session
+or, for a tool started in a session of its own, the call mark in its environment
+(provider_environment.CALL_MARK); health's probe counts both as the run's
+(run_processes.run_processes), so a run is never reconciled while any of its call still
+lives. When the call ends, whatever it left running ends with it: its group, and (Linux,
+in a runner that adopts orphans) a tool that left the group for a session of its own
+(providers/leftovers.py).
 
 The prompt reaches the provider on stdin (a file, so a prompt of any size is written
 before the provider starts and no option parser ever reads it). Its stdout is read
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import IO
 
 from factory_schedule.tui.host.process_privacy import PR_SET_PDEATHSIG, linux_prctl
+from factory_schedule.tui.host.provider_environment import marked
 from factory_schedule.tui.host.providers.ending import ProcessEnd
 from factory_schedule.tui.host.providers.leftovers import adopting, children, stop_adopted
 
@@ -159,7 +162,7 @@ def run_call(
             process = subprocess.Popen(
                 list(argv), stdin=stdin if stdin_text is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=stderr,
-                cwd=cwd, env=dict(env) if env is not None else None, process_group=0,
+                cwd=cwd, env=marked(os.environ if env is None else env, os.getsid(0)), process_group=0,
                 preexec_fn=dies_with_runner(),
             )
         except OSError as error:

@@ -35,8 +35,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from factory_schedule.core import refusal_in_words
 from factory_schedule.core.health.bindings import BindingRead, snapshot_of
-from factory_schedule.core.refusal_words import refusal_in_words
 from factory_schedule.tui.host.files import read_regular, read_regular_text
 from factory_schedule.tui.host.provider_environment import refused_name
 from factory_schedule.tui.host.providers.calls import ACCOUNT_OF, ProviderName

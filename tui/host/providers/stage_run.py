@@ -17,12 +17,19 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from factory_schedule.core.identity import is_pipeline_rhythm, pipeline_lane_of_run
-from factory_schedule.core.pipeline import STAGES, ClaimIdle, PipelineError
-from factory_schedule.core.pipeline.contracts import contract_fields
-from factory_schedule.core.pipeline.model import REVIEW_STAGES
+from factory_schedule.core import is_pipeline_rhythm, pipeline_lane_of_run
+from factory_schedule.core.pipeline import (
+    REVIEW_STAGES,
+    STAGES,
+    ClaimIdle,
+    PipelineError,
+    PipelineLanes,
+    contract_fields,
+)
+from factory_schedule.store.leases import LeaseHeldError
 from factory_schedule.tui.host.environment import ENV_LEASE_TTL
 from factory_schedule.tui.host.heartbeat import Heartbeat
+from factory_schedule.tui.host.lane_locks import claim_with_locks, journal_of, release_locks, report_and_release
 from factory_schedule.tui.host.providers.prompts import LaneBinding, Unit
 from factory_schedule.tui.host.providers.work import EXIT_DONE, EXIT_UNRECORDED, SegmentWork, Unrecorded
 
@@ -101,14 +108,12 @@ def settle_idle(worker: SegmentWork, reason: str, detail: str) -> None:
 SENT_BEFORE = ("unknown-effect", "duplicate-work", "call-bound")
 
 
-def hand_back(lanes: Any, worker: SegmentWork, lane: str, task: dict[str, Any], emit: Emit) -> None:
+def hand_back(lanes: PipelineLanes, worker: SegmentWork, lane: str, task: dict[str, Any], emit: Emit) -> None:
     """A resumed segment took over a task whose work went out in an earlier segment and is never sent again
     in this occurrence: the run gives the task back itself, as a supervisor would once it was gone (`abandon`,
     counted against the task's retry cap: the lane's next occurrence works it, or the owner past the cap),
     rather than leave it claimed by a run that settled. Then the occurrence settles `partial`: its call went
     out, and its effect stays on the record."""
-    from factory_schedule.tui.host.lane_locks import release_locks
-
     segment = worker.segment
     evidence = (f"{segment.occurrence}: the work of task {task['task']} went out in an earlier segment "
                 f"({worker.refused}) and is not sent again in it")
@@ -125,11 +130,8 @@ def hand_back(lanes: Any, worker: SegmentWork, lane: str, task: dict[str, Any], 
     worker.settle_first(["partial"], why)
 
 
-def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
+def work_one_stage(lanes: PipelineLanes, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
     """Claim, call, report, settle; the segment is the worker's (admitted for this run's token)."""
-    from factory_schedule.store.leases import LeaseHeldError
-    from factory_schedule.tui.host.lane_locks import claim_with_locks, release_locks, report_and_release
-
     segment = worker.segment
     lane = pipeline_lane_of_run(run)
     ttl = lock_ttl()
@@ -154,7 +156,7 @@ def work_one_stage(lanes: Any, worker: SegmentWork, binding: LaneBinding, run: s
     unit = next(u for u in commissioned.units if u.work == task["stage"])
     one = Unit(work=f"task-{task['task']}", prompt=stage_prompt(unit.prompt, lane, task), path=unit.path)
     worker.binding = replace(binding, tasks=(replace(commissioned, units=(one,)),))
-    beats = [Heartbeat(lanes.journal, scope, segment.runner, ttl / 3, lanes.clock.now) for scope in held]
+    beats = [Heartbeat(journal_of(lanes), scope, segment.runner, ttl / 3, lanes.clock.now) for scope in held]
     for beat in beats:
         beat.start()
     try:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pendulum
 
 from factory_schedule.core import ScheduleError
-from factory_schedule.core.runner_findings import (
+from factory_schedule.core.health.provider_clis import (
     PROVIDER_STOPPED_ACCOUNT,
     PROVIDER_UNREACHABLE,
     sign_in_mismatch_reason,
@@ -35,9 +35,7 @@ from factory_schedule.tui.host.providers.calls import Made, make_call
 from factory_schedule.tui.host.providers.prompts import LaneBinding, TaskBinding, Unit
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.model import Occurrence
-    from factory_schedule.core.results import CallAdmission, CallEnd, CallRefusal
+    from factory_schedule.core import CallAdmission, CallEnd, CallRefusal, LifecycleSchedule, Occurrence
 
 Answer = TypeVar("Answer")
 
@@ -143,7 +141,7 @@ class SegmentWork:
     def settle(self, why: str) -> None:
         """Settle with the status the calls support: completed only when every unit was performed cleanly."""
         occurrence = self._occurrence()
-        calls = list(getattr(occurrence, "calls", None) or [])
+        calls = occurrence.calls if occurrence is not None else []
         performed = {(c.task, c.work) for c in calls if c.outcome == "ok"}
         tasks = self.binding.tasks if self.binding is not None else ()
         units = {(t.task, u.work) for t in tasks for u in t.units}
@@ -200,7 +198,7 @@ class SegmentWork:
 
     def _end_in_flight(self) -> None:
         occurrence = self._occurrence()
-        for call in getattr(occurrence, "calls", None) or []:
+        for call in occurrence.calls if occurrence is not None else []:
             if call.ended_at is None:
                 self._end(call.k, {"kind": "lost"})
                 self.emit({"run": "lost-in-flight", "call": call.k, "task": call.task, "work": call.work})
@@ -208,9 +206,10 @@ class SegmentWork:
     def _read_deadline(self) -> None:
         """The running segment's deadline: no call is left running past it."""
         occurrence = self._occurrence()
-        segments = list(getattr(occurrence, "segments", None) or [])
-        if segments and getattr(segments[-1], "deadline", None):
-            self.deadline = pendulum.parse(segments[-1].deadline).timestamp()  # type: ignore[union-attr]
+        if occurrence is not None:
+            deadline = pendulum.parse(occurrence.segments[-1].deadline)
+            assert isinstance(deadline, pendulum.DateTime)  # an Instant, checked when the state was read
+            self.deadline = deadline.timestamp()
 
     def _timeout(self, task: TaskBinding) -> float:
         if self.deadline is None:
@@ -299,7 +298,7 @@ class SegmentWork:
         ended = self._end(admission.call, made.outcome.report)
         self.emit({
             "run": "call", "call": admission.call, "task": task.task, "work": unit.work,
-            "report": made.outcome.report, "debit": getattr(ended, "debit", None), "stop": made.outcome.stop,
+            "report": made.outcome.report, "debit": ended.debit, "stop": made.outcome.stop,
             "detail": made.outcome.detail, "session": made.outcome.session,
             "provider_exit": made.run.end.exit_code, **self._stderr_tail(made), **made.outcome.extra,
         })
@@ -324,7 +323,7 @@ class SegmentWork:
     def calls_went_out(self) -> bool:
         """Whether any call of the occurrence (any segment's) may have reached the provider."""
         occurrence = self._occurrence()
-        return any(not call.unsent for call in getattr(occurrence, "calls", None) or [])
+        return any(not call.unsent for call in (occurrence.calls if occurrence is not None else []))
 
     def run(self) -> int:
         assert self.binding is not None

@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from factory_schedule.core.health import Finding
 from factory_schedule.core.model import Occurrence, at
 from factory_schedule.core.results import ScheduleView
+
+from .report import Finding
 
 PROVIDER_UNREACHABLE = "provider unreachable"
 PROVIDER_STOPPED_ACCOUNT = "the provider stopped the account"

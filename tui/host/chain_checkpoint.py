@@ -1,0 +1,183 @@
+"""Where a check of the hash chains starts, and when the whole of them was last checked.
+
+A check from the first event reads every event of history, seconds on a year's journal, and `health`, the
+dashboard and the tick check often. Each of them starts where the last check of this owner's processes
+ended: the checkpoint file (`<journal file>.chain-checkpoint.json`; for a server's journal,
+`chain-checkpoint-<digest>.json` in the user data folder, keyed by its URL without the password) holds, per
+aggregate, the version and hash of the head that was checked, with the hash of its first event. A check from
+it reads only what was appended since, after proving that the event it names still has the hash it had
+(`Journal.verify`): a history rewritten at or before it fails loudly, even when rechained whole.
+
+An edit before the checkpoint that leaves the event it names alone is found only by checking from the first
+event: `factory-schedule verify` does that, and so does any check without a checkpoint. Each such whole check
+is recorded (`<journal file>.verified.json`): when it ran and what it found, so that health can say when it
+is due.
+
+A checkpoint of another journal (another URL or path, or another first event of an aggregate) or one that
+does not parse is ignored: that check starts from the first event, which costs time and never trust. A
+verify that breaks leaves that aggregate's checkpoint where it was, and a whole check that breaks drops it,
+so every later check re-finds the break. A file that cannot be written never costs the report: it is one
+more finding, `chain-checkpoint-unwritable`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from factory_schedule.core.health import Finding
+from factory_schedule.store import Checkpoint, Journal
+from factory_schedule.store.urls import shown_url
+from factory_schedule.tui.host.files import KIB, read_regular_text
+from factory_schedule.tui.host.paths import beside_journal, sqlite_file_of
+
+MAX_FILE_BYTES = 64 * KIB  # a few lines per aggregate
+
+
+@dataclass(frozen=True)
+class WholeCheck:
+    """A check of every aggregate from its first event: when it ran, and why each that broke did not verify."""
+
+    at: datetime
+    problems: Mapping[str, str]
+
+
+def journal_identity(url: str) -> str:
+    """What names one journal in its side files: a SQLite file's real path, else the URL without its password."""
+    path = sqlite_file_of(url)
+    return os.path.realpath(os.path.expanduser(path)) if path is not None else shown_url(url)
+
+
+def checkpoint_path(url: str) -> Path:
+    return beside_journal(shown_url(url), ".chain-checkpoint.json", "chain-checkpoint", ".json")
+
+
+def whole_check_path(url: str) -> Path:
+    return beside_journal(shown_url(url), ".verified.json", "verified", ".json")
+
+
+def _read_document(path: Path, url: str) -> dict[str, Any] | None:
+    """The side file's object when it reads and names this journal; None otherwise (missing, foreign, garbled)."""
+    try:
+        document = json.loads(read_regular_text(path, MAX_FILE_BYTES))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(document, dict) or document.get("journal") != journal_identity(url):
+        return None
+    return document
+
+
+def _write_document(path: Path, document: Mapping[str, Any]) -> None:
+    """Replace the side file atomically, owner-only (0600) from its first byte."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    handle, temporary = tempfile.mkstemp(prefix=path.name, dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(document, out, sort_keys=True, indent=1)
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _first_hash(journal: Journal, aggregate: str) -> str | None:
+    first = journal.history(aggregate, after=0, limit=1)
+    return first[0].hash if first else None
+
+
+def _checkpoint_of(entry: object) -> Checkpoint | None:
+    if not isinstance(entry, dict):
+        return None
+    version, hash_, unsealed = entry.get("version"), entry.get("hash"), entry.get("unsealed_through", 0)
+    if not (isinstance(version, int) and isinstance(unsealed, int) and isinstance(hash_, str)):
+        return None
+    if version < 1 or not 0 <= unsealed <= version:
+        return None
+    return Checkpoint(version=version, hash=hash_, unsealed_through=unsealed)
+
+
+def read_checkpoints(journal: Journal, url: str) -> dict[str, Checkpoint]:
+    """Where each aggregate's check starts: the checkpoints of this journal whose first event is still the one
+    they were taken over; nothing (a check from the first event) for anything else."""
+    document = _read_document(checkpoint_path(url), url)
+    entries = document.get("chains") if document is not None else None
+    if not isinstance(entries, dict):
+        return {}
+    checkpoints: dict[str, Checkpoint] = {}
+    for aggregate, entry in entries.items():
+        checkpoint = _checkpoint_of(entry)
+        if checkpoint is None or _first_hash(journal, aggregate) != entry.get("first"):
+            continue
+        checkpoints[aggregate] = checkpoint
+    return checkpoints
+
+
+def write_checkpoints(journal: Journal, url: str, verified: Mapping[str, Checkpoint]) -> None:
+    """Keep how far each aggregate verified (OSError when the file cannot be written)."""
+    chains = {
+        aggregate: {"version": point.version, "hash": point.hash, "unsealed_through": point.unsealed_through,
+                    "first": _first_hash(journal, aggregate)}
+        for aggregate, point in verified.items() if point.version > 0
+    }
+    _write_document(checkpoint_path(url), {"journal": journal_identity(url), "chains": chains})
+
+
+def read_whole_check(url: str) -> WholeCheck | None:
+    """The last check of every aggregate from its first event, as recorded; None when none is (or it is garbled)."""
+    document = _read_document(whole_check_path(url), url)
+    if document is None:
+        return None
+    try:
+        at = datetime.fromisoformat(document["at"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    problems = document.get("problems")
+    if at.tzinfo is None or not isinstance(problems, dict):
+        return None
+    return WholeCheck(at, {str(name): str(problem) for name, problem in problems.items()})
+
+
+def write_whole_check(url: str, check: WholeCheck, verified: Mapping[str, Checkpoint]) -> None:
+    """Record a whole check: when, how far each aggregate verified, what broke (OSError when it cannot)."""
+    _write_document(whole_check_path(url), {
+        "journal": journal_identity(url), "at": check.at.isoformat(), "problems": dict(check.problems),
+        "verified": {aggregate: point.version for aggregate, point in verified.items()},
+    })
+
+
+def unwritable_finding(path: Path, error: OSError) -> Finding:
+    detail = f"{type(error).__name__}: {error.strerror or error}"
+    return Finding(
+        "chain-checkpoint-unwritable", "warning",
+        f"how far the hash chains were checked could not be kept in {path}: {detail}; each check starts from "
+        "the first event until the file can be written",
+        {"path": str(path), "detail": detail})
+
+
+def remember(journal: Journal, url: str, since: Mapping[str, Checkpoint], verified: Mapping[str, Checkpoint],
+             problems: Mapping[str, str], now: datetime) -> list[Finding]:
+    """After a check that started from `since`: keep where each aggregate verified to (a broken one keeps its
+    old checkpoint, or none after a whole check), and record the check when it started from the first event.
+    What could not be written, as findings of the report it belongs to."""
+    whole = not since
+    kept = {aggregate: point for aggregate, point in since.items() if not whole and aggregate not in verified}
+    kept.update(verified)
+    findings: list[Finding] = []
+    if dict(kept) != dict(since) or whole:
+        try:
+            write_checkpoints(journal, url, kept)
+        except OSError as error:
+            findings.append(unwritable_finding(checkpoint_path(url), error))
+    if whole:
+        try:
+            write_whole_check(url, WholeCheck(now, dict(problems)), verified)
+        except OSError as error:
+            findings.append(unwritable_finding(whole_check_path(url), error))
+    return findings
