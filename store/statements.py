@@ -67,6 +67,14 @@ _HEAD_READ = (
     "LEFT JOIN state_parts p ON p.aggregate = q.name"
 )
 
+
+def _next_names(name: str, table: str) -> str:
+    """A recursive query's member naming each distinct aggregate of `table` in order, one index seek each."""
+    return (f"{name}(name) AS (SELECT MIN(aggregate) FROM {table} UNION ALL "
+            f"SELECT (SELECT MIN(aggregate) FROM {table} WHERE aggregate > {name}.name) FROM {name} "
+            f"WHERE {name}.name IS NOT NULL)")
+
+
 STATEMENTS = {
     "format": "SELECT value FROM journal_meta WHERE key = 'format'",
     "insert_format": "INSERT INTO journal_meta (key, value) VALUES ('format', :value)",
@@ -75,9 +83,13 @@ STATEMENTS = {
     "head": _HEAD_READ,
     "version": "SELECT version FROM aggregates WHERE aggregate = :aggregate",
     # Every aggregate any table names: a head, an event or a receipt left without the others is still a chain
-    # to verify (and its verify says what is missing).
-    "aggregate_names": "SELECT aggregate FROM aggregates UNION SELECT aggregate FROM events "
-    "UNION SELECT aggregate FROM receipts UNION SELECT aggregate FROM state_parts ORDER BY 1",
+    # to verify (and its verify says what is missing). The events', receipts' and parts' names are found by
+    # seeking each next name in their indexes (a loose index scan): one seek per aggregate, not a read of history.
+    "aggregate_names": f"WITH RECURSIVE {_next_names('event_names', 'events')}, "
+    f"{_next_names('receipt_names', 'receipts')}, {_next_names('part_names', 'state_parts')} "
+    "SELECT aggregate FROM aggregates UNION SELECT name FROM event_names WHERE name IS NOT NULL "
+    "UNION SELECT name FROM receipt_names WHERE name IS NOT NULL "
+    "UNION SELECT name FROM part_names WHERE name IS NOT NULL ORDER BY 1",
     "history": f"SELECT {_EVENTS} FROM events WHERE aggregate = :aggregate AND version > :after "
     "ORDER BY version LIMIT :limit",
     "history_desc": f"SELECT {_EVENTS} FROM events WHERE aggregate = :aggregate ORDER BY version DESC LIMIT :limit",

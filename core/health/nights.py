@@ -39,12 +39,15 @@ def nights_to_check(view: ScheduleView, now: datetime, grace: timedelta) -> list
     today = local_date_of(commission.zone, pendulum.instance(now))
     # A week back, and as many days again as the grace (a slot + grace may fall on a later date than its night).
     look_back = 8 + math.ceil(grace / timedelta(days=1))
+    dates = [today.subtract(days=back) for back in range(look_back)]  # the same dates for every lane
     nights = []
     for lane in commission.lanes:
         state = lane_states.get(lane.lane)
         watermark = state.watermark.date if state is not None and state.watermark is not None else ""
         past = []
-        for date in (today.subtract(days=back) for back in range(look_back)):
+        # A weekly lane runs on its weekday alone: the other dates have no occurrence to compute.
+        weekday = lane.weekday if lane.weekly else None
+        for date in (d for d in dates if weekday is None or d.isoweekday() == weekday):
             occurrence = lane_occurrence_on(commission, lane, date)
             if occurrence is not None and occurrence.slot + grace <= now and occurrence.closes > occurrence.slot:
                 past.append((date, occurrence))

@@ -47,8 +47,8 @@ def main() -> None:
         now = year.clock.now()
         events = journal.head(PIPELINE_AGGREGATE)
         baseline = _best_ms(lambda: read_pipeline(journal, now), args.repeat)
-        counted = _best_ms(lambda: read_pipeline_history(journal), args.repeat)
-        history = read_pipeline_history(journal)
+        counted = _best_ms(lambda: read_pipeline_history(journal)[0], args.repeat)
+        history = read_pipeline_history(journal)[0]
         assert history is not None
         findings = count_findings(history)
         print(f"{args.weeks} weeks, {events} pipeline events")

@@ -676,12 +676,12 @@ class SideBySide:
 def health_seconds(simulation: Year) -> float:
     """One `health` as the command runs it, timed: a fresh schedule over the journal, every aggregate's chain
     checked from the checkpoint the last check left beside it, the staged lanes' history counted."""
-    from factory_schedule.tui.host.health import check_health
+    from factory_schedule.tui.host.health import ChainCheck, HealthScope, check_health
 
     journal = simulation.journal._journal
     started = time.perf_counter()
     check_health(journal, LifecycleSchedule(journal, simulation.clock), simulation.clock.now(), "bench-host",
-                 count_history=True, keep_checkpoint=True)
+                 HealthScope(chains=ChainCheck(keep=True), count_history=True))
     return time.perf_counter() - started
 
 

@@ -137,6 +137,7 @@ def one_kill(index: int, arrangement: str, url: str | None = None, tool: str = "
     violations: list[str] = []
     repairs: list[str] = []
     findings: list[str] = []
+    health_errors: list[str] = []
     deadline = time.monotonic() + 180
     occurrence = None
     while time.monotonic() < deadline:
@@ -148,6 +149,9 @@ def one_kill(index: int, arrangement: str, url: str | None = None, tool: str = "
         time.sleep(2 * TTL + 0.2)
         alive_before = [pid for pid in _call_pids(folder) if living(pid)]
         report = _health_repair(url, env)
+        if "repairs" not in report:  # health could not run its pass (said in its one JSON line): try again
+            health_errors.append(str(report)[:300])
+            continue
         kinds = [repair["kind"] for repair in report["repairs"]]
         repairs += kinds
         findings = [finding["kind"] for finding in report["findings"]]
@@ -178,7 +182,7 @@ def one_kill(index: int, arrangement: str, url: str | None = None, tool: str = "
     return {"kill": index, "arrangement": arrangement, "tool": tool, "admitted_before_kill": admitted,
             "runner_killed": runner is not None or arrangement == "tick",
             "state": status.state if status else None, "status": getattr(status, "status", None),
-            "sent": len(sent), "repairs": repairs, "violations": violations}
+            "sent": len(sent), "repairs": repairs, "health_errors": health_errors, "violations": violations}
 
 
 @contextlib.contextmanager

@@ -1,41 +1,26 @@
-"""`factory-schedule check [--prompts DIR] [--plist PATH] [--notify COMMAND] [--rehearse LANE [--yes]]`.
-
-The preflight: whether tonight will run, in a few lines, lane by lane. It checks the commission
-(lanes due in the next 24 hours), the account records they are paid from (current at each lane's
-slot), each lane's prompts and CLI, the sign-in the runner will observe against the record, the
-LaunchAgent that fires the tick, the notifier, and the week's tokens left against tonight's
-bounds; each problem comes with the command that fixes it. It asks each CLI only for its sign-in
-status (no prompt is sent) and writes nothing.
-
-Exit status: 0 tonight will run (warnings allowed), 1 it will not as it stands, 2 could not check.
-
-`--rehearse LANE` then runs that lane's first unit of work now, through the real CLI, against a
-copy of the journal (the real one is not touched): it spends real tokens, so it says so and asks
-first (`--yes` answers for you).
-"""
+"""What `check` does: the preflight, each problem with the command that fixes it; then, if asked, a rehearsal."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
+from factory_schedule.core.preflight import headline, preflight
+from factory_schedule.store import open_journal
+from factory_schedule.tui.cli.health import installed_agent
 from factory_schedule.tui.cli.journal import journal_url_of, missing_journal
 from factory_schedule.tui.cli.output import EXIT_OK, EXIT_UNEXPECTED, printable, say
+from factory_schedule.tui.cli.rehearse import rehearse
+from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.environment import ENV_PROMPTS
+from factory_schedule.tui.host.preflight import gather
+from factory_schedule.tui.host.process_identity import this_host
 
-ENV_PROMPTS = "FACTORY_PROMPTS"  # tui.host.bindings.ENV_PROMPTS (not imported: `--help` stays light)
 EXIT_WILL_NOT_RUN = EXIT_UNEXPECTED
 MARKS = {"ok": "ok  ", "warn": "warn", "no": "NO  "}
 
 
-def _check(args: argparse.Namespace) -> int:
-    from factory_schedule.core.preflight import headline, preflight
-    from factory_schedule.store import open_journal
-    from factory_schedule.tui.cli.health import installed_agent
-    from factory_schedule.tui.host.clock import SystemClock
-    from factory_schedule.tui.host.preflight import gather
-    from factory_schedule.tui.host.process_identity import this_host
-
+def check_tonight(args: argparse.Namespace) -> int:
     url = journal_url_of(args)
     prompts = args.prompts if args.prompts is not None else os.environ.get(ENV_PROMPTS) or None
     journal = None if missing_journal(url) is not None else open_journal(url)
@@ -47,23 +32,5 @@ def _check(args: argparse.Namespace) -> int:
         if line.fix and line.mark != "ok":
             say(f"        fix: {printable(line.fix)}")
     if args.rehearse:
-        from factory_schedule.tui.cli.rehearse import rehearse
-
         return rehearse(url, args.rehearse, prompts, args.yes)
     return EXIT_OK if result.ready else EXIT_WILL_NOT_RUN
-
-
-def register(subcommands: Any) -> None:
-    parser = subcommands.add_parser(
-        "check", help="the preflight: will tonight run? each problem with the command that fixes it",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--prompts", metavar="DIR",
-                        help=f"the prompt folder the runner uses (default: ${ENV_PROMPTS}; none: lanes unchecked)")
-    parser.add_argument("--plist", metavar="PATH",
-                        help="the installed LaunchAgent (default: ~/Library/LaunchAgents/com.factory-schedule.tick"
-                        ".plist when it exists)")
-    parser.add_argument("--notify", metavar="COMMAND", help="the notifier to check (default: $FACTORY_NOTIFY)")
-    parser.add_argument("--rehearse", metavar="LANE",
-                        help="then run LANE's first unit of work now, on a copy of the journal: spends real tokens")
-    parser.add_argument("--yes", action="store_true", help="with --rehearse: do not ask before spending tokens")
-    parser.set_defaults(handler=_check)

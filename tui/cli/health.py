@@ -1,42 +1,33 @@
-"""`factory-schedule health [--repair] [--json] [--plist PATH] [--grace MINUTES]`.
-
-Exit status: 0 healthy, 1 findings, 2 could not check (no journal at the path,
-the journal would not open, or a check failed to run). A journal with no
-commission is never healthy: it is most often a mistyped path. `--repair` first
-reconciles each dead runner whose process is provably gone from this host and
-whose lease had no heartbeat for 2 x TTL (the engine's `reconcile`, confirmed by
-health-reconciler@HOST), confirms each staged lane run gone on the same evidence
-(`lanes abandon`: an interrupted revision counts as a failed start of its round),
-removes leases that guard nothing running any more, and
-writes the compact record of each scheduled firing that left none; each is
-journaled and listed. It changes no decision a person made. Findings that need
-the owner are sent once each to the notifier (`--notify`, $FACTORY_NOTIFY, or a
-Mac's notification centre). With a prompt folder (`--prompts` or
-$FACTORY_PROMPTS) each lane's prompt binding is checked too: drift is a warning,
-and `--repair` records the binding now read only when it reads back whole and
-stable; otherwise it records a blocker for the owner. Text output escapes whatever it shows from the journal, and
-the `reconcile` line it suggests is shell-quoted.
-"""
+"""What `health` does: the supervisor's check over a journal, with `--repair` the reconciler's repairs."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from factory_schedule.tui.cli.journal import journal_url_of, missing_journal
-from factory_schedule.tui.cli.options import minutes
+from factory_schedule.core import SCHEDULE_AGGREGATE
+from factory_schedule.core.health import ProviderReach, provider_write_findings
+from factory_schedule.store import JournalError, open_journal
+from factory_schedule.tui.cli.journal import journal_url_of, missing_journal, schedule_over
 from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
+from factory_schedule.tui.cli.parsers.launchd_install import DEFAULT_LABEL
+from factory_schedule.tui.cli.run import _stages
+from factory_schedule.tui.host import bindings, health
+from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.environment import ENV_PROMPTS
+from factory_schedule.tui.host.notify import notify_owner, state_path
+from factory_schedule.tui.host.paths import sqlite_file_of
+from factory_schedule.tui.host.process_identity import this_host
+from factory_schedule.tui.host.providers.prompts import BindingError, lane_tasks, load_lane
 
 if TYPE_CHECKING:
     from factory_schedule.core import Clock, LifecycleSchedule
     from factory_schedule.core.health import Finding, HealthReport, Repair
     from factory_schedule.store import Journal
 
-DEFAULT_LABEL = "com.factory-schedule.tick"
-ENV_PROMPTS = "FACTORY_PROMPTS"  # tui.host.bindings.ENV_PROMPTS (not imported: `--help` stays light)
-DEFAULT_GRACE_MINUTES = 30  # core.health.DEFAULT_GRACE_MINUTES (not imported: `--help` stays light)
 COULD_NOT_CHECK = 2
 
 
@@ -61,8 +52,6 @@ def _print_text(report: HealthReport) -> None:
 def _as_json(report: HealthReport) -> dict[str, Any]:
     """The report as one object; `verified` says whether every aggregate's whole hash chain checked out,
     `verified_through` how far the schedule's did, and `verified_chains` how far each aggregate's did."""
-    from factory_schedule.core import SCHEDULE_AGGREGATE
-
     document = to_jsonable(report)
     chains = report.verified
     document["verified"] = chains is not None
@@ -80,13 +69,7 @@ def _could_not_check(args: argparse.Namespace, problem: str) -> int:
     return COULD_NOT_CHECK
 
 
-def _health(args: argparse.Namespace) -> int:
-    from factory_schedule.store import JournalError, open_journal
-    from factory_schedule.tui.cli.journal import schedule_over
-    from factory_schedule.tui.host import health
-    from factory_schedule.tui.host.clock import SystemClock
-    from factory_schedule.tui.host.process_identity import this_host
-
+def check_health_command(args: argparse.Namespace) -> int:
     url = journal_url_of(args)
     missing = missing_journal(url)
     if missing is not None:
@@ -110,8 +93,9 @@ def _health(args: argparse.Namespace) -> int:
             repairs += _repair_bindings(journal, schedule, prompts, clock, host)
         except Exception as error:
             return _could_not_check(args, f"repairing prompt bindings: {error}")
-    report = health.check_health(journal, schedule, clock.now(), host, args.plist or installed_agent(), args.grace,
-                                 count_history=True, keep_checkpoint=True)
+    scope = health.HealthScope(chains=health.ChainCheck(keep=True), count_history=True,
+                               launch_agent=args.plist or installed_agent(), grace_minutes=args.grace)
+    report = health.check_health(journal, schedule, clock.now(), host, scope)
     findings = list(report.findings)
     could_not = list(report.could_not_check)
     if prompts:
@@ -125,8 +109,6 @@ def _health(args: argparse.Namespace) -> int:
             could_not.append(f"providers' write access: {type(error).__name__}: {error}")
     report = health.HealthReport(report.checked_at, report.host, tuple(findings), tuple(repairs),
                                  tuple(could_not), report.verified)
-    from factory_schedule.tui.host.notify import notify_owner, state_path
-
     told = notify_owner(report.findings, url, clock.now(), args.notify)
     if told.unremembered is not None:
         report = replace(report, findings=(*report.findings, *told.findings(state_path(url))))
@@ -145,12 +127,6 @@ def _health(args: argparse.Namespace) -> int:
 
 def _provider_write_findings(url: str, schedule: LifecycleSchedule, prompts: str) -> list[Finding]:
     """Each lane whose provider may write the journal's folder (its lane.toml's arguments and workdir)."""
-    from pathlib import Path
-
-    from factory_schedule.core.health import ProviderReach, provider_write_findings
-    from factory_schedule.tui.cli.run import _stages
-    from factory_schedule.tui.host.paths import sqlite_file_of
-    from factory_schedule.tui.host.providers.prompts import BindingError, lane_tasks, load_lane
 
     view = schedule.read()
     if view is None:
@@ -173,15 +149,11 @@ def _provider_write_findings(url: str, schedule: LifecycleSchedule, prompts: str
 
 def _repair_bindings(journal: Journal, schedule: LifecycleSchedule, prompts: str, clock: Clock, host: str
                      ) -> list[Repair]:
-    from factory_schedule.tui.host import bindings
-
     lanes = bindings.commission_lanes(schedule.read())
     return bindings.repair_bindings(journal, lanes, prompts, f"health-reconciler@{host}", clock.now())
 
 
 def _binding_findings(journal: Journal, schedule: LifecycleSchedule, prompts: str) -> list[Finding]:
-    from factory_schedule.tui.host import bindings
-
     lanes = bindings.commission_lanes(schedule.read())
     return bindings.binding_findings(bindings.check_bindings(journal, lanes, prompts))
 
@@ -190,27 +162,3 @@ def installed_agent() -> str | None:
     """The LaunchAgent `launchd install` suggests, when it is installed in the usual place."""
     path = os.path.expanduser(f"~/Library/LaunchAgents/{DEFAULT_LABEL}.plist")
     return path if os.path.exists(path) else None
-
-
-def register(subcommands: Any) -> None:
-    parser = subcommands.add_parser(
-        "health", help="the supervisor's check (exit 0 healthy, 1 findings, 2 could not)", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repair", action="store_true",
-                        help="reconcile dead runners on conclusive evidence, remove leases that guard nothing, "
-                        "record missed firings; each journaled (changes no decision)")
-    parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
-    parser.add_argument("--notify", metavar="COMMAND",
-                        help="tell the owner of each finding that needs them, once, by running COMMAND with the "
-                        "text as its last argument (default: $FACTORY_NOTIFY, else osascript on a Mac, else "
-                        "none; an empty COMMAND turns it off)")
-    parser.add_argument("--plist", metavar="PATH",
-                        help="the installed LaunchAgent to compare with the commission "
-                        f"(default: ~/Library/LaunchAgents/{DEFAULT_LABEL}.plist when it exists)")
-    parser.add_argument("--prompts", metavar="FOLDER",
-                        help="the owner's prompt folder: check each lane's prompt binding (source, resolved "
-                        "path, normalized snapshot) against the one recorded; --repair records it when read back "
-                        f"whole (default: ${ENV_PROMPTS}; none: not checked)")
-    parser.add_argument("--grace", type=minutes, default=DEFAULT_GRACE_MINUTES, metavar="MINUTES",
-                        help=f"how late a lane may start before it is reported (default {DEFAULT_GRACE_MINUTES})")
-    parser.set_defaults(handler=_health)

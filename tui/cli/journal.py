@@ -12,8 +12,11 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
+from factory_schedule.core import LifecycleSchedule
+from factory_schedule.store import open_journal
 from factory_schedule.tui.cli.output import JournalRefused
-from factory_schedule.tui.host.paths import default_journal_url, sqlite_file_of
+from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.paths import ENV_JOURNAL, default_journal_url, sqlite_file_of
 
 if TYPE_CHECKING:
     from factory_schedule.core import Clock, LifecycleSchedule
@@ -27,8 +30,6 @@ def journal_url_of(args: argparse.Namespace) -> str:
 
 def named_journal(args: argparse.Namespace) -> bool:
     """Whether the owner named a journal (a flag or $FACTORY_JOURNAL) rather than taking the default file."""
-    from factory_schedule.tui.host.paths import ENV_JOURNAL
-
     return bool(getattr(args, "journal", None) or os.environ.get(ENV_JOURNAL))
 
 
@@ -46,15 +47,11 @@ def open_existing(url: str) -> Journal:
     problem = missing_journal(url)
     if problem is not None:
         raise JournalRefused(problem)
-    from factory_schedule.store import open_journal
-
     return open_journal(url)
 
 
 def open_or_create(url: str) -> Journal:
     """The journal at `url`, created when new: only for the commands that start a journal."""
-    from factory_schedule.store import open_journal
-
     return open_journal(url)
 
 
@@ -65,7 +62,4 @@ def schedule_over(journal: Journal, clock: Clock | None = None) -> LifecycleSche
     the same file drops this process's SQLite locks, which would let another process
     checkpoint the WAL from under live connections.
     """
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.tui.host.clock import SystemClock
-
     return LifecycleSchedule(journal, clock or SystemClock())

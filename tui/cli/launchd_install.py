@@ -1,38 +1,26 @@
-"""`factory-schedule launchd install --commission FILE (--print | --output PATH) [-- RUNNER [ARGS]]`.
-
-Renders the LaunchAgent that fires `factory-schedule tick --detach -- RUNNER` at every lane
-time: its StartCalendarInterval comes from `core.launch_intervals` (which refuses
-a Mac whose zone is not the commission's), its ProgramArguments are the tick
-command and the runner, each program by its absolute path (launchd resolves no
-relative one). The journal URL (`--journal URL`, else $FACTORY_JOURNAL, else the
-user data file) goes in the agent's EnvironmentVariables as FACTORY_JOURNAL, not on
-the command line, where `ps` would show a password to every local user; so
-launchd's bare environment cannot point the tick elsewhere. The plist is written
-owner-only (0600). It prints the plist, or writes it to the path the owner names;
-it never loads it (that is `launchctl bootstrap gui/$(id -u) PATH`, the owner's step).
-"""
+"""What `launchd install` does: render (and, if asked, write) the LaunchAgent that fires the tick."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import shlex
+import shutil
 import sys
 from typing import Any
 
+from factory_schedule.core import launch_intervals, render_launch_agent_plist
 from factory_schedule.tui.cli.journal import journal_url_of
-from factory_schedule.tui.cli.options import lease_ttl_seconds
+from factory_schedule.tui.cli.launchd import Refused, read_commission_file
 from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit, printable, shell_command
+from factory_schedule.tui.cli.parsers.launchd_install import DEFAULT_LABEL
 from factory_schedule.tui.host.clock import host_zone
 
-DEFAULT_LABEL = "com.factory-schedule.tick"
 LAUNCHD_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 
 
 def factory_schedule_executable() -> str:
     """The absolute path of this program, as launchd must be given it."""
-    import shutil  # here, not at the top: every command builds this module's parser
-
     found = shutil.which("factory-schedule")
     if found:
         return os.path.abspath(found)
@@ -60,8 +48,6 @@ def launch_agent_spec(
     journal_url: str | None = None,
 ) -> dict[str, Any]:
     """The spec `render_launch_agent_plist` takes: intervals from the commission, the tick as the program."""
-    from factory_schedule.core import launch_intervals
-
     program_dir = os.path.dirname(program_arguments[0])
     environment = {"PATH": f"{program_dir}:{LAUNCHD_PATH}" if program_dir else LAUNCHD_PATH}
     if journal_url:
@@ -79,17 +65,13 @@ def launch_agent_spec(
 
 
 def _read_commission(path: str) -> dict[str, Any]:
-    from factory_schedule.tui.cli.launchd import Refused, read_commission_file
-
     try:
         return read_commission_file(path)
     except Refused as error:
         raise BadInput(str(error)) from None
 
 
-def _install(args: argparse.Namespace) -> int:
-    from factory_schedule.core import render_launch_agent_plist
-
+def install_launch_agent(args: argparse.Namespace) -> int:
     if not args.print and not args.output:
         raise BadInput("say where the plist goes: --print, --output PATH, or both")
     commission = _read_commission(args.commission)
@@ -133,25 +115,3 @@ def _install(args: argparse.Namespace) -> int:
     elif not args.output:
         emit({"plist": text})
     return EXIT_OK
-
-
-def add_install(launchd_commands: Any) -> None:
-    """Add `install` to the `launchd` command's subcommands."""
-    install = launchd_commands.add_parser(
-        "install", help="render the LaunchAgent that fires the tick at every lane time",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    install.add_argument("--commission", required=True, metavar="FILE", help="the commission JSON")
-    install.add_argument("--print", action="store_true", help="print the plist on stdout")
-    install.add_argument("--output", metavar="PATH", help="write the plist to PATH (nothing else is written)")
-    install.add_argument("--tick-command", metavar="COMMAND",
-                         help="the whole program line instead of `factory-schedule tick --detach -- RUNNER` "
-                         "(its first word an absolute path)")
-    install.add_argument("--ttl", type=lease_ttl_seconds, help="the tick's lease TTL in seconds")
-    install.add_argument("--label", default=DEFAULT_LABEL, help=f"the LaunchAgent label (default {DEFAULT_LABEL})")
-    install.add_argument("--log-dir", metavar="DIR", help="where launchd writes the tick's stdout and stderr")
-    install.add_argument("--host-zone", metavar="ZONE", help="this Mac's zone (default: $TZ or /etc/localtime)")
-    install.add_argument("runner_command", nargs=argparse.REMAINDER, metavar="-- RUNNER [ARGS]",
-                         help="the runner the tick fires for each admitted segment (an absolute path)")
-    install.set_defaults(handler=_install)
-

@@ -1,11 +1,12 @@
 """The `factory-schedule` command line.
 
-Each subcommand lives in its own module in this package and registers itself
-here; with no subcommand it opens the dashboard on the default journal. Every
-failure ends as one line and an exit code (tui/cli/output.py): argparse's
-refusals and the handlers' errors print the JSON error shape, and a reader that
-goes away (`| head`) ends the program quietly. Building the parser imports no
-database and no Textual: each handler imports what it needs when it runs.
+Each group of subcommands has a parser module (tui/cli/parsers/) that registers
+them and names each one's handler as `module:function`; with no subcommand it
+opens the dashboard on the default journal. Every failure ends as one line and
+an exit code (tui/cli/output.py): argparse's refusals and the handlers' errors
+print the JSON error shape, and a reader that goes away (`| head`) ends the
+program quietly. Building the parser imports no database, no engine and no
+Textual: the one handler module a command needs is imported when it runs.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any
 
 from factory_schedule.tui.cli.options import ArgumentsRefused, CommandParser
 from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, emit_error, failure_of, quiet_stdout
+from factory_schedule.tui.host.process_privacy import keep_to_this_process
 
-# The modules of this package that register subcommands (each has `register(subcommands)` and sets
-# `handler` on its parsers), in the order `--help` lists them. One line each.
+# The parser modules (tui/cli/parsers/) that register subcommands (each has `register(subcommands)` and names
+# `handler` on its parsers as `module:function`), in the order `--help` lists them. One line each.
 COMMAND_MODULES = (
     "runner",
     "commission",
@@ -38,6 +40,8 @@ COMMAND_MODULES = (
     "lanes",
     "owner",
 )
+# No subcommand: the owner's dashboard on the default journal (or `--journal URL`).
+OPEN_DASHBOARD = "factory_schedule.tui.cli.dashboard:dashboard_command"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -55,7 +59,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
     registrar: Any = subcommands if only is None else _OneCommand(subcommands, only)
     for name in COMMAND_MODULES:
-        importlib.import_module(f"factory_schedule.tui.cli.{name}").register(registrar)
+        importlib.import_module(f"factory_schedule.tui.cli.parsers.{name}").register(registrar)
     if only is not None and not registrar.found:
         return build_parser()
     return parser
@@ -103,11 +107,11 @@ def _command_named(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _open_default(args: argparse.Namespace) -> int:
-    """No subcommand: the owner's dashboard on the default journal (or `--journal URL`)."""
-    from factory_schedule.tui.cli.dashboard import dashboard_command
-
-    return dashboard_command(args)
+def handler_named(name: str) -> Callable[[argparse.Namespace], int]:
+    """The handler a parser names as `module:function`, imported now that its command runs."""
+    module, _, function = name.partition(":")
+    handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), function)
+    return handler
 
 
 def _not_unicode(argv: Sequence[str]) -> str | None:
@@ -133,8 +137,9 @@ def _run(argv: list[str]) -> int:
         return EXIT_BAD_INPUT
     except SystemExit as done:  # --help and --version print, then exit 0
         return done.code if isinstance(done.code, int) else 0
-    handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", None) or _open_default
+    named: str | None = getattr(args, "handler", None)
     try:
+        handler = handler_named(OPEN_DASHBOARD if named is None else named)
         return int(handler(args) or 0)
     except BrokenPipeError:
         raise
@@ -149,8 +154,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     and memory from the providers it may start (tui/host/process_privacy.py); called in-process, it leaves
     the caller's process as it is."""
     if argv is None:
-        from factory_schedule.tui.host.process_privacy import keep_to_this_process
-
         keep_to_this_process()
     try:
         return _run(list(sys.argv[1:] if argv is None else argv))

@@ -277,3 +277,13 @@ def read_stdin_json(what: str) -> Any:
     if not document_text.strip():
         raise BadInput(f"expected {what} as JSON on stdin, got nothing")
     return parse_json(document_text, f"{what} on stdin")
+
+
+PASSPHRASE_FD_HELP = ("read the owner passphrase from this file descriptor (for your own scripts; default: ask "
+                      "on the terminal, without echo); only asked when the journal holds an owner key")
+
+
+def add_passphrase_option(parser: argparse.ArgumentParser) -> None:
+    """`--passphrase-fd N` on an owner command: where its passphrase comes from when the journal holds an owner key
+    (tui/cli/owner_signing.py)."""
+    parser.add_argument("--passphrase-fd", type=int, metavar="N", help=PASSPHRASE_FD_HELP)

@@ -1,13 +1,5 @@
-"""`factory-schedule owner init|rotate|recover|show`: the owner key that signs every owner record.
-
-`init` makes the key (or, when this machine already has one, uses it for another journal), seals it
-under the owner's passphrase in the user data folder (mode 0600) and records its public half in the
-journal with a first owner record; it prints a recovery code, once, to write down. `rotate` replaces the
-key with a new one, signed by the current key. `recover` replaces a lost key (or a forgotten passphrase)
-with a new one, signed by the recovery key: the journal keeps the recovery in the key's history, and
-`owner show` and health's findings show it. Passphrases and the recovery code come from the terminal,
-without echo, or (for the owner's own scripts) one line each from `--passphrase-fd N`.
-"""
+"""What `owner init`, `rotate`, `recover` and `show` do: make, replace and show the owner key that signs
+owner records."""
 
 from __future__ import annotations
 
@@ -16,13 +8,24 @@ import os
 from pathlib import Path
 from typing import Any
 
+from factory_schedule.core import OwnerKeys
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit
-from factory_schedule.tui.cli.owner_signing import read_passphrase
-
-OWNER_SECRETS_FD_HELP = ("read each secret the command asks for (passphrase, recovery code), one line each in the "
-                         "order asked, from this file descriptor (for your own scripts; default: ask on the "
-                         "terminal, without echo)")
+from factory_schedule.tui.cli.owner_signing import read_passphrase, unlock_owner_key
+from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.owner_key import (
+    KeySigner,
+    OwnerKeyError,
+    default_key_path,
+    new_journal_id,
+    place_key_file,
+    read_key_file,
+    recovery_code,
+    recovery_signer,
+    seal,
+    stage_key_file,
+    unseal,
+)
 
 
 class _Lines:
@@ -49,15 +52,10 @@ class _Lines:
 
 
 def _keys(args: argparse.Namespace) -> Any:
-    from factory_schedule.core import OwnerKeys
-    from factory_schedule.tui.host.clock import SystemClock
-
     return OwnerKeys(open_existing(journal_url_of(args)), SystemClock())
 
 
 def _sealed(signer: Any, passphrase: str) -> dict[str, Any]:
-    from factory_schedule.tui.host.owner_key import OwnerKeyError, seal
-
     try:
         return seal(signer, passphrase)
     except OwnerKeyError as error:
@@ -66,8 +64,6 @@ def _sealed(signer: Any, passphrase: str) -> dict[str, Any]:
 
 def _staged(path: Path, document: dict[str, Any]) -> Path:
     """The new key file, written before the journal changes (nothing is recorded when it cannot be)."""
-    from factory_schedule.tui.host.owner_key import stage_key_file
-
     try:
         return stage_key_file(path, document)
     except OSError as error:
@@ -79,8 +75,6 @@ def _recorded_with(path: Path, document: dict[str, Any], record: Any,
                    keep_as: str | None) -> tuple[Any, dict[str, Any]]:
     """`record()` (the journal's new key) with its key file: staged first, removed if the journal refuses,
     placed at `path` after; what the owner is told of where the file is."""
-    from factory_schedule.tui.host.owner_key import place_key_file
-
     staged = _staged(path, document)
     try:
         recorded = record()
@@ -95,17 +89,7 @@ def _recorded_with(path: Path, document: dict[str, Any], record: Any,
     return recorded, where
 
 
-def _init(args: argparse.Namespace) -> int:
-    from factory_schedule.tui.host.owner_key import (
-        KeySigner,
-        OwnerKeyError,
-        default_key_path,
-        new_journal_id,
-        read_key_file,
-        recovery_code,
-        unseal,
-    )
-
+def init_owner_key(args: argparse.Namespace) -> int:
     keys = _keys(args)
     if keys.state() is not None:
         raise BadInput("this journal already holds an owner key (`owner show`); `owner rotate` or `owner recover` "
@@ -132,17 +116,12 @@ def _init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _rotate(args: argparse.Namespace) -> int:
-    from factory_schedule.tui.cli.owner_signing import unlock_owner_key
-    from factory_schedule.tui.host.owner_key import KeySigner, OwnerKeyError, recovery_code
-
+def rotate_owner_key(args: argparse.Namespace) -> int:
     keys = _keys(args)
     state = keys.state()
     if state is None:
         raise BadInput("this journal holds no owner key: `owner init` records one")
     lines = _Lines(args.passphrase_fd)
-    from factory_schedule.tui.host.owner_key import default_key_path, read_key_file, unseal
-
     path = default_key_path()
     try:
         current = unseal(read_key_file(path), lines.ask("Current owner passphrase: "))
@@ -159,15 +138,7 @@ def _rotate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _recover(args: argparse.Namespace) -> int:
-    from factory_schedule.tui.host.owner_key import (
-        KeySigner,
-        OwnerKeyError,
-        default_key_path,
-        recovery_code,
-        recovery_signer,
-    )
-
+def recover_owner_key(args: argparse.Namespace) -> int:
     keys = _keys(args)
     state = keys.state()
     if state is None:
@@ -189,25 +160,8 @@ def _recover(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _show(args: argparse.Namespace) -> int:
+def show_owner_key(args: argparse.Namespace) -> int:
     state = _keys(args).state()
     emit({"owner_key": None if state is None else state.doc(),
           "protected": state is not None})
     return EXIT_OK
-
-
-def register(subcommands: Any) -> None:
-    owner = subcommands.add_parser("owner", help="the owner key that signs every owner record")
-    commands = owner.add_subparsers(dest="owner_command", metavar="COMMAND", required=True)
-    for name, text, handler in (
-        ("init", "make the owner key (passphrase-sealed, in the user data folder) and record it in the journal; "
-                 "prints a recovery code once", _init),
-        ("rotate", "replace the owner key with a new one, signed by the current key", _rotate),
-        ("recover", "replace a lost owner key with a new one, signed by the recovery code's key (recorded for all "
-                    "to see)", _recover),
-        ("show", "the journal's owner key and its history", _show),
-    ):
-        parser = commands.add_parser(name, help=text, description=text)
-        if name != "show":
-            parser.add_argument("--passphrase-fd", type=int, metavar="N", help=OWNER_SECRETS_FD_HELP)
-        parser.set_defaults(handler=handler)

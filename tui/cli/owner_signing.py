@@ -10,21 +10,17 @@ a descriptor the command is refused before anything is written. A journal withou
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
 from typing import TYPE_CHECKING, Any
 
+from factory_schedule.core import load_owner
 from factory_schedule.tui.cli.output import BadInput
+from factory_schedule.tui.host.owner_key import OwnerKeyError, default_key_path, read_key_file, unseal
 
 if TYPE_CHECKING:
     from factory_schedule.core import Signer
     from factory_schedule.store import CommandJournal
-
-PASSPHRASE_FD_HELP = ("read the owner passphrase from this file descriptor (for your own scripts; default: ask "
-                      "on the terminal, without echo); only asked when the journal holds an owner key")
-
-
-def add_passphrase_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--passphrase-fd", type=int, metavar="N", help=PASSPHRASE_FD_HELP)
 
 
 def read_passphrase(fd: int | None, prompt: str = "Owner passphrase: ") -> str:
@@ -42,15 +38,11 @@ def read_passphrase(fd: int | None, prompt: str = "Owner passphrase: ") -> str:
         raise BadInput("this journal holds an owner key: the owner passphrase is needed, typed on a terminal or "
                        "read from --passphrase-fd N; nothing was written") from None
     os.close(terminal)
-    import getpass
-
     return getpass.getpass(prompt)
 
 
 def unlock_owner_key(public_key: str, fd: int | None) -> Any:
     """The owner's signer for the key whose public half is `public_key`, opened with the passphrase."""
-    from factory_schedule.tui.host.owner_key import OwnerKeyError, default_key_path, read_key_file, unseal
-
     path = default_key_path()
     try:
         document = read_key_file(path)
@@ -67,8 +59,6 @@ def unlock_owner_key(public_key: str, fd: int | None) -> Any:
 
 def owner_signer(journal: CommandJournal, args: argparse.Namespace) -> Signer | None:
     """The signer an owner command needs on `journal`: None while the journal holds no owner key."""
-    from factory_schedule.core import load_owner
-
     state = load_owner(journal)[1]
     if state is None:
         return None

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from factory_schedule.core import commission_json_schema
 from factory_schedule.tui.cli import output
+from factory_schedule.tui.cli.main import build_parser
 from factory_schedule.tui.host.providers.work import EXIT_UNRECORDED
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -142,8 +144,6 @@ class Command:
 
 def commands(parser: argparse.ArgumentParser | None = None) -> list[Command]:
     """Every subcommand, nested ones included (`call admit`), in the order `--help` lists them."""
-    from factory_schedule.tui.cli.main import build_parser
-
     return list(_walk(parser or build_parser(), ()))
 
 
@@ -298,8 +298,6 @@ def _field_rows(path: str, schema: Mapping[str, Any], definitions: Mapping[str, 
 
 def commission_reference() -> str:
     """The generated part of docs/reference/commission.md: every field of the JSON Schema, nested ones too."""
-    from factory_schedule.core import commission_json_schema
-
     schema = commission_json_schema()
     lines = ["| field | type | required | what it is | rule |", "| --- | --- | --- | --- | --- |"]
     lines += _field_rows("", schema, schema.get("$defs", {}))

@@ -20,6 +20,10 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from factory_schedule.core import parse_commission
+from factory_schedule.core.owner_commission import record_commission
+from factory_schedule.core.records import record_commission as next_revision
+from factory_schedule.store import leases
 from factory_schedule.tui.cli.journal import (
     journal_url_of,
     missing_journal,
@@ -29,7 +33,6 @@ from factory_schedule.tui.cli.journal import (
 )
 from factory_schedule.tui.cli.options import (
     Option,
-    add_command,
     gather,
     parse_json,
     read_commission_file,
@@ -45,44 +48,14 @@ from factory_schedule.tui.cli.output import (
     emit,
     to_jsonable,
 )
-from factory_schedule.tui.cli.owner_signing import add_passphrase_option
+from factory_schedule.tui.cli.owner_signing import owner_signer
+from factory_schedule.tui.cli.parsers.runner import ADMIT, DEFER, END, RECONCILE, RECORD_ACCOUNT, SETTLE, START
+from factory_schedule.tui.host.clock import SystemClock
 
 if TYPE_CHECKING:
     from factory_schedule.core import CallAdmission, CallRefusal, LifecycleSchedule
 
 Act = Callable[["LifecycleSchedule", dict[str, Any]], int]
-
-OCCURRENCE = Option("occurrence", help="the occurrence ID")
-RUNNER = Option("runner", help="your runner token (FACTORY_RUNNER)")
-
-ADMIT = (
-    OCCURRENCE, RUNNER, Option("task"),
-    Option("work", help="the work key (one unit of work of the task)"),
-    Option("bound", int, help="the call's token bound"),
-    Option("sign_in", help="the sign-in identity the runner observes"),
-    Option("attempt", int, required=False, help="re-send refused work under the same runner with the next attempt"),
-)
-END = (OCCURRENCE, RUNNER, Option("call", int),
-       Option("report", required=False, help="the report JSON (default: read from stdin)"))
-DEFER = (
-    OCCURRENCE, RUNNER,
-    Option("reason", help="usage-limit, budget-exhausted, sign-in-needed, volume-unmounted or logged-out"),
-    Option("bound", int, required=False, help="the bound that did not fit (budget-exhausted only)"),
-    Option("segment", int, required=False),
-)
-SETTLE = (
-    OCCURRENCE, Option("settled_by"), Option("status", help="completed, partial, deferred or unavailable"),
-    Option("reason", help="a short text for the record (at most 200 characters)"),
-)
-RECONCILE = (
-    OCCURRENCE, Option("runner", required=False, help="the dead runner's token"),
-    Option("confirmed_by", required=False), Option("evidence", required=False, help="why it is dead"),
-)
-RECORD_ACCOUNT = (
-    Option("account", help="claude or chatgpt"), Option("sequence", int), Option("sign_in"),
-    Option("overage", bool, help="on or off (admission needs off)"), Option("recorded_by"),
-)
-START = (Option("lane"), RUNNER)
 
 
 def _on_schedule(options: Sequence[Option], act: Act) -> Callable[[argparse.Namespace], int]:
@@ -123,7 +96,7 @@ def _report_of(v: dict[str, Any]) -> dict[str, Any]:
     return report
 
 
-def _end(args: argparse.Namespace) -> int:
+def call_end(args: argparse.Namespace) -> int:
     values = gather(args, END)
     report = _report_of(values)  # read before the journal opens: bad JSON writes nothing
     schedule = schedule_over(open_existing(journal_url_of(args)))
@@ -143,7 +116,7 @@ def _settle(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
                                  reason=v["reason"]))
 
 
-def _reconcile(args: argparse.Namespace) -> int:
+def reconcile(args: argparse.Namespace) -> int:
     v = gather(args, RECONCILE)
     given = {"runner", "confirmed_by", "evidence"} & set(v)
     if len(given) == 3:
@@ -158,10 +131,8 @@ def _reconcile(args: argparse.Namespace) -> int:
     return _done(schedule.reconcile(occurrence_id=v["occurrence"], confirmation=confirmation))
 
 
-def _record_account(args: argparse.Namespace) -> int:
+def record_account(args: argparse.Namespace) -> int:
     """The owner's account record, signed with the owner key when the journal holds one."""
-    from factory_schedule.tui.cli.owner_signing import owner_signer
-
     v = gather(args, RECORD_ACCOUNT)
     schedule = schedule_over(open_existing(journal_url_of(args)))
     return _done(schedule.record_account(account=v["account"], sequence=v["sequence"], sign_in=v["sign_in"],
@@ -169,7 +140,7 @@ def _record_account(args: argparse.Namespace) -> int:
                                          signer=owner_signer(schedule.journal, args)))
 
 
-def _record_commission(args: argparse.Namespace) -> int:
+def record_commission_command(args: argparse.Namespace) -> int:
     """Record the next revision and adopt the `pipeline` settings it carries; the one runner command that may
     start a journal.
 
@@ -181,9 +152,6 @@ def _record_commission(args: argparse.Namespace) -> int:
     url = journal_url_of(args)
     if missing_journal(url) is not None:
         _refuse_unless_a_first_record(commission)
-    from factory_schedule.core.owner_commission import record_commission
-    from factory_schedule.tui.cli.owner_signing import owner_signer
-
     schedule = schedule_over(open_or_create(url))
     recorded = record_commission(schedule, commission, signer=owner_signer(schedule.journal, args))
     return _done({**to_jsonable(recorded.commission), "settings_revision": recorded.settings_revision})
@@ -191,50 +159,38 @@ def _record_commission(args: argparse.Namespace) -> int:
 
 def _refuse_unless_a_first_record(commission: Any) -> None:
     """Raise the rules' own refusal when `commission` cannot start a journal now."""
-    from factory_schedule.core import parse_commission
-    from factory_schedule.core.records import record_commission
-    from factory_schedule.tui.host.clock import SystemClock
-
-    record_commission(None, parse_commission(commission), SystemClock().now())
+    next_revision(None, parse_commission(commission), SystemClock().now())
 
 
 def _start(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
     return _done(schedule.start(lane=v["lane"], runner=v["runner"]))
 
 
-def _status(args: argparse.Namespace) -> int:
+def status(args: argparse.Namespace) -> int:
     return _done(schedule_over(open_existing(journal_url_of(args))).status(args.occurrence_id))
 
 
-def _plan(args: argparse.Namespace) -> int:
+def plan(args: argparse.Namespace) -> int:
     return _done({"plan": schedule_over(open_existing(journal_url_of(args))).plan()})
 
 
-def _show(args: argparse.Namespace) -> int:
+def show(args: argparse.Namespace) -> int:
     return _done({"schedule": schedule_over(open_existing(journal_url_of(args))).read()})
 
 
-def _lease_list(args: argparse.Namespace) -> int:
-    from factory_schedule.store import leases
-    from factory_schedule.tui.host.clock import SystemClock
-
+def lease_list(args: argparse.Namespace) -> int:
     journal = open_existing(journal_url_of(args))
     now = SystemClock().now()
     return _done({"leases": [{**to_jsonable(lease), "stale": leases.stale(lease, now), "stale_at": lease.stale_at}
                              for lease in leases.list_leases(journal)]})
 
 
-def _lease_heartbeat(args: argparse.Namespace) -> int:
-    from factory_schedule.store import leases
-    from factory_schedule.tui.host.clock import SystemClock
-
+def lease_heartbeat(args: argparse.Namespace) -> int:
     journal = open_existing(journal_url_of(args))
     return _done({"lease": leases.heartbeat(journal, args.scope, args.owner, SystemClock().now())})
 
 
-def _lease_release(args: argparse.Namespace) -> int:
-    from factory_schedule.store import leases
-
+def lease_release(args: argparse.Namespace) -> int:
     leases.release(open_existing(journal_url_of(args)), args.scope, args.owner)
     return _done({"released": args.scope, "owner": args.owner})
 
@@ -242,43 +198,7 @@ def _lease_release(args: argparse.Namespace) -> int:
 # -- registration ------------------------------------------------------------------------
 
 
-def register(subcommands: Any) -> None:
-    call = subcommands.add_parser("call", help="admit or end one provider call (runner contract)")
-    calls = call.add_subparsers(dest="call_command", metavar="admit|end", required=True)
-    add_command(calls, "admit", "ask before contacting the provider; dispatch only on dispatch:true", ADMIT,
-             _on_schedule(ADMIT, _admit))
-    add_command(calls, "end", "report a call's outcome (the report JSON on stdin or --report)", END, _end,
-             stdin=False)
-    add_command(subcommands, "defer", "defer the running segment (usage-limit, sign-in-needed, ...)", DEFER,
-             _on_schedule(DEFER, _defer))
-    add_command(subcommands, "settle", "settle an occurrence once", SETTLE, _on_schedule(SETTLE, _settle))
-    add_command(subcommands, "reconcile",
-             "confirm a dead runner (flags, or the confirmation JSON on stdin); ends its call as lost",
-             RECONCILE, _reconcile, stdin=False)
-    account = add_command(subcommands, "record-account", "the owner's next record of an account", RECORD_ACCOUNT,
-                          _record_account)
-    add_passphrase_option(account)
-    commission = add_command(subcommands, "record-commission",
-                          "record the next commission revision (the first one starts the journal)", (),
-                          _record_commission, stdin=False)
-    commission.add_argument("file", help="the commission JSON file ('-' for stdin)")
-    add_passphrase_option(commission)
-    add_command(subcommands, "start", "one tick of one lane (prefer `tick`, which also holds leases)", START,
-             _on_schedule(START, _start))
-    status = add_command(subcommands, "status", "an occurrence's state and status", (), _status, stdin=False)
-    status.add_argument("occurrence_id")
-    add_command(subcommands, "plan", "what each lane will do next, and when", (), _plan, stdin=False)
-    add_command(subcommands, "show", "the whole schedule view as JSON", (), _show, stdin=False)
-
-    lease = subcommands.add_parser("lease", help="list, heartbeat or release leases")
-    lease_commands = lease.add_subparsers(dest="lease_command", metavar="list|heartbeat|release", required=True)
-    add_command(lease_commands, "list", "every lease, with staleness", (), _lease_list, stdin=False)
-    owner_options = (Option("scope"), Option("owner"))
-    for name, handler, text in (
-        ("heartbeat", _lease_heartbeat, "extend your own lease"),
-        ("release", _lease_release, "release your own lease (exit 5 when you do not hold it)"),
-    ):
-        sub = lease_commands.add_parser(name, help=text, description=text)
-        for option in owner_options:
-            sub.add_argument(option.flag, dest=option.name, required=True)
-        sub.set_defaults(handler=handler)
+call_admit = _on_schedule(ADMIT, _admit)
+defer = _on_schedule(DEFER, _defer)
+settle = _on_schedule(SETTLE, _settle)
+start = _on_schedule(START, _start)

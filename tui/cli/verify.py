@@ -1,15 +1,4 @@
-"""`factory-schedule verify [--json]`: every aggregate's hash chain, checked from its first event.
-
-`health`, the tick and the dashboard check each chain from where the last check ended (the checkpoint beside
-the journal), so their cost does not grow with history; an event rewritten before that checkpoint, the rest
-of its chain left alone, is found only from the first event. Run this once a week (health warns, `verify-due`,
-once the last whole check is more than eight days old). It reads the whole history: seconds on a year's
-journal. Each run is recorded beside the journal (when, and what it found) and starts the checkpoints afresh
-from what it verified.
-
-Exit status: 0 every chain verified; 8 a chain breaks (each named, with where); 3 the journal does not
-exist, would not open, or its aggregates could not be listed.
-"""
+"""What `verify` does: check every aggregate's hash chain from its first event, and start the checkpoints afresh."""
 
 from __future__ import annotations
 
@@ -18,13 +7,12 @@ from typing import Any
 
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.output import EXIT_CHAIN_BROKEN, EXIT_JOURNAL, EXIT_OK, emit, printable, say
+from factory_schedule.tui.host import chain_checkpoint
+from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.health import verify_chains
 
 
-def _verify(args: argparse.Namespace) -> int:
-    from factory_schedule.tui.host import chain_checkpoint
-    from factory_schedule.tui.host.clock import SystemClock
-    from factory_schedule.tui.host.health import verify_chains
-
+def verify_chains_command(args: argparse.Namespace) -> int:
     url = journal_url_of(args)
     journal = open_existing(url)
     could_not: list[str] = []
@@ -51,11 +39,3 @@ def _verify(args: argparse.Namespace) -> int:
     if code == EXIT_OK:
         say(f"every hash chain verified from its first event ({at.isoformat()})")
     return code
-
-
-def register(subcommands: Any) -> None:
-    parser = subcommands.add_parser(
-        "verify", help="check every hash chain from its first event (weekly; exit 0 verified, 8 broken)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
-    parser.set_defaults(handler=_verify)

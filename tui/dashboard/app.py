@@ -284,13 +284,17 @@ class ScheduleApp(App[None]):
         self._focus_table_of(view)
 
     def _focus_table_of(self, view: str) -> None:
+        """The arrow keys move through the view's table from the start; on Occurrences the ID field has the
+        focus instead, so an ID typed right after `o` is typed, never run key by key.
+
+        The focus moves before the view key's action returns (`Widget.focus` would move it only after the keys
+        already queued): a key typed fast after `o` reaches the field, not the view that had the focus."""
         pane = self.query_one(f"#{view}", TabPane)
-        tables = pane.query(DataTable)
-        if tables:
-            tables.first().focus()
-        else:
-            for lifecycle in pane.query(LifecycleView):  # no table: its text scrolls with the arrow keys
-                lifecycle.focus()
+        chosen: Widget | None = next(iter(pane.query("#status-id")), None) or next(iter(pane.query(DataTable)), None)
+        if chosen is None:
+            chosen = next(iter(pane.query(LifecycleView)), None)  # no table: its text scrolls with the arrow keys
+        if chosen is not None:
+            self.screen.set_focus(chosen)
 
     # -- forms ---------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from factory_schedule.core.bottleneck import Bottleneck, find_bottleneck
 from factory_schedule.core.commission import parse_commission
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineState
 from factory_schedule.store import Checkpoint, Event, Journal, JournalError, leases
-from factory_schedule.tui.host.health import AlreadyRead, check_health, read_pipeline
+from factory_schedule.tui.host.health import AlreadyRead, ChainCheck, HealthScope, check_health, read_pipeline
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
@@ -125,8 +125,8 @@ def read_health(journal: Journal, schedule: LifecycleSchedule, now: DateTime, ho
                 since: Mapping[str, Checkpoint] | None = None,
                 already_read: AlreadyRead | None = None) -> tuple[HealthReport | None, str | None]:
     try:
-        return check_health(journal, schedule, now, host, since=since, already_read=already_read,
-                            keep_checkpoint=True), None
+        scope = HealthScope(chains=ChainCheck(since=since, keep=True), already_read=already_read)
+        return check_health(journal, schedule, now, host, scope), None
     except Exception as error:  # the check is advisory; the dashboard keeps running
         return None, f"{type(error).__name__}: {error}"
 

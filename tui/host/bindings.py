@@ -38,7 +38,6 @@ from factory_schedule.store import Journal, VersionConflictError
 from factory_schedule.tui.host.health_records import append_once
 from factory_schedule.tui.host.providers.prompts import read_binding
 
-ENV_PROMPTS = "FACTORY_PROMPTS"
 Reader = Callable[[str, str], BindingRead]
 
 

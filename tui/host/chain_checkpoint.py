@@ -13,6 +13,10 @@ event: `factory-schedule verify` does that, and so does any check without a chec
 is recorded (`<journal file>.verified.json`): when it ran and what it found, so that health can say when it
 is due.
 
+The same file keeps the staged lanes' history as `health` last counted it (`CountedHistory`: the counts up to
+a version, with that event's hash), so the next count reads only the events after it; a count whose event
+changed hash is not counted on from.
+
 A checkpoint of another journal (another URL or path, or another first event of an aggregate) or one that
 does not parse is ignored: that check starts from the first event, which costs time and never trust. A
 verify that breaks leaves that aggregate's checkpoint where it was, and a whole check that breaks drops it,
@@ -31,13 +35,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.core.health import Finding
+from factory_schedule.core.health import Finding, HistoryCounts
 from factory_schedule.store import Checkpoint, Journal
 from factory_schedule.store.urls import shown_url
-from factory_schedule.tui.host.files import KIB, read_regular_text
+from factory_schedule.tui.host.files import MIB, read_regular_text
 from factory_schedule.tui.host.paths import beside_journal, sqlite_file_of
 
-MAX_FILE_BYTES = 64 * KIB  # a few lines per aggregate
+MAX_FILE_BYTES = 4 * MIB  # a few lines per aggregate, and the staged lanes' task numbers counted
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,49 @@ class WholeCheck:
 
     at: datetime
     problems: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class CountedHistory:
+    """The staged lanes' events counted up to `version`, whose event's hash is `hash`."""
+
+    version: int
+    hash: str
+    counts: HistoryCounts
+
+
+def _counts_document(counts: HistoryCounts) -> dict[str, Any]:
+    return {"enqueued": {lane: sorted(numbers) for lane, numbers in counts.enqueued.items()},
+            "done": {lane: sorted(numbers) for lane, numbers in counts.done.items()},
+            "completed": dict(counts.completed), "parked": dict(counts.parked), "decisions": counts.decisions,
+            "undecided": sorted(counts.undecided)}
+
+
+def _counted_of(entry: object) -> CountedHistory | None:
+    """A kept count as written by `_counts_document`; None for anything else."""
+    if not isinstance(entry, dict):
+        return None
+    try:
+        version, hash_ = entry["version"], entry["hash"]
+        if not (isinstance(version, int) and version > 0 and isinstance(hash_, str)):
+            return None
+        counts = HistoryCounts()
+        for lane in counts.enqueued:
+            counts.enqueued[lane] = {int(n) for n in entry["enqueued"][lane]}
+            counts.done[lane] = {int(n) for n in entry["done"][lane]}
+            counts.completed[lane] = int(entry["completed"][lane])
+            counts.parked[lane] = int(entry["parked"][lane])
+        counts.decisions = int(entry["decisions"])
+        counts.undecided = {str(a) for a in entry["undecided"]}
+    except (KeyError, TypeError, ValueError):
+        return None
+    return CountedHistory(version, hash_, counts)
+
+
+def event_hash(journal: Journal, aggregate: str, version: int) -> str | None:
+    """The hash of the aggregate's event `version`, None when there is none."""
+    found = journal.history(aggregate, after=version - 1, limit=1)
+    return found[0].hash if found and found[0].version == version else None
 
 
 def journal_identity(url: str) -> str:
@@ -88,8 +135,7 @@ def _write_document(path: Path, document: Mapping[str, Any]) -> None:
 
 
 def _first_hash(journal: Journal, aggregate: str) -> str | None:
-    first = journal.history(aggregate, after=0, limit=1)
-    return first[0].hash if first else None
+    return event_hash(journal, aggregate, 1)
 
 
 def _checkpoint_of(entry: object) -> Checkpoint | None:
@@ -119,14 +165,29 @@ def read_checkpoints(journal: Journal, url: str) -> dict[str, Checkpoint]:
     return checkpoints
 
 
-def write_checkpoints(journal: Journal, url: str, verified: Mapping[str, Checkpoint]) -> None:
-    """Keep how far each aggregate verified (OSError when the file cannot be written)."""
+def read_counted(url: str) -> CountedHistory | None:
+    """The staged lanes' history as last counted for this journal, None when none is kept (or it is garbled)."""
+    document = _read_document(checkpoint_path(url), url)
+    return _counted_of(document.get("counted")) if document is not None else None
+
+
+def write_checkpoints(journal: Journal, url: str, verified: Mapping[str, Checkpoint],
+                      counted: CountedHistory | None = None) -> None:
+    """Keep how far each aggregate verified, and the staged lanes' count (without one, the count kept stays);
+    OSError when the file cannot be written."""
     chains = {
         aggregate: {"version": point.version, "hash": point.hash, "unsealed_through": point.unsealed_through,
                     "first": _first_hash(journal, aggregate)}
         for aggregate, point in verified.items() if point.version > 0
     }
-    _write_document(checkpoint_path(url), {"journal": journal_identity(url), "chains": chains})
+    document: dict[str, Any] = {"journal": journal_identity(url), "chains": chains}
+    if counted is not None:
+        document["counted"] = {"version": counted.version, "hash": counted.hash, **_counts_document(counted.counts)}
+    else:
+        earlier = _read_document(checkpoint_path(url), url)
+        if earlier is not None and "counted" in earlier:
+            document["counted"] = earlier["counted"]
+    _write_document(checkpoint_path(url), document)
 
 
 def read_whole_check(url: str) -> WholeCheck | None:
@@ -162,17 +223,19 @@ def unwritable_finding(path: Path, error: OSError) -> Finding:
 
 
 def remember(journal: Journal, url: str, since: Mapping[str, Checkpoint], verified: Mapping[str, Checkpoint],
-             problems: Mapping[str, str], now: datetime) -> list[Finding]:
-    """After a check that started from `since`: keep where each aggregate verified to (a broken one keeps its
-    old checkpoint, or none after a whole check), and record the check when it started from the first event.
-    What could not be written, as findings of the report it belongs to."""
+             problems: Mapping[str, str], now: datetime, counted: CountedHistory | None = None,
+             counted_before: CountedHistory | None = None) -> list[Finding]:
+    """After a check that started from `since` (and counted on from `counted_before`): keep where each aggregate
+    verified to (a broken one keeps its old checkpoint, or none after a whole check) and what was counted, and
+    record the check when it started from the first event. What could not be written, as findings of the
+    report it belongs to."""
     whole = not since
     kept = {aggregate: point for aggregate, point in since.items() if not whole and aggregate not in verified}
     kept.update(verified)
     findings: list[Finding] = []
-    if dict(kept) != dict(since) or whole:
+    if dict(kept) != dict(since) or whole or (counted is not None and counted != counted_before):
         try:
-            write_checkpoints(journal, url, kept)
+            write_checkpoints(journal, url, kept, counted)
         except OSError as error:
             findings.append(unwritable_finding(checkpoint_path(url), error))
     if whole:

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pendulum
+import pendulum
 
 
 class SystemClock:
     """Now, in UTC."""
 
     def now(self) -> pendulum.DateTime:
-        import pendulum  # here, not at the top: `--help` reads this module and needs no clock
-
         return pendulum.now("UTC")
 
 

@@ -49,6 +49,7 @@ from factory_schedule.core import (
     LifecycleSchedule,
     ManualClock,
     Occurrence,
+    OwnerKeys,
     ScheduleError,
     lanes_of,
     proposed_commission,
@@ -56,6 +57,7 @@ from factory_schedule.core import (
 from factory_schedule.store import Journal, open_journal
 from factory_schedule.store import leases as lease_store
 from factory_schedule.tui.host.demo_lanes import PIPELINE_SETTINGS, DemoLanes
+from factory_schedule.tui.host.owner_key import KeySigner, new_journal_id, seal, write_key_file
 
 DEMO_SEED = 20261207
 DEMO_ZONE = "Europe/London"
@@ -458,16 +460,12 @@ class LiveSimulation:
                 self.driver.errors.append(f"{type(error).__name__}: {error}")
 
 
-
 DEMO_PASSPHRASE = "demo owner passphrase"
 
 
 def protect_demo(driver: DemoDriver, key_path: str | os.PathLike[str]) -> str:
     """Record a demo owner key in the demo journal and seal it at `key_path` under `DEMO_PASSPHRASE`, which the
     demo prints, so its forms ask for the passphrase as a real owner's do; returns the passphrase."""
-    from factory_schedule.core import OwnerKeys
-    from factory_schedule.tui.host.owner_key import KeySigner, new_journal_id, seal, write_key_file
-
     signer = KeySigner.generate()
     with driver.lock:
         OwnerKeys(driver.journal, driver.clock).init(journal_id=new_journal_id(), signer=signer,

@@ -16,3 +16,6 @@ ENV_LEASE_TTL = "FACTORY_LEASE_TTL"
 # The TTL in seconds of a segment's lease or a staged run's lane locks when its command names none: heartbeats
 # every TTL/3 keep it fresh, and it goes stale after 2 x TTL.
 DEFAULT_LEASE_TTL_SECONDS = 60.0
+
+# The owner's prompt folder, where `run`, `check` and `health --prompts` look when no flag names it.
+ENV_PROMPTS = "FACTORY_PROMPTS"

@@ -16,6 +16,7 @@ that was taken on another host, is never touched: that stays the owner's finding
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -45,6 +46,7 @@ from factory_schedule.core.health import (
 )
 from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.tui.host import chain_checkpoint, reconciler
+from factory_schedule.tui.host.chain_checkpoint import CountedHistory
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.host.launch_agent import LoadedProbe, launchctl_loaded, read_launch_agent
 from factory_schedule.tui.host.process_identity import (
@@ -65,8 +67,9 @@ if TYPE_CHECKING:
     from factory_schedule.core.pipeline import PipelineState
 
 __all__ = [
-    "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "Finding", "HealthReport", "LeaseFreshness",
-    "Repair", "check_health", "host_zone", "lease_freshness", "reconcile_confirmation", "repair",
+    "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "AlreadyRead", "ChainCheck", "Finding",
+    "HealthReport", "HealthScope", "LeaseFreshness", "Repair", "check_health", "host_zone", "lease_freshness",
+    "reconcile_confirmation", "repair",
 ]  # fmt: skip
 
 
@@ -117,22 +120,30 @@ def read_pipeline(journal: Journal, now: datetime) -> tuple[PipelineState | None
         return None, ("UNREADABLE", f"{type(error).__name__}: {error}")
 
 
-def read_pipeline_history(journal: Journal) -> PipelineHistory | None:
+def read_pipeline_history(journal: Journal, kept: CountedHistory | None = None,
+                          ) -> tuple[PipelineHistory | None, CountedHistory | None]:
     """The staged lanes' state at one version and the counts of their events up to that version (so a write
-    meanwhile cannot look like a disagreement); None when the state does not read (its own finding)."""
+    meanwhile cannot look like a disagreement), with the count to keep; (None, None) when the state does not
+    read (its own finding). From `kept` (an earlier count whose event still has its hash) only the events after
+    it are read, so a morning's count costs the night's events, not the lanes' history."""
     from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineError, parse_pipeline
 
     version, text = journal.load_text(PIPELINE_AGGREGATE)
     if text is None:
-        return None
+        return None, None
     try:
         state = parse_pipeline(text)
     except PipelineError:
-        return None
-    counts = HistoryCounts()
-    for event in journal.iter_history(PIPELINE_AGGREGATE, until=version):
+        return None, None
+    counts, after, last_hash = HistoryCounts(), 0, None
+    if kept is not None and kept.version <= version and (
+            chain_checkpoint.event_hash(journal, PIPELINE_AGGREGATE, kept.version) == kept.hash):
+        counts, after, last_hash = copy.deepcopy(kept.counts), kept.version, kept.hash
+    for event in journal.iter_history(PIPELINE_AGGREGATE, after=after, until=version):
         counts.add(event.type, event.data)
-    return PipelineHistory(state, counts)
+        last_hash = event.hash
+    counted = None if last_hash is None else CountedHistory(version, last_hash, copy.deepcopy(counts))
+    return PipelineHistory(state, counts), counted
 
 
 def verify_chains(journal: Journal, since: Mapping[str, Checkpoint] | None,
@@ -167,47 +178,68 @@ class AlreadyRead:
     pipeline_problem: tuple[str, str] | None
 
 
+@dataclass(frozen=True)
+class ChainCheck:
+    """From where each aggregate's hash chain is verified, and whether where it ended is kept for the next check.
+
+    `since` (an earlier report's `verified`) checks only the events appended after it: the live dashboard
+    re-checks as the journal grows without re-reading a year of history each time. Without it, a check that
+    `keep`s starts where the last check of this journal ended (the checkpoint file beside it,
+    `chain_checkpoint`), and one that does not starts from each chain's first event. A check that `keep`s
+    records where it ended there: `health`, the tick and the dashboard read only what was appended since."""
+
+    since: Mapping[str, Checkpoint] | None = None
+    keep: bool = False
+
+
+@dataclass(frozen=True)
+class HealthScope:
+    """What one health check covers beyond the rules every check runs over the schedule, leases and runs.
+
+    `chains`: how the hash chains are verified; None leaves them unverified. `count_history`: the staged
+    lanes' history is counted against their state (the dashboard and the tick do not re-read it at every
+    refresh or firing), on from the count kept with the checkpoint when the chains start from it.
+    `already_read`: what the caller read at this instant, judged as it is. `launch_agent`: the installed
+    LaunchAgent's plist to compare with the commission. `grace_minutes`: how long past its slot a lane's
+    night may go unadmitted before it is reported."""
+
+    chains: ChainCheck | None = ChainCheck()
+    count_history: bool = False
+    already_read: AlreadyRead | None = None
+    launch_agent: str | None = None
+    grace_minutes: float = DEFAULT_GRACE_MINUTES
+
+
 def check_health(
     journal: Journal,
     schedule: LifecycleSchedule,
     now: datetime,
     host: str,
-    plist_path: str | None = None,
-    grace_minutes: float = DEFAULT_GRACE_MINUTES,
+    scope: HealthScope,
+    *,
     alive: Callable[[object], bool] = process_alive,
     zone: str | None = None,
-    since: Mapping[str, Checkpoint] | None = None,
     loaded: LoadedProbe = launchctl_loaded,
-    check_chain: bool = True,
-    count_history: bool = False,
-    already_read: AlreadyRead | None = None,
-    keep_checkpoint: bool = False,
 ) -> HealthReport:
-    """Every check over what this host can see: the facts gathered (a probe that fails is noted, not fatal),
-    then judged by core's rules.
-
-    `since` (an earlier report's `verified`) checks only the events appended after it: the live
-    dashboard re-checks as the journal grows without re-reading a year of history each time;
-    `keep_checkpoint` starts where the last check of this journal ended when `since` is None (the checkpoint file
-    beside it, `chain_checkpoint`), and keeps where this one ended there: `health`, the tick and the dashboard
-    read only what was appended since. A check that starts from the first event of every chain is recorded as a
-    whole check; one from a checkpoint reports when the last whole check ran. With `count_history` the staged
-    lanes' history is counted against their state (the dashboard and the tick do not re-read it at every refresh
-    or firing)."""
+    """Every check `scope` asks for over what this host can see: the facts gathered (a probe that fails is
+    noted, not fatal), then judged by core's rules. A check that starts from the first event of every chain is
+    recorded as a whole check; one from a checkpoint reports when the last whole check ran. `alive`, `zone` and
+    `loaded` probe this host's processes, zone and launchd."""
     from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 
     could_not: list[str] = []
     state_problem = view = None
-    if keep_checkpoint and since is None and check_chain:
+    check = scope.chains
+    keep = check is not None and check.keep
+    since = check.since if check is not None else None
+    if keep and since is None:
         since = chain_checkpoint.read_checkpoints(journal, journal.url)
-    chains, chain_problems = verify_chains(journal, since, could_not) if check_chain else ({}, {})
-    side_findings = (chain_checkpoint.remember(journal, journal.url, since or {}, chains, chain_problems, now)
-                     if keep_checkpoint and check_chain else [])
+    chains, chain_problems = verify_chains(journal, since, could_not) if check is not None else ({}, {})
     whole_check_at = now if not since else getattr(chain_checkpoint.read_whole_check(journal.url), "at", None)
-    verified = chains if check_chain and not chain_problems and SCHEDULE_AGGREGATE in chains else None
-    if already_read is not None:
-        view = already_read.view
-        pipeline, pipeline_problem = already_read.pipeline, already_read.pipeline_problem
+    verified = chains if check is not None and not chain_problems and SCHEDULE_AGGREGATE in chains else None
+    if scope.already_read is not None:
+        view = scope.already_read.view
+        pipeline, pipeline_problem = scope.already_read.pipeline, scope.already_read.pipeline_problem
     else:
         try:
             view = schedule.read()
@@ -226,18 +258,22 @@ def check_health(
         runs = recorded_runs(journal)
     except Exception as error:
         could_not.append(f"recorded runs: {type(error).__name__}: {error}")
-    history = None
-    if count_history and pipeline is not None:  # only a whole check (`health`) reads the lanes' history
-        try:
-            history = read_pipeline_history(journal)
+    history = counted = counted_before = None
+    if scope.count_history and pipeline is not None:  # only a whole check (`health`) reads the lanes' history
+        try:  # counted on from the count kept with the checkpoint the chains were checked from
+            counted_before = chain_checkpoint.read_counted(journal.url) if keep and since else None
+            history, counted = read_pipeline_history(journal, counted_before)
         except Exception as error:
             could_not.append(f"the staged lanes' history: {type(error).__name__}: {error}")
+    side_findings = (chain_checkpoint.remember(journal, journal.url, since or {}, chains, chain_problems, now,
+                                               counted, counted_before)
+                     if keep else [])
     owner_key, owner_key_read = None, False
     try:
         owner_key, owner_key_read = load_owner(journal)[1], True
     except Exception as error:
         could_not.append(f"the owner key: {type(error).__name__}: {error}")
-    grace = timedelta(minutes=grace_minutes)
+    grace = timedelta(minutes=scope.grace_minutes)
     night_states: dict[str, str] = {}
     if view is not None:
         try:
@@ -248,11 +284,11 @@ def check_health(
     facts = HealthFacts(
         now=now, host=host, chain_problems=chain_problems, view=view, state_problem=state_problem,
         leases=lease_facts, night_states=night_states,
-        launch_agent=read_launch_agent(plist_path, journal.url, loaded) if plist_path else None,
-        host_zone=zone or (host_zone() if plist_path else None), grace=grace, could_not_check=tuple(could_not),
+        launch_agent=read_launch_agent(scope.launch_agent, journal.url, loaded) if scope.launch_agent else None,
+        host_zone=zone or (host_zone() if scope.launch_agent else None), grace=grace, could_not_check=tuple(could_not),
         pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
         owner_key=owner_key, owner_key_read=owner_key_read,
-        whole_check_at=whole_check_at, whole_check_known=check_chain,
+        whole_check_at=whole_check_at, whole_check_known=check is not None,
     )
     report = judge(facts)
     return HealthReport(report.checked_at, report.host, (*report.findings, *side_findings), report.repairs,

@@ -28,6 +28,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
+from platformdirs import user_data_dir
+
+from factory_schedule.tui.host.files import read_regular_text
 
 KEY_FILE_NAME = "owner-key.json"
 KEY_FILE_PROTOCOL = "sf-owner-key-file/1"
@@ -76,8 +79,6 @@ class KeySigner:
 
 
 def default_key_path() -> Path:
-    from platformdirs import user_data_dir
-
     return Path(user_data_dir("factory-schedule", appauthor=False)) / KEY_FILE_NAME
 
 
@@ -165,8 +166,6 @@ KEY_FILE_LIMIT = 64 * 1024  # a key file is under 1 KiB; anything far larger is 
 def read_key_file(path: Path) -> dict[str, Any]:
     """The key file's document; anything but a regular file of a sensible size (a FIFO, a device, a folder
     another process put there) is refused at once rather than waited on or read whole."""
-    from factory_schedule.tui.host.files import read_regular_text
-
     try:
         document = json.loads(read_regular_text(path, KEY_FILE_LIMIT))
     except FileNotFoundError:

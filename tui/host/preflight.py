@@ -50,7 +50,7 @@ def gather(journal: Journal | None, now: datetime, host: str, prompts: str | Non
     lanes: dict[str, LaneFacts] = {}
     if journal is not None:
         schedule = LifecycleSchedule(journal, SystemClock())
-        report = health.check_health(journal, schedule, now, host, plist)
+        report = health.check_health(journal, schedule, now, host, health.HealthScope(launch_agent=plist))
         findings = report.findings
         view = schedule.read()
         plans = schedule.plan()

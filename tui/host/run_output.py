@@ -14,6 +14,7 @@ judge it with core.health.run_outcome against the schedule's own record of the s
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -177,8 +178,6 @@ def record_run(journal: Journal, record: dict[str, Any]) -> str:
 
 def recorded_runs(journal: Journal) -> tuple[RunFact, ...]:
     """The latest recorded runs as health's facts; a record that does not read is skipped."""
-    import json
-
     _version, text = journal.load_text(RUNS_AGGREGATE)
     if text is None:
         return ()

@@ -16,9 +16,11 @@ import pytest
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
 from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
+from factory_schedule.tui.dashboard.screens.base import ScheduleForm
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL
 from factory_schedule.tui.host.demo_lanes import APPROVAL
 from tests.store.forgery import reseal_head
+from tests.tui.dashboard.test_app_journeys import confirm_write
 
 SIZE = (120, 40)
 
@@ -68,7 +70,8 @@ def test_a_refused_approval_shows_the_code_and_message(snap_compare, demo_app) -
         await pilot.press(*"approve")
         await pilot.pause()
         pilot.app.screen.submit()
-        await pilot.pause()
+        await confirm_write(pilot)  # the second look of a public approval, answered yes: the engine refuses
+        assert isinstance(pilot.app.screen, ScheduleForm), "the refused form stays open"
 
     assert snap_compare(demo_app, terminal_size=SIZE, run_before=run_before)
 

@@ -57,9 +57,11 @@ def _kinds(report: health.HealthReport) -> list[str]:
     return [finding.kind for finding in report.findings]
 
 
-def _check(world: tuple[Any, Any, ManualClock], alive: bool = False, **options: Any) -> health.HealthReport:
+def _check(world: tuple[Any, Any, ManualClock], alive: bool = False, zone: str | None = None,
+           **scope: Any) -> health.HealthReport:
     journal, schedule, clock = world
-    return health.check_health(journal, schedule, clock.now(), HOST, alive=lambda _pid: alive, **options)
+    return health.check_health(journal, schedule, clock.now(), HOST, health.HealthScope(**scope),
+                               alive=lambda _pid: alive, zone=zone)
 
 
 def _lease(world: tuple[Any, Any, ManualClock], runner: str = "r-dead", ttl: float = 60) -> None:
@@ -138,7 +140,7 @@ def test_a_recycled_pid_is_told_apart_by_its_start_time(world: tuple[Any, Any, M
             "occurrence": OCCURRENCE, "segment": 1}
     leases.acquire(journal, segment_scope(OCCURRENCE, 1), "r-dead", 60, clock.now(), info)
     clock.advance(minutes=3)
-    report = health.check_health(journal, schedule, clock.now(), HOST)
+    report = health.check_health(journal, schedule, clock.now(), HOST, health.HealthScope())
     [finding] = [f for f in report.findings if f.kind == "dead-runner"]
     assert finding.evidence["pid_recycled"] is True and finding.evidence["pid_started"] == "linux-ticks:1"
     kinds = [repair.kind for repair in health.repair(journal, schedule, clock.now(), HOST)]
@@ -268,14 +270,14 @@ def test_an_installed_launch_agent_whose_intervals_differ_is_reported(
     plist = tmp_path / "agent.plist"
     intervals = launch_intervals(_commission(), "Europe/London")
     plist.write_bytes(plistlib.dumps({"Label": "x", "StartCalendarInterval": intervals}))
-    assert "launch-agent-drift" not in _kinds(_check(world, plist_path=str(plist), zone="Europe/London"))
+    assert "launch-agent-drift" not in _kinds(_check(world, launch_agent=str(plist), zone="Europe/London"))
 
     plist.write_bytes(plistlib.dumps({"Label": "x", "StartCalendarInterval": [{"Hour": 3, "Minute": 0}]}))
-    report = _check(world, plist_path=str(plist), zone="Europe/London")
+    report = _check(world, launch_agent=str(plist), zone="Europe/London")
     [finding] = [f for f in report.findings if f.kind == "launch-agent-drift"]
     assert finding.evidence["expected"] == intervals
 
-    assert "launch-agent-zone" in _kinds(_check(world, plist_path=str(plist), zone="Asia/Tokyo"))
+    assert "launch-agent-zone" in _kinds(_check(world, launch_agent=str(plist), zone="Asia/Tokyo"))
 
 
 def test_a_report_has_a_stable_instant(world: tuple[Any, Any, ManualClock]) -> None:

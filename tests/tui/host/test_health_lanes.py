@@ -18,8 +18,8 @@ HOST = "test-host"
 
 def _lane_findings(world: tuple[Any, Any, ManualClock], grace_minutes: float = 30) -> list[tuple[str, str]]:
     journal, schedule, clock = world
-    report = health.check_health(journal, schedule, clock.now(), HOST, alive=lambda _pid: False,
-                                 grace_minutes=grace_minutes)
+    report = health.check_health(journal, schedule, clock.now(), HOST, health.HealthScope(grace_minutes=grace_minutes),
+                                 alive=lambda _pid: False)
     assert not report.could_not_check, report.could_not_check
     return [(f.kind, f.evidence["occurrence"]) for f in report.findings if f.kind.startswith("lane-")]
 

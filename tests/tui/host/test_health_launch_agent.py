@@ -52,8 +52,8 @@ def _check(world: tuple[Any, Any, ManualClock], plist: Path,
            loaded: Any = lambda _label: (True, None)) -> health.HealthReport:
     journal, schedule, clock = world
     clock.set("2026-12-07T01:00:00Z")
-    return health.check_health(journal, schedule, clock.now(), HOST, plist_path=str(plist), zone=ZONE,
-                               alive=lambda _pid: False, loaded=loaded)
+    return health.check_health(journal, schedule, clock.now(), HOST, health.HealthScope(launch_agent=str(plist)),
+                               zone=ZONE, alive=lambda _pid: False, loaded=loaded)
 
 
 def _drift(plist: Path, change: Any) -> None:

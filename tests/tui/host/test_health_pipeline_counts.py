@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -19,7 +20,7 @@ from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import open_journal
 from factory_schedule.tui.host.clock import SystemClock
-from factory_schedule.tui.host.health import check_health
+from factory_schedule.tui.host.health import ChainCheck, HealthScope, check_health, read_pipeline_history
 from tests.core.pipeline.pipeline_support import (
     Harness,
     Runs,
@@ -58,7 +59,7 @@ def _lanes_with_history(url: str) -> Harness:
 def _counts_findings(url: str) -> list[Any]:
     journal = open_journal(url)
     report = check_health(journal, LifecycleSchedule(journal, SystemClock()), SystemClock().now(), "this-host",
-                          count_history=True)
+                          HealthScope(count_history=True))
     assert not report.could_not_check, report.could_not_check
     return [finding for finding in report.findings if finding.kind == "pipeline-counts-disagree"]
 
@@ -92,3 +93,61 @@ def test_a_resealed_state_with_false_counts_verifies_and_reads_but_its_history_d
     code, report, _err = cli(sqlite_url, "health", "--repair", "--json", "--notify", "")  # counted, never repaired
     assert code == 1 and "pipeline-counts-disagree" in [f["kind"] for f in report["findings"]]
     assert report["repairs"] == []
+
+
+def _checked(url: str, keep: bool = True) -> list[Any]:
+    journal = open_journal(url)
+    report = check_health(journal, LifecycleSchedule(journal, SystemClock()), SystemClock().now(), "this-host",
+                          HealthScope(chains=ChainCheck(keep=keep), count_history=True))
+    assert not report.could_not_check, report.could_not_check
+    return [finding for finding in report.findings if finding.kind in ("pipeline-counts-disagree",
+                                                                       "journal-chain-broken")]
+
+
+def _more_history(h: Harness) -> None:
+    runs = Runs()
+    h.lanes.record_top_n(week="2026-W51", candidates=top_n("echo", "foxtrot"))
+    drive_promotion(h, runs, verdict="PARK")
+
+
+def test_counting_on_from_a_kept_count_gives_the_count_from_the_first_event(sqlite_url: str) -> None:
+    h = _lanes_with_history(sqlite_url)
+    journal = open_journal(sqlite_url)
+    _history, kept = read_pipeline_history(journal)
+    assert kept is not None and kept.version == journal.head(PIPELINE_AGGREGATE)
+    _more_history(h)
+    on_from_kept, counted_on = read_pipeline_history(journal, kept)
+    from_first, counted_whole = read_pipeline_history(journal)
+    assert on_from_kept is not None and from_first is not None
+    assert on_from_kept.counts == from_first.counts and counted_on == counted_whole
+    assert counted_on is not None and counted_on.version == journal.head(PIPELINE_AGGREGATE) > kept.version
+
+
+def test_a_kept_count_whose_event_changed_is_not_counted_on_from(sqlite_url: str) -> None:
+    h = _lanes_with_history(sqlite_url)
+    journal = open_journal(sqlite_url)
+    _history, kept = read_pipeline_history(journal)
+    assert kept is not None
+    _more_history(h)
+    forged = replace(kept, hash="f" * 64, counts=replace(kept.counts, decisions=kept.counts.decisions + 5))
+    counted, _kept = read_pipeline_history(journal, forged)
+    from_first, _ = read_pipeline_history(journal)
+    assert counted is not None and from_first is not None and counted.counts == from_first.counts
+
+
+def test_a_resealed_state_with_false_counts_is_found_by_a_health_counting_on_from_its_checkpoint(
+        sqlite_url: str) -> None:
+    h = _lanes_with_history(sqlite_url)
+    assert _checked(sqlite_url) == []  # counted from the first event; the count is kept beside the journal
+    _more_history(h)
+    assert _checked(sqlite_url) == []
+    _more_history(h)
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (PIPELINE_AGGREGATE,)).fetchone()
+        document = json.loads(text)
+        document["promotion"]["tasksDone"] += 2
+        db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (json.dumps(document), PIPELINE_AGGREGATE))
+        reseal_head(db, PIPELINE_AGGREGATE)
+    [finding] = _checked(sqlite_url)
+    assert finding.kind == "pipeline-counts-disagree", finding
+    assert [d["count"] for d in finding.evidence["differences"]] == ["promotion.tasksDone"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from factory_schedule.core.pipeline import PipelineResult
 from factory_schedule.store import Journal
-from factory_schedule.tui.host.health import check_health
+from factory_schedule.tui.host.health import HealthScope, check_health
 from factory_schedule.tui.host.lane_locks import claim_with_locks, release_locks
 from factory_schedule.tui.host.process_identity import this_host
 from tests.core.pipeline.test_pipeline_scheduled_runs import admitted_promotion, make_world
@@ -37,7 +37,7 @@ def test_a_task_claimed_by_a_run_that_ended_without_its_report_stalls_its_lane(t
     later = world.clock.now() + timedelta(hours=2)  # more than stallHours (24) after the claim
     journal = world.lanes.journal
     assert isinstance(journal, Journal)  # the store's class: health reads its leases too
-    report = check_health(journal, world.schedule, later, this_host(), check_chain=False)
+    report = check_health(journal, world.schedule, later, this_host(), HealthScope(chains=None))
     stalled = [f for f in report.findings if f.kind == "lane-stalled" and f.evidence.get("task") == task]
     assert stalled, [(f.kind, f.message) for f in report.findings]
     assert "r-promo" in stalled[0].message and "lanes abandon" in stalled[0].message

@@ -96,7 +96,7 @@ def test_a_segment_still_running_past_its_deadline_under_a_heartbeated_lease_is_
     def check_at(offset: timedelta) -> health.HealthReport:
         clock.set((pendulum.instance(datetime.fromisoformat(deadline.replace("Z", "+00:00"))) + offset).isoformat())
         leases.heartbeat(journal, scope, "r-hung", clock.now())  # its keeper heartbeats on
-        return health.check_health(journal, schedule, clock.now(), this_host(), check_chain=False)
+        return health.check_health(journal, schedule, clock.now(), this_host(), health.HealthScope(chains=None))
 
     assert "run-hung" not in [f.kind for f in check_at(HUNG_PAST_DEADLINE).findings]
     first = [f for f in check_at(HUNG_PAST_DEADLINE + timedelta(minutes=1)).findings if f.kind == "run-hung"]

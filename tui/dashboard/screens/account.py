@@ -45,6 +45,15 @@ def current_record(reading: Reading | None, account: str) -> AccountRecord | Non
     return None if state is None else state.record
 
 
+def recorded_by(reading: Reading | None) -> str:
+    """Who recorded the journal's newest account record: the owner's own name for themself, or "" (the field
+    then says what to type) before any record; a made-up default would be kept in the journal as the owner's."""
+    if reading is None or reading.view is None:
+        return ""
+    records = [state.record for state in reading.view.accounts if state.record is not None]
+    return max(records, key=lambda record: record.recorded_at).recorded_by if records else ""
+
+
 def record_words(reading: Reading | None, account: str) -> Text:
     """What the account's record says now: the sign-in a runner must present, who recorded it and when."""
     record = current_record(reading, account)
@@ -113,8 +122,9 @@ class RecordAccountForm(ScheduleForm):
         yield Label("Sequence (the next one)")
         yield Input(str(next_sequence(self.reading, self.account)), id="sequence",
                     validators=[PositiveInteger("sequence")], compact=True)
-        yield Label("Recorded by")
-        yield Input("owner", id="recorded-by", validators=[NotBlank("recorded by")], compact=True)
+        yield Label("Recorded by (who you are, kept in the journal)")
+        yield Input(printable(recorded_by(self.reading)), id="recorded-by", validators=[NotBlank("recorded by")],
+                    placeholder="your name or handle: it is kept with the record", compact=True)
         with Horizontal(classes="switch-row"):
             yield Label("Paid overage allowed (space toggles)  ", classes="inline")
             yield FormSwitch(value=False, id="overage")

@@ -73,9 +73,11 @@ class ReconcileForm(ScheduleForm):
     def fields(self) -> Iterable[Widget]:
         zone = self.reading.zone or "UTC"
         occurrence = self.occurrence
-        yield Label("Evidence (why it is dead)")
+        yield Label("Evidence (why it is dead), in full; edit it in the field below")
         from_health = dead_runner_evidence(self.reading.health, occurrence.id)
         evidence = from_health or lease_evidence(self.reading, occurrence, zone) or ""
+        # The field shows one line of it; the evidence in full, wrapped, scrolls in its own region.
+        yield Static(Text(printable(evidence)), id="evidence-in-full", classes="evidence")
         yield Input(printable(evidence), id="evidence", validators=[NotBlank("evidence", longest=500)], compact=True)
         yield Label("Runner (the dead runner's token)")
         # Shown printable; an unchanged field still names the runner exactly as the journal holds it.
@@ -85,7 +87,13 @@ class ReconcileForm(ScheduleForm):
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.query_one("#evidence", Input).cursor_position = 0  # the field opens on the evidence's start
         self.query_one("#evidence" if not value_of(self, "#evidence") else "#confirmed-by", Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "evidence":
+            self.query_one("#evidence-in-full", Static).update(Text(printable(event.value)))
+        super().on_input_changed(event)
 
     def refresh_from(self, reading: Reading) -> str | None:
         """The occurrence stopped running (another writer reconciled it, or its runner reported): nothing is left
