@@ -143,10 +143,10 @@ def test_a_resealed_state_with_false_counts_is_found_by_a_health_counting_on_fro
     assert _checked(sqlite_url) == []
     _more_history(h)
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
-        (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (PIPELINE_AGGREGATE,)).fetchone()
+        text = stored_state(db, PIPELINE_AGGREGATE)
         document = json.loads(text)
         document["promotion"]["tasksDone"] += 2
-        db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (json.dumps(document), PIPELINE_AGGREGATE))
+        put_whole_state(db, PIPELINE_AGGREGATE, json.dumps(document))
         reseal_head(db, PIPELINE_AGGREGATE)
     [finding] = _checked(sqlite_url)
     assert finding.kind == "pipeline-counts-disagree", finding
