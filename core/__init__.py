@@ -4,6 +4,7 @@ The public names are the ones `__all__` lists (docs/guides/runner.md shows
 them at work); modules are one concept each.
 """
 
+from .accounts import reset_accepted, window_closes
 from .clock import Clock, ManualClock
 from .commission import (
     DEFAULT_ZONE,
@@ -38,7 +39,7 @@ from .identity import (
 from .launchd import launch_intervals, render_launch_agent_plist
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
 from .model import AccountRecord, AccountState, Call, Deferral, LaneState, Occurrence, Segment
-from .owner import OwnerKeys, Signer, load_owner
+from .owner import OwnerKeyResult, OwnerKeys, Signer, load_owner
 from .refusal_words import refusal_in_words
 from .results import (
     CallAdmission,
@@ -92,6 +93,7 @@ __all__ = [
     "Occurrence",
     "OccurrenceRef",
     "OccurrenceStatusView",
+    "OwnerKeyResult",
     "OwnerKeys",
     "ScheduleError",
     "ScheduleLimits",
@@ -126,5 +128,7 @@ __all__ = [
     "proposed_commission",
     "refusal_in_words",
     "render_launch_agent_plist",
+    "reset_accepted",
+    "window_closes",
     "zoned_instant",
 ]

@@ -19,6 +19,18 @@ from .model import AccountState, Observation, at, instant_text
 OPEN_STATUSES = ("allowed", "allowed_warning")
 
 
+def window_closes(status: object) -> bool:
+    """Any status but the open ones closes the window: an unknown one fails closed."""
+    return status not in OPEN_STATUSES
+
+
+def reset_accepted(resets_at: int, now_ms: int) -> bool:
+    """Whether a closed window's reset (epoch seconds) is one the schedule accepts: after the observation
+    (`now_ms`, epoch milliseconds) and within the reset horizon. A runner checks it before it reports one."""
+    reset_ms = resets_at * 1000
+    return now_ms < reset_ms <= now_ms + SCHEDULE_LIMITS.max_reset_horizon_ms
+
+
 def later(current: str | None, candidate: DateTime) -> str:
     """The later of a stored stop and a new one: stops only move forward."""
     text = instant_text(candidate)
@@ -79,7 +91,7 @@ def read_observation(observation: Observation | None, now: DateTime) -> Reading:
     if observation is None:
         return Reading(closes=False, reset=None, overage=False)
     overage = observation.is_using_overage is True
-    closes = observation.status not in OPEN_STATUSES
+    closes = window_closes(observation.status)
     if not closes:
         return Reading(closes=False, reset=None, overage=overage)
     reset = _checked_reset(observation, now)
@@ -96,8 +108,6 @@ def read_observation(observation: Observation | None, now: DateTime) -> Reading:
 def _checked_reset(observation: Observation, now: DateTime) -> DateTime | None:
     if observation.resets_at is None:
         return None
-    reset_ms = observation.resets_at * 1000
-    now_ms = int(now.timestamp() * 1000)
-    if reset_ms <= now_ms or reset_ms > now_ms + SCHEDULE_LIMITS.max_reset_horizon_ms:
+    if not reset_accepted(observation.resets_at, int(now.timestamp() * 1000)):
         return None
     return pendulum.from_timestamp(observation.resets_at, tz="UTC")

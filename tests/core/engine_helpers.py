@@ -562,17 +562,23 @@ def wait_for_file(path: str, timeout: float = 60.0) -> None:
         time.sleep(0.02)
 
 
-class SteppingClock:
-    """A clock whose first reading is `first` and every later one `then`: it tells a decision that
-    re-reads the clock inside its transaction from one that trusts a reading taken before it."""
+class TheLockMovesTheClock:
+    """The real journal, except that taking its write lock sets `clock` to `then`: a reading taken before the
+    lock is the earlier time, a reading taken with the lock held the later one."""
 
-    def __init__(self, first: str, then: str) -> None:
-        self._readings = [utc(first), utc(then)]
-        self.reads = 0
+    def __init__(self, journal: Any, clock: ManualClock, then: str) -> None:
+        self._journal = journal
+        self._clock = clock
+        self._then = then
 
-    def now(self) -> DateTime:
-        self.reads += 1
-        return self._readings[0] if self.reads == 1 else self._readings[1]
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._journal, name)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._journal.writing():
+            self._clock.set(self._then)
+            yield
 
 
 class PlannedTogether:

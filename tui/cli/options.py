@@ -73,7 +73,7 @@ def add_options(parser: argparse.ArgumentParser, options: Iterable[Option], stdi
                             help="read the arguments as a JSON object on stdin (keys are the flag names)")
 
 
-def add_command(parent: Any, name: str, text: str, options: Sequence[Option], handler: Any,
+def add_command(parent: Any, name: str, text: str, options: Sequence[Option], handler: str,
                 stdin: bool = True) -> argparse.ArgumentParser:
     """A subcommand `name` under `parent` (a subparsers action) with the flags for `options` and its handler."""
     parser: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)

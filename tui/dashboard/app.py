@@ -24,7 +24,7 @@ from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from factory_schedule.core import LifecycleSchedule
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
 from factory_schedule.core.clock import Clock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
@@ -164,7 +164,7 @@ class ScheduleApp(App[None]):
     def poll(self) -> None:
         """Read head; read everything else only when it (or the minute, or the page) changed."""
         try:
-            head = self.journal.head("discovery/schedule")
+            head = self.journal.head(SCHEDULE_AGGREGATE)
             key = self._key(head, self.journal.head(PIPELINE_AGGREGATE))
             if key != self._seen:
                 if self._verified is None:

@@ -46,6 +46,7 @@ import pendulum
 from pendulum import Date, DateTime
 
 from factory_schedule.core import (
+    SCHEDULE_AGGREGATE,
     LifecycleSchedule,
     ManualClock,
     Occurrence,
@@ -138,7 +139,8 @@ class DemoDriver:
         self.runners: dict[str, Runner] = {}
         self.lock = threading.RLock()
         self.errors: list[str] = []
-        self.signer: Any = None  # the demo owner key, once `protect_demo` recorded it: it signs the owner's records
+        # the demo owner key, once `protect_demo` recorded it: it signs the owner's records
+        self.signer: KeySigner | None = None
 
     # -- the queue ------------------------------------------------------------------------
 
@@ -412,7 +414,7 @@ def _beta_on_chatgpt(commission: dict, *, revision: int, effective_from: str) ->
 def build_demo(journal_url: str, *, host: str = DEMO_HOST, until: DateTime = DEMO_END) -> DemoDriver:
     """Write the demo's two weeks into a new journal and return the driver, paused at `until`."""
     journal = open_journal(journal_url)
-    if journal.head("discovery/schedule") != 0:
+    if journal.head(SCHEDULE_AGGREGATE) != 0:
         raise ValueError(f"{journal.where} already holds a schedule: the demo needs a new journal")
     clock = ManualClock(DEMO_START.subtract(minutes=1))
     driver = DemoDriver(journal, clock, host=host)
