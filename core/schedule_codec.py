@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
 
-from factory_schedule.store import CanonicalText, canonical_text
+from factory_schedule.store import CanonicalText, PartedText, canonical_text, parted
 from factory_schedule.store.canonical import encoded_as_canonical, join_array
 
 from .commission import Commission
@@ -193,8 +193,8 @@ class StateCodec:
         after = self._assembled(head, lanes, commission, version)
         # The next decision builds on `after`: its members, not the ones just checked, are what it keeps.
         self._member_texts = {key: (getattr(after.state, name), members[key]) for name, key in _HEAD_MEMBERS.items()}
-        members["lanes"] = join_array(lane.canonical() for lane in lanes)
-        return after, _joined(members)
+        return after, _parted(members, [lane.canonical() for lane in lanes],
+                              [lane.model.lane for lane in lanes])
 
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
         self._last = (version, text, schedule)
@@ -264,6 +264,27 @@ def _joined(members: dict[str, CanonicalText]) -> CanonicalText:
     """`join_object(members)` for the members of a state, a lane or an occurrence (keys of those models)."""
     body = ",".join(f"{_KEY_TEXTS[key]}:{members[key]}" for key in sorted(members))
     return CanonicalText("{" + body + "}")
+
+
+def _parted(members: dict[str, CanonicalText], lanes: list[CanonicalText], lane_ids: list[str]) -> PartedText:
+    """The state's text (as `_joined` of its members with the lanes joined into an array) in the parts the
+    journal stores apart: each member besides the lanes, and each lane (`lanes/<lane>`). A command changes one
+    or two lanes and the members it touched, so its commit carries those rows, not the whole state."""
+    pieces: list[tuple[str | None, str]] = []
+    keys = sorted([*members, "lanes"])
+    for index, key in enumerate(keys):
+        pieces.append((None, ("{" if index == 0 else ",") + _KEY_TEXTS[key] + ":"))
+        if key != "lanes":
+            pieces.append((key, members[key]))
+            continue
+        pieces.append((None, "["))
+        for position, (lane_id, text) in enumerate(zip(lane_ids, lanes, strict=True)):
+            if position:
+                pieces.append((None, ","))
+            pieces.append((f"lanes/{lane_id}", text))
+        pieces.append((None, "]"))
+    pieces.append((None, "}"))
+    return parted(pieces)
 
 
 def _member_texts(document: dict[str, object]) -> dict[str, CanonicalText]:

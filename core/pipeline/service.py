@@ -24,6 +24,7 @@ from factory_schedule.store import (
     NewEvent,
     canonical_digest,
     canonical_json,
+    parted_members,
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
@@ -210,6 +211,7 @@ class PipelineLanes:
         self.clock = clock
         self.max_rounds = max_rounds
         self._schedule = LifecycleSchedule(journal, clock)  # the schedule's view, for a run's admission
+        self._parsed: tuple[str, PipelineState] | None = None  # the last text parsed, and its state
 
     def _now(self) -> DateTime:
         return as_utc(self.clock.now())
@@ -221,7 +223,18 @@ class PipelineLanes:
             raise PipelineError("CORRUPT", str(error)) from None
         if stored is None:
             return version, None
-        return version, parse_pipeline(stored)
+        return version, self._parse(stored)
+
+    def _parse(self, stored: str) -> PipelineState:
+        """`parse_pipeline`, answered from the last text parsed when it is that very text: a command parses the
+        state it decides before storing it, and the next command reads those bytes back. A pure function of
+        the text, so an equal text needs no second parse; any other text is parsed and checked whole."""
+        last = self._parsed
+        if last is not None and last[0] == stored:
+            return last[1]
+        state = parse_pipeline(stored)
+        self._parsed = (stored, state)
+        return state
 
     def state(self) -> PipelineState | None:
         """The checked state (CORRUPT on any defect), or None before any settings."""
@@ -236,17 +249,16 @@ class PipelineLanes:
         outcome = ran.outcome
         return PipelineResult(ran.planned.command_id, outcome.version, outcome.replayed, outcome.result)
 
-    @staticmethod
-    def _decision(planned: _Command, _at_version: int) -> Decision:
+    def _decision(self, planned: _Command, _at_version: int) -> Decision:
         change = planned.change
         assert change is not None  # the loop runs no decision for a recorded command
-        document = change.state.doc()
-        stored = canonical_json(document)
-        parse_pipeline(stored)  # what a reader of these bytes would say, before they are stored
+        # In parts, one per member (its lanes, candidates, decisions...): a command rewrites the few it changed.
+        stored = parted_members(change.state.doc())
+        self._parse(stored)  # what a reader of these bytes would say, before they are stored
         size = len(stored.encode("utf-8"))
         if size > MAX_STATE_BYTES:
             raise PipelineError("LIMIT", f"the pipeline would grow to {size} bytes, above {MAX_STATE_BYTES}")
-        return Decision(events=[NewEvent(change.event_type, change.event_data)], state=document, result=change.result)
+        return Decision(events=[NewEvent(change.event_type, change.event_data)], state=stored, result=change.result)
 
     def _command(self, command_id: str, payload: dict[str, Any],
                  decide: Callable[[PipelineState, DateTime], rules.PipelineChange | rules.Idle],

@@ -22,7 +22,7 @@ from pendulum import DateTime
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.store import canonical_json, open_journal
-from tests.store.forgery import reseal_head
+from tests.store.forgery import put_whole_state, reseal_head, stored_state
 
 ZONE = "Europe/London"
 PARKED = "parked/schedule"  # where put_row keeps the events a restored backup would not have
@@ -183,9 +183,7 @@ class Harness:
     def state(self) -> dict[str, Any]:
         """The stored state as it is, read past the journal's seal check (a test may have damaged the chain)."""
         with sqlite3.connect(self.path) as db:
-            row = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
-        assert row is not None
-        return json.loads(row[0])
+            return json.loads(stored_state(db, SCHEDULE_AGGREGATE))
 
     def state_bytes(self) -> int:
         return len(canonical_json(self.state()).encode("utf-8"))
@@ -210,18 +208,17 @@ class Harness:
         """Edit the stored state document in place, bypassing the journal, and reseal the head the way a
         forger who knows the chain's rules could: the edit reaches the engine's own checks of the state."""
         with sqlite3.connect(self.path) as db:
-            (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
-            document = json.loads(text)
+            document = json.loads(stored_state(db, SCHEDULE_AGGREGATE))
             change(document)
-            db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (dumped(document), SCHEDULE_AGGREGATE))
+            put_whole_state(db, SCHEDULE_AGGREGATE, dumped(document))
             reseal_head(db, SCHEDULE_AGGREGATE)
 
     def stored_row(self) -> tuple[int, str]:
-        """The state row as stored, read with sqlite3: its version and its text."""
+        """The state row as stored, read with sqlite3: its version and its text (its parts joined)."""
         with sqlite3.connect(self.path) as db:
-            version, text = db.execute("SELECT version, state FROM aggregates WHERE aggregate = ?",
-                                       (SCHEDULE_AGGREGATE,)).fetchone()
-        return int(version), text
+            (version,) = db.execute("SELECT version FROM aggregates WHERE aggregate = ?",
+                                    (SCHEDULE_AGGREGATE,)).fetchone()
+            return int(version), stored_state(db, SCHEDULE_AGGREGATE)
 
     def put_row(self, text: str, version: int | None = None) -> None:
         """Write the stored state row as a forged edit or a restore from a backup would: text and version as given.
@@ -238,7 +235,7 @@ class Harness:
                     db.execute(f"UPDATE {table} SET aggregate = ? WHERE aggregate = ? AND {column} <= ?",
                                (SCHEDULE_AGGREGATE, PARKED, version))
                 db.execute("UPDATE aggregates SET version = ? WHERE aggregate = ?", (version, SCHEDULE_AGGREGATE))
-            db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, SCHEDULE_AGGREGATE))
+            put_whole_state(db, SCHEDULE_AGGREGATE, text)
             head = db.execute("SELECT 1 FROM events e JOIN aggregates a ON e.aggregate = a.aggregate "
                               "AND e.version = a.version WHERE a.aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
             if head is not None:
