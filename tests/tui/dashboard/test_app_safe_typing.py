@@ -624,3 +624,16 @@ async def test_an_id_pasted_with_o_in_one_burst_lands_whole_in_the_id_box(demo_u
         assert app.query_one(TabbedContent).active == "occurrences" and not isinstance(app.screen, ScheduleForm)
         assert app.query_one("#status-id", Input).value == wanted
         assert heads(app) == before
+
+
+@synchronously
+async def test_o_opens_an_empty_id_box_so_the_id_typed_after_it_is_the_whole_id(demo_url: str) -> None:
+    """What an earlier visit left in the box is not kept: `o` then an ID looks up that ID, never the
+    earlier text with the ID appended."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o", *"alpha/basic/2026-12-20", "enter")
+        await pilot.pause()
+        await pilot.press("t", "o", *"beta/basic/2026-12-20")
+        await pilot.pause()
+        assert app.query_one("#status-id", Input).value == "beta/basic/2026-12-20"
