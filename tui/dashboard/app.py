@@ -304,6 +304,8 @@ class ScheduleApp(App[None]):
         chosen: Widget | None = next(iter(pane.query("#status-id")), None) or next(iter(pane.query(DataTable)), None)
         if chosen is None:
             chosen = next(iter(pane.query(LifecycleView)), None)  # no table: its text scrolls with the arrow keys
+        if isinstance(chosen, Input):
+            chosen.clear()  # `o` starts a new lookup: what an earlier one left is not the start of this ID
         if chosen is not None:
             self.screen.set_focus(chosen)
 
