@@ -31,7 +31,6 @@ from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
 from .identity import OccurrenceRef, parse_occurrence_id
 from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
-from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .results import (
     CallAdmission,
     CallEnd,
@@ -42,9 +41,10 @@ from .results import (
     ScheduleView,
     Tick,
 )
+from .schedule_checks import Schedule
+from .schedule_codec import StateCodec
+from .schedule_document import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .settled_records import SettledRecords
-from .state import Schedule
-from .stored import StateCodec
 from .text import checked_document, checked_token, shown
 from .views import lane_plans, occurrence_status
 from .zones import monday_of_week

@@ -143,6 +143,12 @@ def emit(document: Any) -> None:
     print(json.dumps(to_jsonable(document), sort_keys=True), flush=True)
 
 
+def answer(document: Any) -> int:
+    """A command's answer: its one JSON object on stdout, then exit 0."""
+    emit(document)
+    return EXIT_OK
+
+
 def quiet_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's final flush finds no closed pipe to complain about."""
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -54,7 +54,7 @@ def _commission(schedule: LifecycleSchedule) -> dict[str, Any]:
     return dict(view.commission)
 
 
-def _lane_args(binding: Any) -> list[str]:
+def _lane_args(binding: LaneBinding) -> list[str]:
     """Every argument the lane's tasks pass to the CLI."""
     return [arg for task in binding.tasks for arg in task.args]
 
