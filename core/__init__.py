@@ -4,13 +4,14 @@ The public names are the ones `__all__` lists (docs/guides/runner.md shows
 them at work); modules are one concept each.
 """
 
+from .accounts import reset_accepted, window_closes
 from .clock import Clock, ManualClock
 from .commission import (
     DEFAULT_ZONE,
     Commission,
+    CommissionTask,
     Lane,
     LaneOccurrence,
-    Task,
     ceiling_from_shadow,
     commission_digest,
     commission_document,
@@ -37,8 +38,7 @@ from .identity import (
 )
 from .launchd import launch_intervals, render_launch_agent_plist
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
-from .model import AccountRecord, AccountState, Call, Deferral, LaneState, Occurrence, Segment
-from .owner import OwnerKeys, Signer, load_owner
+from .owner import OwnerKeyResult, OwnerKeys, Signer, load_owner
 from .refusal_words import refusal_in_words
 from .results import (
     CallAdmission,
@@ -50,6 +50,7 @@ from .results import (
     ScheduleView,
     Tick,
 )
+from .schedule_document import AccountRecord, AccountState, Call, Deferral, LaneState, Occurrence, SegmentRecord
 from .service import LifecycleSchedule
 from .zones import (
     is_valid_zone,
@@ -82,6 +83,7 @@ __all__ = [
     "Clock",
     "CommandResult",
     "Commission",
+    "CommissionTask",
     "Deferral",
     "Lane",
     "LaneOccurrence",
@@ -92,13 +94,13 @@ __all__ = [
     "Occurrence",
     "OccurrenceRef",
     "OccurrenceStatusView",
+    "OwnerKeyResult",
     "OwnerKeys",
     "ScheduleError",
     "ScheduleLimits",
     "ScheduleView",
-    "Segment",
+    "SegmentRecord",
     "Signer",
-    "Task",
     "Tick",
     "ceiling_from_shadow",
     "commission_digest",
@@ -126,5 +128,7 @@ __all__ = [
     "proposed_commission",
     "refusal_in_words",
     "render_launch_agent_plist",
+    "reset_accepted",
+    "window_closes",
     "zoned_instant",
 ]

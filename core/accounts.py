@@ -14,9 +14,21 @@ from pendulum import DateTime
 
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
-from .model import AccountState, Observation, at, instant_text
+from .schedule_document import AccountState, Observation, at, instant_text
 
 OPEN_STATUSES = ("allowed", "allowed_warning")
+
+
+def window_closes(status: object) -> bool:
+    """Any status but the open ones closes the window: an unknown one fails closed."""
+    return status not in OPEN_STATUSES
+
+
+def reset_accepted(resets_at: int, now_ms: int) -> bool:
+    """Whether a closed window's reset (epoch seconds) is one the schedule accepts: after the observation
+    (`now_ms`, epoch milliseconds) and within the reset horizon. A runner checks it before it reports one."""
+    reset_ms = resets_at * 1000
+    return now_ms < reset_ms <= now_ms + SCHEDULE_LIMITS.max_reset_horizon_ms
 
 
 def later(current: str | None, candidate: DateTime) -> str:
@@ -64,7 +76,7 @@ def record_unverified(account: AccountState, sign_in: str, now: DateTime, max_ag
 
 
 @dataclass(frozen=True)
-class Reading:
+class WindowReading:
     """What one usage-window observation means for the schedule."""
 
     closes: bool
@@ -72,32 +84,30 @@ class Reading:
     overage: bool
 
 
-def read_observation(observation: Observation | None, now: DateTime) -> Reading:
+def read_observation(observation: Observation | None, now: DateTime) -> WindowReading:
     """Interpret an observation: any status but the open ones closes the window (an unknown one
     fails closed), with a reset that must fall after the observation and within seven days.
     Overage is overage whatever else the report says; an unusable reset is then simply ignored."""
     if observation is None:
-        return Reading(closes=False, reset=None, overage=False)
+        return WindowReading(closes=False, reset=None, overage=False)
     overage = observation.is_using_overage is True
-    closes = observation.status not in OPEN_STATUSES
+    closes = window_closes(observation.status)
     if not closes:
-        return Reading(closes=False, reset=None, overage=overage)
+        return WindowReading(closes=False, reset=None, overage=overage)
     reset = _checked_reset(observation, now)
     if reset is None:
         if overage:
-            return Reading(closes=False, reset=None, overage=True)
+            return WindowReading(closes=False, reset=None, overage=True)
         raise invalid(
             f"observation.resetsAt: a closed window ({observation.status!r}) needs a reset after the "
             "observation and within seven days"
         )
-    return Reading(closes=True, reset=reset, overage=overage)
+    return WindowReading(closes=True, reset=reset, overage=overage)
 
 
 def _checked_reset(observation: Observation, now: DateTime) -> DateTime | None:
     if observation.resets_at is None:
         return None
-    reset_ms = observation.resets_at * 1000
-    now_ms = int(now.timestamp() * 1000)
-    if reset_ms <= now_ms or reset_ms > now_ms + SCHEDULE_LIMITS.max_reset_horizon_ms:
+    if not reset_accepted(observation.resets_at, int(now.timestamp() * 1000)):
         return None
     return pendulum.from_timestamp(observation.resets_at, tz="UTC")

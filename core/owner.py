@@ -32,20 +32,19 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pendulum import DateTime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from factory_schedule.store import CommandJournal as Journal
 from factory_schedule.store import (
-    CommandConflictError,
     Decision,
     JournalCorruptError,
     NewEvent,
-    VersionConflictError,
     canonical_json,
 )
-from factory_schedule.store import CommandJournal as Journal
 
-from .clock import Clock, as_utc
+from .clock import Clock
+from .command_loop import CommandLoop, Planned
 from .errors import ScheduleError
-from .model import instant_text
-from .state import validation_message
+from .schedule_checks import validation_message
+from .schedule_document import instant_text
 
 OWNER_AGGREGATE = "owner/key"
 OWNER_PROTOCOL: Literal["sf-owner/1"] = "sf-owner/1"
@@ -197,7 +196,7 @@ class OwnerKeyResult:
     result: dict[str, Any]
 
 
-Planned = tuple[str, dict[str, Any]]
+Named = tuple[str, dict[str, Any]]  # a command's ID and payload
 
 
 class OwnerKeys:
@@ -237,7 +236,7 @@ class OwnerKeys:
         body = {"how": how, "publicKey": _key_text("publicKey", public_key),
                 "recoveryKey": _key_text("recoveryKey", recovery_key)}
 
-        def plan(state: OwnerState | None) -> Planned:
+        def plan(state: OwnerState | None) -> Named:
             if state is None:
                 raise ScheduleError("NOT_COMMISSIONED", "this journal holds no owner key: `owner init` records one")
             command_id = f"owner/key/{state.current.n + 1}"
@@ -257,31 +256,23 @@ class OwnerKeys:
 
         return self._execute(plan, decide)
 
-    def _execute(self, plan: Callable[[OwnerState | None], Planned],
+    def _execute(self, name: Callable[[OwnerState | None], Named],
                  decide: Callable[[OwnerState | None, DateTime], OwnerState]) -> OwnerKeyResult:
-        for _ in range(16):
-            with self.journal.writing():
-                version, state = load_owner(self.journal)
-                command_id, payload = plan(state)
-                if self.journal.receipt(command_id) is None:
-                    decide(state, as_utc(self.clock.now()))  # refused here: nothing is written
+        def plan(state: OwnerState | None, now: DateTime) -> Planned[OwnerState]:
+            command_id, payload = name(state)
+            if self.journal.receipt(command_id) is not None:
+                return Planned(command_id, payload, None)
+            return Planned(command_id, payload, decide(state, now))  # refused here: nothing is written
 
-                def decision(_stored: Any, at_version: int, version: int = version,
-                             state: OwnerState | None = state) -> Decision:
-                    if at_version != version:
-                        raise VersionConflictError(OWNER_AGGREGATE, version, at_version)
-                    new = decide(state, as_utc(self.clock.now()))
-                    parse_owner(canonical_json(new.doc()))  # what a reader of these bytes would say
-                    return Decision(events=[NewEvent("owner-key-recorded", new.current.doc())], state=new.doc(),
-                                    result={"key": new.current.doc(), "journal": new.journal})
+        loop = CommandLoop(self.journal, self.clock, OWNER_AGGREGATE, lambda: load_owner(self.journal),
+                           _owner_decision, ScheduleError)
+        ran = loop.run(plan)
+        return OwnerKeyResult(ran.planned.command_id, ran.outcome.version, ran.outcome.replayed, ran.outcome.result)
 
-                try:
-                    outcome = self.journal.execute(OWNER_AGGREGATE, command_id, payload, version, decision)
-                except VersionConflictError:
-                    continue
-                except CommandConflictError:
-                    raise ScheduleError("CONFLICT", f"{command_id} was recorded with a different request") from None
-                except JournalCorruptError as error:
-                    raise ScheduleError("CORRUPT", str(error)) from None
-            return OwnerKeyResult(command_id, outcome.version, outcome.replayed, outcome.result)
-        raise ScheduleError("CONTENDED", "other writers kept committing the owner key")
+
+def _owner_decision(planned: Planned[OwnerState], _at_version: int) -> Decision:
+    new = planned.change
+    assert new is not None  # the loop runs no decision for a recorded command
+    parse_owner(canonical_json(new.doc()))  # what a reader of these bytes would say
+    return Decision(events=[NewEvent("owner-key-recorded", new.current.doc())], state=new.doc(),
+                    result={"key": new.current.doc(), "journal": new.journal})

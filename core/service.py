@@ -1,28 +1,23 @@
-"""LifecycleSchedule: read, plan, execute through the journal, re-plan on a conflict.
+"""LifecycleSchedule: the schedule's commands and views over an injected journal and clock.
 
-This is all the I/O the engine does, and it is injected: the journal and the clock.
-Each method plans at the version it read with one clock reading; the decision runs
-inside the journal's transaction with a second reading and must reach the same
-command, or the method re-plans (at most 16 rounds, then CONTENDED). A command's
-ID and payload come from the request alone, so a retry at any later time is the
-same command and replays its receipt.
+This is all the I/O the engine does, and it is injected: the journal and the clock. Each command
+plans once, under the journal's write lock, and the journal records what it planned (`command_loop`).
+A command's ID and payload come from the request alone, so a retry at any later time is the same
+command and replays its receipt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Generic, Never, TypeVar
+from typing import Any, TypeVar
 
 from pendulum import DateTime
 
 from factory_schedule.store import (
     CanonicalJsonError,
-    CommandConflictError,
     Decision,
     JournalCorruptError,
     Outcome,
-    VersionConflictError,
     canonical_json,
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
@@ -31,11 +26,11 @@ from . import calls, lifecycle, owner, records
 from .calendar import nights_from
 from .change import Change
 from .clock import Clock, as_utc
+from .command_loop import CommandLoop, Planned, Ran
 from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
 from .identity import OccurrenceRef, parse_occurrence_id
 from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
-from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .results import (
     CallAdmission,
     CallEnd,
@@ -46,38 +41,20 @@ from .results import (
     ScheduleView,
     Tick,
 )
-from .state import Schedule
-from .stored import StateCodec
+from .schedule_checks import Schedule
+from .schedule_codec import StateCodec
+from .schedule_document import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
+from .settled_records import SettledRecords
 from .text import checked_document, checked_token, shown
 from .views import lane_plans, occurrence_status
 from .zones import monday_of_week
 
-SETTLED_EVENT = "occurrence-settled"
 MAX_HOLDER_SEARCH_DAYS = 400
 
 
-class _Replan(Exception):
-    """The reading inside the transaction no longer supports the plan."""
-
-
-Answer = TypeVar("Answer")
-
-
-@dataclass(frozen=True)
-class _Answer(Generic[Answer]):
-    value: Answer
-
-
-@dataclass(frozen=True)
-class _Command:
-    command_id: str
-    payload: dict[str, Any]
-    change: Change | None  # None for a recorded command answered from its receipt
-    meta: dict[str, Any]
-
-
-Plan = Callable[[Schedule | None, DateTime], "_Answer[Answer] | _Command"]
+_Command = Planned[Change]
 _Ran = tuple[_Command, Outcome, Schedule | None]  # the command run, the journal's outcome, the state after
+Answer = TypeVar("Answer")
 
 
 def _token(name: str, value: Any, limit: int = 200) -> str:
@@ -102,10 +79,7 @@ class LifecycleSchedule:
         # same answer, so it is checked whole only when its bytes change (a tampered row always is),
         # and a decision checks only the lanes it changed (`stored`).
         self._codec = StateCodec()
-        # Whole records of settled occurrences `recent` keeps without their calls, read from their settlement
-        # events (a settled record never changes again) and checked against what the state keeps.
-        self._whole_records: dict[str, tuple[Occurrence | None, Occurrence]] = {}  # id: (kept, whole)
-        self._kept_checked: Schedule | None = None  # the last state whose kept records were checked
+        self._settled = SettledRecords(journal)  # the whole records of settled occurrences, checked
 
     # -- reading -------------------------------------------------------------------------
 
@@ -118,49 +92,9 @@ class LifecycleSchedule:
         except JournalCorruptError as error:  # the state is not the one its command sealed
             raise corrupt(str(error)) from None
         schedule = self._codec.read(version, text)
-        if schedule is not None and schedule is not self._kept_checked:
-            # A settled record kept without its calls must be exactly its settlement event's record, less
-            # the calls: checked whenever the state is new to this engine, reading in one go the events of
-            # the records it does not know yet. A lane that is the very (frozen) object of the last state
-            # checked holds the very records compared then: only the other lanes' are compared.
-            checked = self._kept_checked.state.lanes if self._kept_checked is not None else []
-            seen = {id(lane_state) for lane_state in checked}
-            kept = [o for lane_state in schedule.state.lanes if id(lane_state) not in seen
-                    for o in lane_state.recent if o.elided is not None]
-            unknown = [o.id for o in kept if not self._knows_whole(o)]
-            if unknown:
-                for occurrence_id, record in self._settled_records(unknown, version).items():
-                    if record is not None:
-                        self._remember_whole(occurrence_id, record)
-            for occurrence in kept:
-                self._whole(occurrence, version)
-            self._kept_checked = schedule
+        if schedule is not None:
+            self._settled.check_kept(schedule, version)
         return version, schedule
-
-    def _settled_records(self, occurrence_ids: list[str], up_to: int) -> dict[str, Occurrence | None]:
-        """Records of settled occurrences, from their settlement events (None: not settled by `up_to`)."""
-        commands = [f"{occurrence_id}/settle" for occurrence_id in occurrence_ids]
-        found = self.journal.events_of(SCHEDULE_AGGREGATE, commands)
-        records: dict[str, Occurrence | None] = {}
-        for occurrence_id in occurrence_ids:
-            events = found[f"{occurrence_id}/settle"]
-            if not events or events[0].version > up_to:
-                records[occurrence_id] = None
-                continue
-            if events[0].type != SETTLED_EVENT:
-                raise corrupt(f"{occurrence_id}/settle recorded no settlement event")
-            try:
-                record = Occurrence.model_validate(events[0].data["occurrence"])
-            except Exception:
-                raise corrupt(f"{occurrence_id}: its settlement event does not hold a valid record") from None
-            if record.elided is not None:
-                raise corrupt(f"{occurrence_id}: its settlement event holds the record without its calls")
-            records[occurrence_id] = record
-        return records
-
-    def _pruned(self, occurrence_id: str, up_to: int) -> Occurrence | None:
-        """A settled occurrence that left the state: its record is its settlement event."""
-        return self._settled_records([occurrence_id], up_to)[occurrence_id]
 
     def _find(self, schedule: Schedule | None, ref: OccurrenceRef) -> tuple[Occurrence | None, bool]:
         """(the occurrence, whether it left the state) or (None, False) when nothing knows it."""
@@ -170,39 +104,9 @@ class LifecycleSchedule:
         if lane_state is not None:
             for occurrence in (lane_state.open, *lane_state.recent):
                 if occurrence is not None and occurrence.id == ref.id:
-                    return self._whole(occurrence, schedule.version), False
-        pruned = self._pruned(ref.id, schedule.version)
+                    return self._settled.whole(occurrence, schedule.version), False
+        pruned = self._settled.pruned(ref.id, schedule.version)
         return pruned, pruned is not None
-
-    def _knows_whole(self, kept: Occurrence) -> bool:
-        """Whether the whole record of this kept one is known and reduces to it. A kept record is frozen and
-        carried from state to state as the same object, so once compared it is recognised by identity."""
-        known = self._whole_records.get(kept.id)
-        if known is None:
-            return False
-        if known[0] is kept:
-            return True
-        if known[1].without_calls() != kept:
-            return False
-        self._whole_records[kept.id] = (kept, known[1])
-        return True
-
-    def _remember_whole(self, occurrence_id: str, record: Occurrence) -> None:
-        if len(self._whole_records) >= 4 * SCHEDULE_LIMITS.max_lanes:
-            self._whole_records.clear()
-        self._whole_records[occurrence_id] = (None, record)
-
-    def _whole(self, kept: Occurrence, version: int) -> Occurrence:
-        """The whole record of an occurrence the state keeps, its calls included."""
-        if kept.elided is None:
-            return kept
-        if not self._knows_whole(kept):
-            record = self._pruned(kept.id, version)
-            if record is None or record.without_calls() != kept:
-                raise corrupt(f"{kept.id}: its settlement event does not hold the record the state keeps")
-            self._remember_whole(kept.id, record)
-            self._knows_whole(kept)
-        return self._whole_records[kept.id][1]
 
     def _known(self, schedule: Schedule | None, ref: OccurrenceRef) -> tuple[Occurrence, bool]:
         """An occurrence a transition may name: in the state, or settled and pruned; else UNKNOWN_OCCURRENCE."""
@@ -213,65 +117,33 @@ class LifecycleSchedule:
 
     # -- the command loop ----------------------------------------------------------------
 
-    def _run(self, plan: Plan[Answer]) -> _Ran | _Answer[Answer]:
-        for _ in range(self.max_rounds):
-            now = self._now()
-            # Read, plan and decide under the journal's write lock: writers queue rather than conflict.
-            with self.journal.writing():
-                version, schedule = self._load()
-                try:
-                    planned = plan(schedule, now)
-                except JournalCorruptError as error:  # a receipt the plan looked up is not what was sealed
-                    raise corrupt(str(error)) from None
-                if isinstance(planned, _Answer):
-                    return planned
-                decided: list[tuple[str, Schedule]] = []
-                decide = self._decision(plan, planned, version, schedule, decided)
-                try:
-                    outcome = self.journal.execute(SCHEDULE_AGGREGATE, planned.command_id, planned.payload, version,
-                                                   decide, as_text=True)
-                except (VersionConflictError, _Replan):
-                    continue
-                except CommandConflictError:
-                    raise ScheduleError(
-                        "CONFLICT", f"{planned.command_id} was recorded with a different request"
-                    ) from None
-                except JournalCorruptError as error:
-                    raise corrupt(str(error)) from None
-            if decided:
-                new_text, after = decided[-1]  # a retried attempt decided again
-                self._codec.remember(outcome.version, new_text, after)
-                return planned, outcome, after
-            return planned, outcome, schedule
-        raise ScheduleError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
+    def _run(self, plan: Callable[[Schedule | None, DateTime], _Command | Answer]) -> _Ran | Answer:
+        """The plan's answer, or the command it planned as run: with the state after it (the state read, on a
+        replay), kept by the codec so the next read of those bytes needs no parse."""
+        decided: dict[int, tuple[str, Schedule]] = {}  # by the version decided (a retried attempt decides again)
 
-    def _decision(self, plan: Plan[Answer], planned: _Command, version: int, schedule: Schedule | None,
-                  decided: list[tuple[str, Schedule]]) -> Callable[[Any, int], Decision]:
-        """The decision the journal runs in its transaction: the clock read again, the same command
-        planned again from the state it holds, and the new state re-read before it is stored."""
-
-        def decide(_text: Any, at_version: int) -> Decision:
-            if planned.change is None:
-                raise corrupt(
-                    f"{planned.command_id} is recorded in the schedule but the journal holds no receipt for it"
-                )
-            if at_version != version:  # the journal decides only at the version planned from; never here
-                raise _Replan()
-            # The stored text is the one planned from (same version, under the write lock): no need to read it.
-            again = plan(schedule, self._now())
-            if (not isinstance(again, _Command) or again.change is None
-                    or again.command_id != planned.command_id or again.payload != planned.payload):
-                raise _Replan()
-            change = again.change
+        def decision(planned: _Command, at_version: int) -> Decision:
+            change = planned.change
+            assert change is not None  # the loop runs no decision for a recorded command
             after, new_text = self._codec.write(change.state, at_version + 1)
             if change.growing:
                 size = len(new_text.encode("utf-8"))
                 if size > SCHEDULE_LIMITS.max_state_bytes:
                     raise ScheduleError("LIMIT", f"the schedule would grow to {size} bytes, above the limit")
-            decided.append((new_text, after))
+            decided[at_version + 1] = (new_text, after)
             return Decision(events=change.events, state=new_text, result=change.result)
 
-        return decide
+        loop = CommandLoop(self.journal, self.clock, SCHEDULE_AGGREGATE, self._load, decision, ScheduleError,
+                           self.max_rounds, as_text=True)
+        ran = loop.run(plan)
+        if not isinstance(ran, Ran):
+            return ran
+        outcome = ran.outcome
+        if not outcome.replayed and outcome.version in decided:
+            new_text, after = decided[outcome.version]
+            self._codec.remember(outcome.version, new_text, after)
+            return ran.planned, outcome, after
+        return ran.planned, outcome, ran.read
 
     def _occurrence_in(self, schedule: Schedule | None, occurrence_id: str, lane_id: str) -> Occurrence | None:
         """The whole record of an occurrence the state keeps, else None (`lane_id`: the ID's own lane)."""
@@ -282,11 +154,10 @@ class LifecycleSchedule:
             return None
         for occurrence in (lane_state.open, *lane_state.recent):
             if occurrence is not None and occurrence.id == occurrence_id:
-                return self._whole(occurrence, schedule.version)
+                return self._settled.whole(occurrence, schedule.version)
         return None
 
-    def _result(self, ran: _Ran | _Answer[Never], ref: OccurrenceRef | None = None) -> CommandResult:
-        assert not isinstance(ran, _Answer)  # these commands always run
+    def _result(self, ran: _Ran, ref: OccurrenceRef | None = None) -> CommandResult:
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, ref.id, ref.lane) if ref is not None else None
         return CommandResult(command_id=planned.command_id, version=outcome.version, replayed=outcome.replayed,
@@ -300,14 +171,14 @@ class LifecycleSchedule:
         command_id = f"discovery/commission/{parsed.revision}"
         payload = owner.signed(self.journal, signer, command_id, commission_document(parsed))
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             if self.journal.receipt(command_id) is not None:
-                return _Command(command_id, payload, None, {})
+                return Planned(command_id, payload, None, {})
             self._check_owner_record(command_id, payload)
-            return _Command(command_id, payload, records.record_commission(schedule, parsed, now), {})
+            return Planned(command_id, payload, records.record_commission(schedule, parsed, now), {})
 
         ran = self._run(plan)
-        assert not isinstance(ran, _Answer)
+        assert isinstance(ran, tuple)
         return self._result(ran)
 
     def record_account(self, *, account: Any, sequence: Any, sign_in: Any, overage: Any,
@@ -323,16 +194,16 @@ class LifecycleSchedule:
         command_id = f"discovery/account/{account}/{sequence}"
         payload = owner.signed(self.journal, signer, command_id, payload)
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             if self.journal.receipt(command_id) is not None:
-                return _Command(command_id, payload, None, {})
+                return Planned(command_id, payload, None, {})
             self._check_owner_record(command_id, payload)
             if schedule is None:
                 raise ScheduleError("NOT_COMMISSIONED", "record a commission before account records")
-            return _Command(command_id, payload, records.record_account(schedule, payload, now), {})
+            return Planned(command_id, payload, records.record_account(schedule, payload, now), {})
 
         ran = self._run(plan)
-        assert not isinstance(ran, _Answer)
+        assert isinstance(ran, tuple)
         return self._result(ran)
 
     def _check_owner_record(self, command_id: str, payload: dict[str, Any]) -> None:
@@ -348,7 +219,7 @@ class LifecycleSchedule:
         runner = _token("runner", runner)
         payload = {"lane": lane_id, "runner": runner}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Tick] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command | Tick:
             if schedule is None:
                 raise ScheduleError("NOT_COMMISSIONED", "no commission has been recorded")
             config = schedule.lane_config(lane_id)
@@ -363,33 +234,33 @@ class LifecycleSchedule:
                     if segment.runner == runner:
                         suffix = "admit" if segment.kind == "admit" else f"resume/{segment.n}"
                         kind = "admitted" if segment.kind == "admit" else "resumed"
-                        return _Command(f"{occurrence.id}/{suffix}", payload, None,
+                        return Planned(f"{occurrence.id}/{suffix}", payload, None,
                                         {"kind": kind, "occurrence": occurrence.id})
-                    return _Answer(Tick("running", lane_id, occurrence, False, None, None,
-                                        f"running under runner {segment.runner}"))
+                    return Tick("running", lane_id, occurrence, False, None, None,
+                                        f"running under runner {segment.runner}")
                 check = lifecycle.resume_check(schedule, occurrence, now)
                 if check.night is None:
-                    return _Answer(Tick("waiting", lane_id, occurrence, False, None, check.until, check.reason))
+                    return Tick("waiting", lane_id, occurrence, False, None, check.until, check.reason)
                 if len(occurrence.segments) >= SCHEDULE_LIMITS.max_segments:
-                    return _Command(f"{occurrence.id}/settle", payload,
+                    return Planned(f"{occurrence.id}/settle", payload,
                                     lifecycle.settle_segment_limit(schedule, occurrence, runner, now),
                                     {"kind": "settled", "occurrence": occurrence.id})
                 n = len(occurrence.segments) + 1
-                return _Command(f"{occurrence.id}/resume/{n}", payload,
+                return Planned(f"{occurrence.id}/resume/{n}", payload,
                                 lifecycle.resume(schedule, occurrence, check.night, runner, now),
                                 {"kind": "resumed", "occurrence": occurrence.id})
             night = lifecycle.due_night(schedule, config, lane_state, now)
             if night is None:
                 upcoming = lifecycle.next_due(schedule, config, lane_state, now)
-                return _Answer(Tick("waiting", lane_id, None, False, None, upcoming.slot if upcoming else None,
-                                    "nothing is due now"))
-            return _Command(f"{night.id}/admit", payload,
+                return Tick("waiting", lane_id, None, False, None, upcoming.slot if upcoming else None,
+                                    "nothing is due now")
+            return Planned(f"{night.id}/admit", payload,
                             lifecycle.admit(schedule, config, lane_state, night, runner, now),
                             {"kind": "admitted", "occurrence": night.id})
 
         ran = self._run(plan)
-        if isinstance(ran, _Answer):
-            return ran.value
+        if not isinstance(ran, tuple):
+            return ran
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, planned.meta["occurrence"], lane_id)
         until = None
@@ -411,12 +282,12 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "task": task, "work": work, "bound": bound,
                    "signIn": sign_in, "attempt": attempt}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[CallRefusal] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command | CallRefusal:
             occurrence, pruned = self._known(schedule, ref)
             for call in occurrence.calls:
                 if (occurrence.runner_of(call), call.task, call.work, call.bound, call.attempt) == (
                         runner, task, work, bound, attempt):
-                    return _Command(f"{occurrence.id}/call/{call.k}", payload, None,
+                    return Planned(f"{occurrence.id}/call/{call.k}", payload, None,
                                     {"call": call.k, "week": call.week})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
@@ -431,14 +302,14 @@ class LifecycleSchedule:
                 raise invalid(f"task: {task!r} is not a task of lane {occurrence.lane}")
             refused = calls.refusal(schedule, occurrence, task_config, work, bound, sign_in, now)
             if refused is not None:
-                return _Answer(CallRefusal(refused.reason, refused.detail))
+                return CallRefusal(refused.reason, refused.detail)
             k = len(occurrence.calls) + 1
             change = calls.admit(schedule, occurrence, runner, task_config, work, bound, sign_in, attempt, now)
-            return _Command(f"{occurrence.id}/call/{k}", payload, change, {"call": k, "week": change.result["week"]})
+            return Planned(f"{occurrence.id}/call/{k}", payload, change, {"call": k, "week": change.result["week"]})
 
         ran = self._run(plan)
-        if isinstance(ran, _Answer):
-            return ran.value
+        if not isinstance(ran, tuple):
+            return ran
         planned, outcome, after = ran
         occurrence = self._occurrence_in(after, ref.id, ref.lane)
         k = planned.meta["call"]
@@ -461,10 +332,10 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "call": k, "report": report}
         command_id = f"{occurrence_id}/call/{k}/end"
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             occurrence, pruned = self._known(schedule, ref)
             if f"call/{k}/end" in occurrence.transitions:
-                return _Command(command_id, payload, None, {})
+                return Planned(command_id, payload, None, {})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             if k > len(occurrence.calls):
@@ -475,10 +346,10 @@ class LifecycleSchedule:
             if not recorded.in_flight:
                 raise ScheduleError("STALE", f"call {k} already ended ({recorded.outcome}) by a reconciliation")
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
-            return _Command(command_id, payload, calls.end(schedule, occurrence, recorded, report, now), {})
+            return Planned(command_id, payload, calls.end(schedule, occurrence, recorded, report, now), {})
 
         ran = self._run(plan)
-        assert not isinstance(ran, _Answer)
+        assert isinstance(ran, tuple)
         _planned, outcome, after = ran
         return CallEnd(command_id=command_id, replayed=outcome.replayed, outcome=outcome.result["outcome"],
                        debit=outcome.result["debit"], occurrence=self._occurrence_in(after, ref.id, ref.lane))
@@ -498,7 +369,7 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "runner": runner, "reason": reason, "bound": bound,
                    "segment": segment}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             occurrence, pruned = self._known(schedule, ref)
             n = segment
             if n is None:
@@ -511,7 +382,7 @@ class LifecycleSchedule:
             if n is not None and f"defer/{n}" in occurrence.transitions:
                 running = occurrence.running_segment
                 later = running.n if running is not None and running.runner == runner and running.n > n else None
-                return _Command(f"{occurrence.id}/defer/{n}", payload, None, {"still_running": later})
+                return Planned(f"{occurrence.id}/defer/{n}", payload, None, {"still_running": later})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             running = occurrence.running_segment
@@ -521,7 +392,7 @@ class LifecycleSchedule:
                 raise ScheduleError("STALE", f"segment {n} is not the running segment {running.n}")
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
             change = lifecycle.defer(schedule, occurrence, runner, reason, bound, now)
-            return _Command(f"{occurrence.id}/defer/{n}", payload, change, {})
+            return Planned(f"{occurrence.id}/defer/{n}", payload, change, {})
 
         return self._result(self._run(plan), ref)
 
@@ -534,7 +405,7 @@ class LifecycleSchedule:
         ref = parse_occurrence_id(occurrence_id)  # INVALID before anything is read
         payload = {"occurrenceId": occurrence_id, "confirmation": dict(confirmation)}
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             occurrence, pruned = self._known(schedule, ref)
             # A confirmation names a runner: it maps to the segment that runner's reconciliation ended (the
             # journal then replays an identical one and calls any other CONFLICT), unless the token runs
@@ -542,7 +413,7 @@ class LifecycleSchedule:
             running_now = occurrence.running_segment is not None and occurrence.running_segment.runner == runner
             earlier = [r.segment for r in occurrence.reconciliations if r.runner == runner]
             if earlier and not running_now:
-                return _Command(f"{occurrence.id}/reconcile/{earlier[-1]}", payload, None, {})
+                return Planned(f"{occurrence.id}/reconcile/{earlier[-1]}", payload, None, {})
             if pruned or occurrence.state == "settled":
                 raise ScheduleError("SETTLED", f"{occurrence_id} is settled")
             running = occurrence.running_segment
@@ -550,7 +421,7 @@ class LifecycleSchedule:
                 raise ScheduleError("NOT_RUNNING", f"{occurrence_id} is {occurrence.state}, not running")
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
             change = lifecycle.reconcile(schedule, occurrence, runner, confirmed_by, evidence, now)
-            return _Command(f"{occurrence.id}/reconcile/{running.n}", payload, change, {})
+            return Planned(f"{occurrence.id}/reconcile/{running.n}", payload, change, {})
 
         return self._result(self._run(plan), ref)
 
@@ -563,13 +434,13 @@ class LifecycleSchedule:
         payload = {"occurrenceId": occurrence_id, "settledBy": settled_by, "status": status, "reason": reason}
         command_id = f"{occurrence_id}/settle"
 
-        def plan(schedule: Schedule | None, now: DateTime) -> _Answer[Never] | _Command:
+        def plan(schedule: Schedule | None, now: DateTime) -> _Command:
             occurrence, _pruned = self._known(schedule, ref)
             if "settle" in occurrence.transitions:
-                return _Command(command_id, payload, None, {})
+                return Planned(command_id, payload, None, {})
             assert schedule is not None  # `_known` refused NOT_COMMISSIONED
             change = lifecycle.settle(schedule, occurrence, settled_by, status, reason, now)
-            return _Command(command_id, payload, change, {})
+            return Planned(command_id, payload, change, {})
 
         return self._result(self._run(plan), ref)
 
@@ -600,7 +471,7 @@ class LifecycleSchedule:
         if schedule is None:
             return {}
         kept = [o for lane in schedule.state.lanes for o in lane.recent if o.elided is not None]
-        return {o.id: self._whole(o, schedule.version) for o in kept}
+        return {o.id: self._settled.whole(o, schedule.version) for o in kept}
 
     def plan(self) -> list[LanePlan]:
         _version, schedule = self._load()
@@ -619,7 +490,7 @@ class LifecycleSchedule:
         refs = [parse_occurrence_id(occurrence_id) for occurrence_id in occurrence_ids]
         _version, schedule = self._load()
         now = self._now()
-        pruned = self._settled_records([ref.id for ref in refs], schedule.version) if schedule is not None else {}
+        pruned = self._settled.records([ref.id for ref in refs], schedule.version) if schedule is not None else {}
         views = []
         for ref in refs:
             view = occurrence_status(schedule, ref, now, pruned.get(ref.id))
@@ -645,7 +516,8 @@ class LifecycleSchedule:
                 return None
             if night.id == ref.id or self.journal.receipt(f"{night.id}/admit") is None:
                 continue
-            record = self._occurrence_in(schedule, night.id, night.lane) or self._pruned(night.id, schedule.version)
+            record = (self._occurrence_in(schedule, night.id, night.lane)
+                      or self._settled.pruned(night.id, schedule.version))
             span = record.coalesced if record is not None else None
             if span is not None and span.first.rsplit("/", 1)[1] <= ref.key <= span.last.rsplit("/", 1)[1]:
                 return night.id

@@ -1,12 +1,10 @@
 """PipelineLanes: the staged lanes' service over an injected journal and clock.
 
-The same loop as the schedule's: read the state at a version, plan the command with one clock
-reading, execute it through the journal, whose transaction runs the pure decision again with a
-second reading (a plan the new reading no longer supports re-plans, at most 16 rounds, then
-CONTENDED). A command's ID and payload come from the request alone, so an identical retry replays
-its receipt and writes nothing, and a different request under a recorded ID is CONFLICT. The
-stored state is parsed and checked on every read (any defect is CORRUPT and nothing is written
-over it), and each decision checks the state it is about to store as a reader of it would.
+Each command runs the schedule's loop (`command_loop`): planned once under the journal's write lock,
+recorded as planned. A command's ID and payload come from the request alone, so an identical retry
+replays its receipt and writes nothing, and a different request under a recorded ID is CONFLICT. The
+stored state is parsed and checked on every read (any defect is CORRUPT and nothing is written over
+it), and each decision checks the state it is about to store as a reader of it would.
 """
 
 from __future__ import annotations
@@ -21,24 +19,24 @@ from pydantic import ValidationError
 
 from factory_schedule.store import (
     CanonicalJsonError,
-    CommandConflictError,
     Decision,
     JournalCorruptError,
     NewEvent,
-    VersionConflictError,
     canonical_digest,
     canonical_json,
+    parted_members,
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
 from .. import owner
 from ..clock import Clock, as_utc
+from ..command_loop import COMMAND_ROUNDS, CommandLoop, Planned
 from ..commission import parse_commission
 from ..errors import ScheduleError
+from ..schedule_checks import validation_message
 from ..service import LifecycleSchedule
-from ..state import validation_message
 from ..text import checked_document, checked_token
-from . import rules, scheduled
+from . import approvals, claims, rules, scheduled, transitions
 from .contracts import contract_fields
 from .errors import PipelineError
 from .model import (
@@ -54,16 +52,11 @@ from .model import (
     PipelineState,
 )
 
-MAX_ROUNDS = 16
 _CANDIDATE = re.compile(CANDIDATE_PATTERN)
 _WEEK = re.compile(WEEK_PATTERN)
 _PRODUCT = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 _WORD = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ESCALATION_DECISIONS = ("revise", "park")
-
-
-class _Replan(Exception):
-    """The reading inside the transaction no longer supports the plan."""
 
 
 @dataclass(frozen=True)
@@ -90,14 +83,8 @@ class ApprovalUse(PipelineResult):
 ClaimIdle = rules.Idle
 
 
-@dataclass(frozen=True)
-class _Command:
-    command_id: str
-    payload: dict[str, Any]
-    change: rules.Change | None  # None: a recorded command, answered from its receipt
-
-
-Plan = Callable[[PipelineState | None, DateTime], "_Command | rules.Idle"]
+_Command = Planned[rules.PipelineChange]
+Plan = Callable[[PipelineState | None, DateTime], _Command | rules.Idle]
 
 
 # -- input checks (INVALID, naming the field; nothing written) --------------------------------------
@@ -219,11 +206,12 @@ def _named(doc: dict[str, Any]) -> dict[str, Any]:
 class PipelineLanes:
     """Promotion and maturation over one journal's `pipeline/lanes` aggregate."""
 
-    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = MAX_ROUNDS) -> None:
+    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = COMMAND_ROUNDS) -> None:
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds
         self._schedule = LifecycleSchedule(journal, clock)  # the schedule's view, for a run's admission
+        self._parsed: tuple[str, PipelineState] | None = None  # the last text parsed, and its state
 
     def _now(self) -> DateTime:
         return as_utc(self.clock.now())
@@ -235,69 +223,54 @@ class PipelineLanes:
             raise PipelineError("CORRUPT", str(error)) from None
         if stored is None:
             return version, None
-        return version, parse_pipeline(stored)
+        return version, self._parse(stored)
+
+    def _parse(self, stored: str) -> PipelineState:
+        """`parse_pipeline`, answered from the last text parsed when it is that very text: a command parses the
+        state it decides before storing it, and the next command reads those bytes back. A pure function of
+        the text, so an equal text needs no second parse; any other text is parsed and checked whole."""
+        last = self._parsed
+        if last is not None and last[0] == stored:
+            return last[1]
+        state = parse_pipeline(stored)
+        self._parsed = (stored, state)
+        return state
 
     def state(self) -> PipelineState | None:
         """The checked state (CORRUPT on any defect), or None before any settings."""
         return self._load()[1]
 
     def _run(self, plan: Plan) -> PipelineResult | rules.Idle:
-        for _ in range(self.max_rounds):
-            # Read, plan and decide under the journal's write lock, as the schedule does: writers queue.
-            with self.journal.writing():
-                version, state = self._load()
-                try:
-                    planned = plan(state, self._now())
-                except JournalCorruptError as error:  # a receipt the plan looked up is not what was sealed
-                    raise PipelineError("CORRUPT", str(error)) from None
-                if isinstance(planned, rules.Idle):
-                    return planned
-                try:
-                    outcome = self.journal.execute(PIPELINE_AGGREGATE, planned.command_id, planned.payload,
-                                                   version, self._decision(plan, planned, version, state))
-                except (VersionConflictError, _Replan):
-                    continue
-                except CommandConflictError:
-                    raise PipelineError("CONFLICT",
-                                        f"{planned.command_id} was recorded with a different request") from None
-                except JournalCorruptError as error:  # a receipt or state not what its command sealed
-                    raise PipelineError("CORRUPT", str(error)) from None
-            return PipelineResult(planned.command_id, outcome.version, outcome.replayed, outcome.result)
-        raise PipelineError("CONTENDED", f"other writers kept committing; gave up after {self.max_rounds} rounds")
+        loop = CommandLoop(self.journal, self.clock, PIPELINE_AGGREGATE, self._load, self._decision, PipelineError,
+                           self.max_rounds)
+        ran = loop.run(plan)
+        if isinstance(ran, rules.Idle):
+            return ran
+        outcome = ran.outcome
+        return PipelineResult(ran.planned.command_id, outcome.version, outcome.replayed, outcome.result)
 
-    def _decision(self, plan: Plan, planned: _Command, version: int,
-                  state: PipelineState | None) -> Callable[[Any, int], Decision]:
-        def decide(_stored: Any, at_version: int) -> Decision:
-            if planned.change is None:
-                raise PipelineError("CORRUPT", f"{planned.command_id} has no receipt but was planned as recorded")
-            if at_version != version:
-                raise _Replan()
-            again = plan(state, self._now())
-            if (not isinstance(again, _Command) or again.change is None
-                    or (again.command_id, again.payload) != (planned.command_id, planned.payload)):
-                raise _Replan()
-            document = again.change.state.doc()
-            stored = canonical_json(document)
-            parse_pipeline(stored)  # what a reader of these bytes would say, before they are stored
-            size = len(stored.encode("utf-8"))
-            if size > MAX_STATE_BYTES:
-                raise PipelineError("LIMIT", f"the pipeline would grow to {size} bytes, above {MAX_STATE_BYTES}")
-            return Decision(events=[NewEvent(again.change.event_type, again.change.event_data)], state=document,
-                            result=again.change.result)
-
-        return decide
+    def _decision(self, planned: _Command, _at_version: int) -> Decision:
+        change = planned.change
+        assert change is not None  # the loop runs no decision for a recorded command
+        # In parts, one per member (its lanes, candidates, decisions...): a command rewrites the few it changed.
+        stored = parted_members(change.state.doc())
+        self._parse(stored)  # what a reader of these bytes would say, before they are stored
+        size = len(stored.encode("utf-8"))
+        if size > MAX_STATE_BYTES:
+            raise PipelineError("LIMIT", f"the pipeline would grow to {size} bytes, above {MAX_STATE_BYTES}")
+        return Decision(events=[NewEvent(change.event_type, change.event_data)], state=stored, result=change.result)
 
     def _command(self, command_id: str, payload: dict[str, Any],
-                 decide: Callable[[PipelineState, DateTime], rules.Change | rules.Idle],
+                 decide: Callable[[PipelineState, DateTime], rules.PipelineChange | rules.Idle],
                  needs_state: bool = True) -> PipelineResult | rules.Idle:
         def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
             if self.journal.receipt(command_id) is not None:
-                return _Command(command_id, payload, None)
+                return Planned(command_id, payload, None)
             current = rules.configured(state) if needs_state else state
             change = decide(current, now)  # type: ignore[arg-type]
             if isinstance(change, rules.Idle):
                 return change
-            return _Command(command_id, payload, change)
+            return Planned(command_id, payload, change)
 
         return self._run(plan)
 
@@ -309,11 +282,12 @@ class PipelineLanes:
     # -- the owner's records -----------------------------------------------------------------
 
     def _owner_checked(self, command_id: str, payload: dict[str, Any],
-                       decide: Callable[[Any, DateTime], rules.Change]) -> Callable[[Any, DateTime], rules.Change]:
+                       decide: Callable[[Any, DateTime], rules.PipelineChange],
+                       ) -> Callable[[Any, DateTime], rules.PipelineChange]:
         """`decide`, first refusing UNSIGNED or BAD_SIGNATURE (nothing written) an owner record the journal's owner
         key did not sign (a journal without a key accepts it unsigned)."""
 
-        def checked(state: Any, now: DateTime) -> rules.Change:
+        def checked(state: Any, now: DateTime) -> rules.PipelineChange:
             try:
                 problem = owner.owner_record_problem(owner.load_owner(self.journal)[1], command_id, payload)
             except ScheduleError as error:
@@ -338,7 +312,7 @@ class PipelineLanes:
         document = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
         payload = owner.signed(self.journal, signer, command_id, document)
 
-        def decide(state: PipelineState | None, now: DateTime) -> rules.Change:
+        def decide(state: PipelineState | None, now: DateTime) -> rules.PipelineChange:
             view = self._schedule.read()
             problem = (scheduled.recorded_revision_problem(view, parsed)
                        or scheduled.settings_problem(view, settings))
@@ -385,13 +359,13 @@ class PipelineLanes:
                 raise problem
             recorded = self.journal.receipt(command_id)
             if recorded is not None and recorded.digest == canonical_digest(payload):
-                return _Command(command_id, payload, None)  # this run's retry: replay its claim
-            answer = rules.claim(rules.configured(state), lane, run, runner, now)
+                return Planned(command_id, payload, None)  # this run's retry: replay its claim
+            answer = claims.claim(rules.configured(state), lane, run, runner, now)
             if recorded is not None:  # one claim per token and lane: an idle answer says why, else CONFLICT
                 if isinstance(answer, rules.Idle):
                     return answer
                 raise PipelineError("CONFLICT", f"{command_id} was recorded with a different request")
-            return answer if isinstance(answer, rules.Idle) else _Command(command_id, payload, answer)
+            return answer if isinstance(answer, rules.Idle) else Planned(command_id, payload, answer)
 
         return self._run(plan)
 
@@ -407,15 +381,15 @@ class PipelineLanes:
                 raise problem
             recorded = self.journal.receipt(command_id)
             if recorded is not None and recorded.digest == canonical_digest(payload):
-                return _Command(command_id, payload, None)  # this run's retry: replay its claim
+                return Planned(command_id, payload, None)  # this run's retry: replay its claim
             current = rules.configured(state)
             as_run = scheduled.adopted_run(current.settings, lane, run)
             if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence,
                 earlier = scheduled.earlier_runners(view, occurrence_id, runner)
                 return self._hand_over(lane, as_run, runner, occurrence_id, recorded.result.get("task"), earlier,
                                        state, now)
-            change = rules.claim(current, lane, as_run, runner, now)
-            return change if isinstance(change, rules.Idle) else _Command(command_id, payload, change)
+            change = claims.claim(current, lane, as_run, runner, now)
+            return change if isinstance(change, rules.Idle) else Planned(command_id, payload, change)
 
         return self._run(plan)
 
@@ -426,11 +400,11 @@ class PipelineLanes:
         payload = {"lane": lane, "run": run, "runner": runner, "occurrence": occurrence_id, "task": task}
         recorded = self.journal.receipt(command_id)
         if recorded is not None and recorded.digest == canonical_digest(payload):
-            return _Command(command_id, payload, None)
+            return Planned(command_id, payload, None)
         if not isinstance(task, int):
             raise PipelineError("CORRUPT", f"the claim of {occurrence_id} names no task")
-        change = rules.hand_over(rules.configured(state), lane, task, run, runner, occurrence_id, earlier, now)
-        return change if isinstance(change, rules.Idle) else _Command(command_id, payload, change)
+        change = claims.hand_over(rules.configured(state), lane, task, run, runner, occurrence_id, earlier, now)
+        return change if isinstance(change, rules.Idle) else Planned(command_id, payload, change)
 
     def report(self, *, lane: Any, task: Any, runner: Any, report: Any) -> PipelineResult:
         """Complete a claimed work task with its stage's artifact; a reviewer's task with its review."""
@@ -440,7 +414,7 @@ class PipelineLanes:
         report = _json_object("report", report)
         payload = {"lane": lane, "task": n, "runner": runner, "report": report}
         return self._done(self._command(f"pipeline/{lane}/task/{n}/done", payload,
-                                        lambda state, now: rules.complete(state, lane, n, runner, report, now)))
+                                        lambda state, now: transitions.complete(state, lane, n, runner, report, now)))
 
     review = report  # a review is the report of a review task; the task's kind decides who may send it
 
@@ -463,7 +437,7 @@ class PipelineLanes:
             payload["partial"] = list(kept)
         return self._done(self._command(
             f"pipeline/{lane}/task/{n}/abandon/{runner}", payload,
-            lambda state, now: rules.abandon(state, lane, n, runner, confirmed_by, evidence, now, kept)))
+            lambda state, now: claims.abandon(state, lane, n, runner, confirmed_by, evidence, now, kept)))
 
     # -- the owner's decisions --------------------------------------------------------------------
 
@@ -481,7 +455,7 @@ class PipelineLanes:
                                                                   "decision": decision, "reason": reason})
         return self._done(self._command(command_id, payload, self._owner_checked(
             command_id, payload,
-            lambda state, now: rules.decide_escalation(state, lane, n, decided_by, decision, reason, now))))
+            lambda state, now: transitions.decide_escalation(state, lane, n, decided_by, decision, reason, now))))
 
     def request_approval(self, *, approval: Any, candidate: Any, action: Any, requested_by: Any,
                          reason: Any) -> PipelineResult:
@@ -495,7 +469,7 @@ class PipelineLanes:
                    "reason": reason}
         return self._done(self._command(
             f"pipeline/approval/{approval}/request", payload,
-            lambda state, now: rules.request_approval(state, approval, candidate, action, requested_by, reason,
+            lambda state, now: approvals.request_approval(state, approval, candidate, action, requested_by, reason,
                                                       now)))
 
     def decide_approval(self, *, approval: Any, decided_by: Any, approved: Any,
@@ -510,7 +484,8 @@ class PipelineLanes:
         payload = owner.signed(self.journal, signer, command_id,
                                {"approval": approval, "decidedBy": decided_by, "approved": approved})
         return self._done(self._command(command_id, payload, self._owner_checked(
-            command_id, payload, lambda state, now: rules.decide_approval(state, approval, decided_by, approved, now))))
+            command_id, payload,
+            lambda state, now: approvals.decide_approval(state, approval, decided_by, approved, now))))
 
     def record_external_action(self, *, approval: Any, candidate: Any, action: Any, runner: Any) -> ApprovalUse:
         """Before a public publish, a payment or account change, an external-sensitive write or a legal-risk
@@ -524,7 +499,7 @@ class PipelineLanes:
         payload = {"approval": approval, "candidate": candidate, "action": action, "runner": runner}
         used = self._done(self._command(
             f"pipeline/approval/{approval}/use", payload,
-            lambda state, now: rules.record_external_action(state, approval, candidate, action, runner, now)))
+            lambda state, now: approvals.record_external_action(state, approval, candidate, action, runner, now)))
         return ApprovalUse(used.command_id, used.version, used.replayed, used.result, licensed=not used.replayed)
 
     # -- views ------------------------------------------------------------------------------

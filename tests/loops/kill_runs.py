@@ -99,7 +99,11 @@ def _calls(journal: Any) -> tuple[dict[int, str], dict[int, int]]:
 def _health_repair(url: str, env: dict[str, str]) -> dict[str, Any]:
     done = subprocess.run([*CLI, "--journal", url, "health", "--repair", "--json"], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=120)
-    return json.loads(done.stdout.splitlines()[-1])
+    lines = done.stdout.splitlines()
+    try:
+        return dict(json.loads(lines[-1])) if lines else {"exit": done.returncode, "stderr": done.stderr[-300:]}
+    except ValueError:
+        return {"exit": done.returncode, "stdout": lines[-1][-300:]}
 
 
 def _runner_leases(journal: Any, tick: int) -> list[Any]:

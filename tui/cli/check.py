@@ -9,14 +9,13 @@ from factory_schedule.core.preflight import headline, preflight
 from factory_schedule.store import open_journal
 from factory_schedule.tui.cli.health import installed_agent
 from factory_schedule.tui.cli.journal import journal_url_of, missing_journal
-from factory_schedule.tui.cli.output import EXIT_OK, EXIT_UNEXPECTED, printable, say
+from factory_schedule.tui.cli.output import EXIT_OK, EXIT_WILL_NOT_RUN, printable, say
 from factory_schedule.tui.cli.rehearse import rehearse
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.environment import ENV_PROMPTS
 from factory_schedule.tui.host.preflight import gather
 from factory_schedule.tui.host.process_identity import this_host
 
-EXIT_WILL_NOT_RUN = EXIT_UNEXPECTED
 MARKS = {"ok": "ok  ", "warn": "warn", "no": "NO  "}
 
 

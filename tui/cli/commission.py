@@ -17,11 +17,9 @@ from factory_schedule.core import (
 )
 from factory_schedule.core.night_outline import night_outline
 from factory_schedule.tui.cli.options import read_commission_file
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, EXIT_UNEXPECTED, say
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, EXIT_OVER_CEILING, say
 from factory_schedule.tui.host.clock import host_zone
 from factory_schedule.tui.terminal_text import printable
-
-EXIT_OVER_CEILING = EXIT_UNEXPECTED  # a warning, as health's: the commission is sound but the week does not fit
 
 
 def owner_zone() -> str:

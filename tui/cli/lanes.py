@@ -20,7 +20,6 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from factory_schedule.core import Signer
 from factory_schedule.core.pipeline import ClaimIdle, LaneView, PipelineLanes, PipelineResult, text
 from factory_schedule.core.pipeline.lock_scopes import task_scope, task_scope_prefix, worker_scope
 from factory_schedule.store import leases
@@ -40,14 +39,11 @@ from factory_schedule.tui.cli.output import (
     emit,
     to_jsonable,
 )
-from factory_schedule.tui.cli.owner_signing import owner_signer
 from factory_schedule.tui.cli.parsers.lanes import (
     ABANDON,
-    APPROVAL_DECIDE,
     APPROVAL_REQUEST,
     APPROVAL_USE,
     CLAIM,
-    ESCALATION,
     HEARTBEAT,
     LANE_NAMES,
     REPORT,
@@ -66,7 +62,7 @@ from factory_schedule.tui.host.lane_locks import (
 Act = Callable[[PipelineLanes, dict[str, Any]], object]
 
 
-def _open_lanes(args: argparse.Namespace) -> PipelineLanes:
+def open_lanes(args: argparse.Namespace) -> PipelineLanes:
     """The lanes over the existing journal `--journal` names, on the system clock."""
     return PipelineLanes(open_existing(journal_url_of(args)), SystemClock())
 
@@ -92,7 +88,7 @@ def claim(args: argparse.Namespace) -> int:
     lane, runner = _lane_of(v), v["runner"]
     if v.get("run") is None and v.get("occurrence") is None:
         raise BadInput("--run: required without --occurrence (a scheduled run names its occurrence)")
-    answer, held = claim_with_locks(_open_lanes(args), lane, runner, run=v.get("run"), occurrence=v.get("occurrence"),
+    answer, held = claim_with_locks(open_lanes(args), lane, runner, run=v.get("run"), occurrence=v.get("occurrence"),
                                     ttl=v.get("ttl", DEFAULT_LEASE_TTL_SECONDS), pid=v.get("pid"))
     if isinstance(answer, ClaimIdle):
         emit(answer)
@@ -105,7 +101,7 @@ def report(args: argparse.Namespace) -> int:
     v = gather(args, REPORT)
     lane = _lane_of(v)
     report = _document(v.get("report"), "the report", "--report")  # read before the journal opens
-    answer, released = report_and_release(_open_lanes(args), lane, v["task"], v["runner"], report)
+    answer, released = report_and_release(open_lanes(args), lane, v["task"], v["runner"], report)
     emit({**to_jsonable(answer), "leases": released})
     lost = [scope for scope, what in released.items() if what.startswith("held-by:")]
     return EXIT_NOT_LEASE_OWNER if lost else EXIT_OK
@@ -114,7 +110,7 @@ def report(args: argparse.Namespace) -> int:
 def heartbeat(args: argparse.Namespace) -> int:
     v = gather(args, HEARTBEAT)
     lane, runner = _lane_of(v), text("runner", v["runner"])
-    lanes = _open_lanes(args)
+    lanes = open_lanes(args)
     now = SystemClock().now()
     scopes = [worker_scope(lane), *resource_scopes(lanes, lane)]
     scopes += [lease.scope for lease in leases.list_leases(journal_of(lanes))
@@ -128,7 +124,7 @@ def abandon(args: argparse.Namespace) -> int:
     without a heartbeat), then its locks are removed, each only if still stale."""
     v = gather(args, ABANDON)
     lane, runner = _lane_of(v), v["runner"]
-    lanes = _open_lanes(args)
+    lanes = open_lanes(args)
     journal = journal_of(lanes)
     now = SystemClock().now()
     scopes = [task_scope(lane, v["task"]), *resource_scopes(lanes, lane), worker_scope(lane)]
@@ -151,23 +147,10 @@ def abandon(args: argparse.Namespace) -> int:
 # -- the owner's and the portfolio's commands ----------------------------------------------------
 
 
-def _owner_decision(options: Sequence[Option], act: Callable[[PipelineLanes, dict[str, Any], Signer | None], object]
-                    ) -> Callable[[argparse.Namespace], int]:
-    """An owner decision's handler: its input checked first, then signed with the owner key when the journal
-    holds one (the passphrase from the terminal or --passphrase-fd)."""
-    def handler(args: argparse.Namespace) -> int:
-        values = gather(args, options)
-        lanes = _open_lanes(args)
-        emit(act(lanes, values, owner_signer(journal_of(lanes), args)))
-        return EXIT_OK
-
-    return handler
-
-
 def top_n(args: argparse.Namespace) -> int:
     v = gather(args, TOP_N)
     candidates = _document(v.get("candidates"), "the candidates", "--candidates")  # before the journal opens
-    emit(_open_lanes(args).record_top_n(week=v["week"], candidates=candidates))
+    emit(open_lanes(args).record_top_n(week=v["week"], candidates=candidates))
     return EXIT_OK
 
 
@@ -176,15 +159,10 @@ def _on_lanes(options: Sequence[Option], act: Act) -> Callable[[argparse.Namespa
 
     def handler(args: argparse.Namespace) -> int:
         values = gather(args, options)
-        emit(act(_open_lanes(args), values))
+        emit(act(open_lanes(args), values))
         return EXIT_OK
 
     return handler
-
-
-def _escalation(lanes: PipelineLanes, v: dict[str, Any], signer: Signer | None) -> PipelineResult:
-    return lanes.decide_escalation(lane=v["lane"], task=v["task"], decided_by=v["decided_by"],
-                                   decision=v["decision"], reason=v["reason"], signer=signer)
 
 
 def _approval_request(lanes: PipelineLanes, v: dict[str, Any]) -> PipelineResult:
@@ -192,16 +170,11 @@ def _approval_request(lanes: PipelineLanes, v: dict[str, Any]) -> PipelineResult
                                   requested_by=v["requested_by"], reason=v["reason"])
 
 
-def _approval_decide(lanes: PipelineLanes, v: dict[str, Any], signer: Signer | None) -> PipelineResult:
-    return lanes.decide_approval(approval=v["approval"], decided_by=v["decided_by"], approved=v["approved"],
-                                 signer=signer)
-
-
 def approval_use(args: argparse.Namespace) -> int:
     """Exit 0 with `"licensed": true` for the use that licenses the action; a replay of it exits 12 with
     `"licensed": false`, so a retried run can tell that the action was already licensed once."""
     v = gather(args, APPROVAL_USE)
-    used = _open_lanes(args).record_external_action(approval=v["approval"], candidate=v["candidate"],
+    used = open_lanes(args).record_external_action(approval=v["approval"], candidate=v["candidate"],
                                                     action=v["action"], runner=v["runner"])
     emit(used)
     return EXIT_OK if used.licensed else EXIT_REPLAY_NOT_LICENSED
@@ -214,7 +187,5 @@ def _show(lanes: PipelineLanes, v: dict[str, Any]) -> dict[str, LaneView | None]
 # -- registration ------------------------------------------------------------------------
 
 
-escalation = _owner_decision(ESCALATION, _escalation)
-approval_decide = _owner_decision(APPROVAL_DECIDE, _approval_decide)
 approval_request = _on_lanes(APPROVAL_REQUEST, _approval_request)
 show = _on_lanes(SHOW, _show)

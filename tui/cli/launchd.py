@@ -11,12 +11,9 @@ from typing import Any
 from factory_schedule.core import ScheduleError, launch_intervals, parse_commission, render_launch_agent_plist
 from factory_schedule.tui.cli.options import CommandParser
 from factory_schedule.tui.cli.options import read_commission_file as read_commission_document
-from factory_schedule.tui.cli.output import BadInput
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput
 from factory_schedule.tui.cli.parsers.launchd import add_print_options
 from factory_schedule.tui.host.clock import host_zone
-
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
 
 
 class Refused(Exception):

@@ -1,6 +1,6 @@
 """How a subcommand declares its options: once, for argparse and for `--stdin` alike.
 
-A runner command's fields may come as flags or as a JSON object on stdin; each is
+A schedule command's fields may come as flags or as a JSON object on stdin; each is
 declared here once (`Option`), and both `add_options` (the flags) and `gather` (the
 values, flag over stdin, type-checked) read that one declaration. `CommandParser`
 turns every argparse refusal into an exception `main` prints as the JSON error
@@ -49,7 +49,7 @@ class CommandParser(argparse.ArgumentParser):
 
 @dataclass(frozen=True)
 class Option:
-    """One field of a runner command: its flag `--name-with-dashes`, its stdin key, its type and help."""
+    """One field of a schedule command: its flag `--name-with-dashes`, its stdin key, its type and help."""
 
     name: str
     kind: type = str  # str, int, bool (given as on/off), or float (a number of seconds, up to a day)
@@ -73,7 +73,7 @@ def add_options(parser: argparse.ArgumentParser, options: Iterable[Option], stdi
                             help="read the arguments as a JSON object on stdin (keys are the flag names)")
 
 
-def add_command(parent: Any, name: str, text: str, options: Sequence[Option], handler: Any,
+def add_command(parent: Any, name: str, text: str, options: Sequence[Option], handler: str,
                 stdin: bool = True) -> argparse.ArgumentParser:
     """A subcommand `name` under `parent` (a subparsers action) with the flags for `options` and its handler."""
     parser: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)

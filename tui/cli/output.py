@@ -31,6 +31,7 @@ EXIT_JOURNAL = 3
 EXIT_LEASE_HELD = 4
 EXIT_NOT_LEASE_OWNER = 5
 EXIT_RUNNER_FAILED = 6
+EXIT_UNRECORDED = 7  # `run`: a report the journal would not take after every retry; left to a supervisor
 EXIT_CHAIN_BROKEN = 8  # `verify`: a hash chain does not verify from its first event
 EXIT_REPLAY_NO_DISPATCH = 10
 # `defer`: the answer replays an earlier segment's deferral while the same token runs a later segment, which
@@ -39,6 +40,10 @@ EXIT_REPLAY_STILL_RUNNING = 11
 # `lanes approval-use`: the replay of a recorded use of an approval; the action was licensed once, to the call
 # that recorded it, and this answer (`"licensed": false`) licenses nothing: the run does not act again.
 EXIT_REPLAY_NOT_LICENSED = 12
+# Codes that share a number with one above and name what it means for one command.
+EXIT_WILL_NOT_RUN = EXIT_UNEXPECTED  # `check`: the factory would not run tonight
+EXIT_OVER_CEILING = EXIT_UNEXPECTED  # `commission`: sound, but the week does not fit (a warning, as health's)
+EXIT_NOT_CONFIRMED = EXIT_BAD_INPUT  # `rehearse`: the owner did not confirm
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
 REFUSAL_EXIT_CODES: dict[str, int] = {
@@ -136,6 +141,12 @@ def to_jsonable(value: Any) -> Any:
 def emit(document: Any) -> None:
     """One JSON object on one line of stdout (ASCII: a lone surrogate or ESC prints as an escape)."""
     print(json.dumps(to_jsonable(document), sort_keys=True), flush=True)
+
+
+def answer(document: Any) -> int:
+    """A command's answer: its one JSON object on stdout, then exit 0."""
+    emit(document)
+    return EXIT_OK
 
 
 def quiet_stdout() -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.core import OwnerKeys
+from factory_schedule.core import OwnerKeyResult, OwnerKeys
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing
 from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit
 from factory_schedule.tui.cli.owner_signing import read_passphrase, unlock_owner_key
@@ -51,11 +52,11 @@ class _Lines:
         return first
 
 
-def _keys(args: argparse.Namespace) -> Any:
+def _keys(args: argparse.Namespace) -> OwnerKeys:
     return OwnerKeys(open_existing(journal_url_of(args)), SystemClock())
 
 
-def _sealed(signer: Any, passphrase: str) -> dict[str, Any]:
+def _sealed(signer: KeySigner, passphrase: str) -> dict[str, Any]:
     try:
         return seal(signer, passphrase)
     except OwnerKeyError as error:
@@ -71,8 +72,8 @@ def _staged(path: Path, document: dict[str, Any]) -> Path:
                        f"recorded") from None
 
 
-def _recorded_with(path: Path, document: dict[str, Any], record: Any,
-                   keep_as: str | None) -> tuple[Any, dict[str, Any]]:
+def _recorded_with(path: Path, document: dict[str, Any], record: Callable[[], OwnerKeyResult],
+                   keep_as: str | None) -> tuple[OwnerKeyResult, dict[str, Any]]:
     """`record()` (the journal's new key) with its key file: staged first, removed if the journal refuses,
     placed at `path` after; what the owner is told of where the file is."""
     staged = _staged(path, document)
@@ -106,7 +107,7 @@ def init_owner_key(args: argparse.Namespace) -> int:
         raise BadInput(str(error)) from None
     recovery = KeySigner.generate()
 
-    def record() -> Any:
+    def record() -> OwnerKeyResult:
         return keys.init(journal_id=new_journal_id(), signer=signer, recovery_key=recovery.public_key)
 
     recorded, where = _recorded_with(path, document, record, None) if made else (record(), {"key_file": str(path)})

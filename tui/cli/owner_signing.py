@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from factory_schedule.core import load_owner
 from factory_schedule.tui.cli.output import BadInput
-from factory_schedule.tui.host.owner_key import OwnerKeyError, default_key_path, read_key_file, unseal
+from factory_schedule.tui.host.owner_key import KeySigner, OwnerKeyError, default_key_path, read_key_file, unseal
 
 if TYPE_CHECKING:
     from factory_schedule.core import Signer
@@ -41,7 +41,7 @@ def read_passphrase(fd: int | None, prompt: str = "Owner passphrase: ") -> str:
     return getpass.getpass(prompt)
 
 
-def unlock_owner_key(public_key: str, fd: int | None) -> Any:
+def unlock_owner_key(public_key: str, fd: int | None) -> KeySigner:
     """The owner's signer for the key whose public half is `public_key`, opened with the passphrase."""
     path = default_key_path()
     try:

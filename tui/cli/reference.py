@@ -22,7 +22,6 @@ from typing import Any
 from factory_schedule.core import commission_json_schema
 from factory_schedule.tui.cli import output
 from factory_schedule.tui.cli.main import build_parser
-from factory_schedule.tui.host.providers.work import EXIT_UNRECORDED
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CLI_PAGE = Path("docs/reference/cli.md")
@@ -41,8 +40,9 @@ EXIT_MEANINGS: dict[int, str] = {
     output.EXIT_RUNNER_FAILED: "`tick`: a runner exited non-zero or left its segment running",
     output.EXIT_CHAIN_BROKEN: "`verify`: an aggregate's hash chain does not verify from its first event (`problems` "
                               "says where it breaks)",
-    EXIT_UNRECORDED: "`run`: the journal would not take a report after every retry (about five minutes); the report is "
-       "printed in an `\"unrecorded\"` line and the segment left running for a supervisor",
+    output.EXIT_UNRECORDED: "`run`: the journal would not take a report after every retry (about five minutes); the "
+                            "report is printed in an `\"unrecorded\"` line and the segment left running for a "
+                            "supervisor",
     output.EXIT_REPLAY_NO_DISPATCH: "`call admit`: a replay of a recorded admission; no contact licensed "
                                     "(`in_flight` says whether it never ended)",
     output.EXIT_REPLAY_STILL_RUNNING: "`defer`: the replay of an earlier segment's deferral while this token runs a "

@@ -12,15 +12,13 @@ import sys
 from pathlib import Path
 
 from factory_schedule.tui.cli.journal import open_existing, schedule_over
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput, printable, say
+from factory_schedule.tui.cli.output import EXIT_NOT_CONFIRMED, EXIT_OK, BadInput, printable, say
 from factory_schedule.tui.cli.run import work_segment
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.providers import prompts as bindings
 from factory_schedule.tui.host.providers.stage_run import lane_stages
 from factory_schedule.tui.host.providers.work import Segment
 from factory_schedule.tui.host.rehearsal import admit_now, first_unit_binding, open_rehearsal
-
-EXIT_NOT_CONFIRMED = EXIT_BAD_INPUT
 
 
 def _confirmed(question: str, yes: bool) -> bool:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.tui.cli import output
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput
+from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, EXIT_UNRECORDED, BadInput
 from factory_schedule.tui.host.environment import ENV_LANE, ENV_OCCURRENCE, ENV_PROMPTS, ENV_RUNNER
 from factory_schedule.tui.host.providers import prompts, session, stage_run
 from factory_schedule.tui.host.providers.cli_probe import check_cli
@@ -54,7 +54,7 @@ def _commission(schedule: LifecycleSchedule) -> dict[str, Any]:
     return dict(view.commission)
 
 
-def _lane_args(binding: Any) -> list[str]:
+def _lane_args(binding: LaneBinding) -> list[str]:
     """Every argument the lane's tasks pass to the CLI."""
     return [arg for task in binding.tasks for arg in task.args]
 
@@ -172,9 +172,11 @@ def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Seg
         worker.settle(held)
         code = EXIT_OK
     elif run is not None:
-        code = stage_run.work_one_stage(PipelineLanes(schedule.journal, schedule.clock), worker, binding, run, emit)
+        recorded = stage_run.work_one_stage(PipelineLanes(schedule.journal, schedule.clock), worker, binding, run,
+                                            emit)
+        code = EXIT_OK if recorded else EXIT_UNRECORDED
     else:
-        code = worker.run()
+        code = EXIT_OK if worker.run() else EXIT_UNRECORDED
     emit({**(segment.ended or {"run": "left-running"}), "occurrence": occurrence, "runner": runner,
           "sent": len(segment.sent)})
     return code

@@ -4,6 +4,7 @@ admitted segment's runner behind its lease (in this process, or under a detached
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -66,25 +67,63 @@ def _lanes_to_start(schedule: LifecycleSchedule, lane: str | None) -> list[str]:
     return [plan.lane for plan in schedule.plan()]
 
 
-def _start_lanes(schedule: LifecycleSchedule, lanes: list[str]) -> tuple[list[segments.SegmentJob], int]:
+def _start_lanes(journal: Journal, schedule: LifecycleSchedule, lanes: list[str], ttl: float,
+                 clock: SystemClock) -> tuple[list[segments.SegmentJob], int]:
+    """Start each lane's segment, its lease taken before the start is recorded (`segments.lease_ahead`): a tick
+    that dies between the two leaves a lease naming a process that is gone, which health reconciles, never a
+    running segment without a lease, which nothing could prove dead."""
     jobs: list[segments.SegmentJob] = []
     exit_code = EXIT_OK
     for lane in lanes:
         runner = tokens.new_runner_token()
         try:
+            ahead = _lease_ahead(journal, schedule, lane, runner, ttl, clock)
+        except leases.LeaseHeldError as held:
+            # An earlier tick leased this segment and may be starting it (or died doing so: health removes its
+            # lease once it is provably gone): starting it here would leave the segment without its lease.
+            emit({"lane": lane, "waiting": f"its segment's lease is held: {held}"})
+            continue
+        try:
             tick = schedule.start(lane=lane, runner=runner)
         except ScheduleError as error:
+            _release(journal, ahead, runner)
             emit({"lane": lane, "error": error.code, "message": error.message})
             exit_code = exit_code or ERROR_EXIT_CODES.get(error.code, 1)
             continue
         emit({"lane": lane, "runner": runner, "tick": tick})
-        if tick.kind not in STARTED_KINDS or tick.occurrence is None:
+        running = tick.occurrence.running_segment if tick.occurrence is not None else None
+        if tick.kind not in STARTED_KINDS or tick.occurrence is None or running is None or running.runner != runner:
+            _release(journal, ahead, runner)  # nothing started for this runner (a replay: its runner holds it)
             continue
-        running = tick.occurrence.running_segment
-        if running is None or running.runner != runner:
-            continue  # a replay to another runner's segment: that runner holds it
+        if ahead != segments.segment_scope(tick.occurrence.id, running.n):
+            _release(journal, ahead, runner)  # the schedule started another segment than planned
         jobs.append(segments.SegmentJob(lane, tick.occurrence.id, running.n, runner))
     return jobs, exit_code
+
+
+def _lease_ahead(journal: Journal, schedule: LifecycleSchedule, lane: str, runner: str, ttl: float,
+                 clock: SystemClock) -> str | None:
+    """Take the lease of the segment the schedule plans to start on `lane` for `runner`; its scope, or None
+    when no start is planned. Raises LeaseHeldError when another runner's lease holds that segment."""
+    plan = next((plan for plan in schedule.plan() if plan.lane == lane), None)
+    if plan is None or plan.occurrence_id is None or plan.action not in ("admit", "resume"):
+        return None
+    segment = 1
+    if plan.action == "resume":
+        view = schedule.read()
+        known = [o for o in (view.occurrences if view is not None else []) if o.id == plan.occurrence_id]
+        if not known:
+            return None
+        segment = len(known[0].segments) + 1
+    scope = segments.segment_scope(plan.occurrence_id, segment)
+    segments.lease_ahead(journal, segments.SegmentJob(lane, plan.occurrence_id, segment, runner), ttl, clock.now())
+    return scope
+
+
+def _release(journal: Journal, scope: str | None, runner: str) -> None:
+    if scope is not None:
+        with contextlib.suppress(leases.LeaseOwnerError):
+            leases.release(journal, scope, runner)
 
 
 def _reconcile_first(journal: Journal, schedule: LifecycleSchedule, clock: SystemClock) -> None:
@@ -165,7 +204,7 @@ def tick(args: argparse.Namespace) -> int:
     beat.start()
     try:
         _reconcile_first(journal, schedule, clock)
-        jobs, exit_code = _start_lanes(schedule, _lanes_to_start(schedule, args.lane))
+        jobs, exit_code = _start_lanes(journal, schedule, _lanes_to_start(schedule, args.lane), args.ttl, clock)
         _record_firings(journal, schedule, clock)
     finally:
         beat.stop()

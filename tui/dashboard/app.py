@@ -24,7 +24,7 @@ from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from factory_schedule.core import LifecycleSchedule
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
 from factory_schedule.core.clock import Clock
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
@@ -164,7 +164,7 @@ class ScheduleApp(App[None]):
     def poll(self) -> None:
         """Read head; read everything else only when it (or the minute, or the page) changed."""
         try:
-            head = self.journal.head("discovery/schedule")
+            head = self.journal.head(SCHEDULE_AGGREGATE)
             key = self._key(head, self.journal.head(PIPELINE_AGGREGATE))
             if key != self._seen:
                 if self._verified is None:
@@ -284,13 +284,17 @@ class ScheduleApp(App[None]):
         self._focus_table_of(view)
 
     def _focus_table_of(self, view: str) -> None:
+        """The arrow keys move through the view's table from the start; on Occurrences the ID field has the
+        focus instead, so an ID typed right after `o` is typed, never run key by key.
+
+        The focus moves before the view key's action returns (`Widget.focus` would move it only after the keys
+        already queued): a key typed fast after `o` reaches the field, not the view that had the focus."""
         pane = self.query_one(f"#{view}", TabPane)
-        tables = pane.query(DataTable)
-        if tables:
-            tables.first().focus()
-        else:
-            for lifecycle in pane.query(LifecycleView):  # no table: its text scrolls with the arrow keys
-                lifecycle.focus()
+        chosen: Widget | None = next(iter(pane.query("#status-id")), None) or next(iter(pane.query(DataTable)), None)
+        if chosen is None:
+            chosen = next(iter(pane.query(LifecycleView)), None)  # no table: its text scrolls with the arrow keys
+        if chosen is not None:
+            self.screen.set_focus(chosen)
 
     # -- forms ---------------------------------------------------------------------------
 
@@ -317,16 +321,16 @@ class ScheduleApp(App[None]):
             return
         listed = next(iter(self.query(OccurrencesView)), None)  # None until the first reading is on screen
         chosen = occurrence_id or (listed.selected_running() if listed else None) or running[0].id
-        self.push_screen(ReconcileForm(self.schedule, reading, chosen, self.remove_released_leases), self._after_form)
+        self.push_screen(ReconcileForm(self.schedule, reading, chosen, self.make_health_repairs), self._after_form)
 
-    def remove_released_leases(self) -> list[str]:
+    def make_health_repairs(self) -> list[str]:
         """The repairs `factory-schedule health --repair` makes (a released lease removed, a dead runner
         reconciled on conclusive evidence, a missed firing recorded), each journaled; what was done, in words."""
         from factory_schedule.tui.host.health import repair
 
         return [done.message for done in repair(self.journal, self.schedule, self.clock.now(), self.host)]
 
-    def action_remove_released_leases(self) -> None:
+    def action_make_health_repairs(self) -> None:
         """Health's x: what `health --repair` does, from the dashboard, once the owner confirms the repairs."""
         from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
 
@@ -349,11 +353,11 @@ class ScheduleApp(App[None]):
         if not confirmed:
             return
         try:
-            removed = self.remove_released_leases()
+            done = self.make_health_repairs()
         except Exception as error:  # a journal that cannot be read: say so, keep running
             self.notify(printable(f"The repair failed: {error}"), severity="error", markup=False)
             return
-        said = "; ".join(removed) if removed else "Nothing to repair."
+        said = "; ".join(done) if done else "Nothing to repair."
         self.notify(printable(said), timeout=6, markup=False)
         self.refresh_reading(force=True)
 

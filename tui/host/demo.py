@@ -46,6 +46,7 @@ import pendulum
 from pendulum import Date, DateTime
 
 from factory_schedule.core import (
+    SCHEDULE_AGGREGATE,
     LifecycleSchedule,
     ManualClock,
     Occurrence,
@@ -94,7 +95,7 @@ MALFORMED = "discovery/beta/basic/2026-12-16"
 
 
 @dataclass
-class Work:
+class DemoWork:
     task: str
     work: str
     bound: int
@@ -109,7 +110,7 @@ class Runner:
     lane: str
     occurrence_id: str
     segment: int
-    todo: list[Work]
+    todo: list[DemoWork]
     ttl: float = RUNNER_TTL_SECONDS
     pid: int = field(default_factory=os.getpid)
     killed: bool = False
@@ -138,7 +139,8 @@ class DemoDriver:
         self.runners: dict[str, Runner] = {}
         self.lock = threading.RLock()
         self.errors: list[str] = []
-        self.signer: Any = None  # the demo owner key, once `protect_demo` recorded it: it signs the owner's records
+        # the demo owner key, once `protect_demo` recorded it: it signs the owner's records
+        self.signer: KeySigner | None = None
 
     # -- the queue ------------------------------------------------------------------------
 
@@ -252,11 +254,11 @@ class DemoDriver:
         )
         self.at(self.clock.now().add(seconds=30), lambda: self.next_call(runner))
 
-    def work_left(self, occurrence: Occurrence, commission: dict[str, Any]) -> list[Work]:
+    def work_left(self, occurrence: Occurrence, commission: dict[str, Any]) -> list[DemoWork]:
         """The occurrence's whole plan of work (the same on every segment), minus what was performed or lost."""
         rng = random.Random(f"{self.seed}/{occurrence.id}")
         lane = next(item for item in lanes_of(commission) if item.lane == occurrence.lane)
-        plan: list[Work] = []
+        plan: list[DemoWork] = []
         for task in lane.tasks:
             heavy = lane.rhythm != "basic"
             count = min(task.max_calls, rng.randint(3, 4) if heavy else rng.randint(2, 3))
@@ -264,7 +266,7 @@ class DemoDriver:
                 count = task.max_calls
             for index in range(1, count + 1):
                 plan.append(
-                    Work(
+                    DemoWork(
                         task=task.task,
                         work=f"{task.task}-{index}",
                         bound=task.call_bound,
@@ -310,7 +312,7 @@ class DemoDriver:
             return  # the runner dies here: its call stays in flight, its lease goes stale
         self.at(self.clock.now().add(minutes=item.minutes), lambda: self.end_call(runner, answer.call, item))
 
-    def end_call(self, runner: Runner, call: int, item: Work) -> None:
+    def end_call(self, runner: Runner, call: int, item: DemoWork) -> None:
         report: dict[str, Any] = {"kind": "result", "tokens": item.tokens, "output": "ok"}
         outcome = "ok"
         if runner.occurrence_id == USAGE_LIMIT and runner.segment == 1 and item.work.endswith("-4"):
@@ -342,7 +344,7 @@ class DemoDriver:
         runner.todo.pop(0)
         self.at(self.clock.now().add(seconds=20), lambda: self.next_call(runner))
 
-    def refused(self, runner: Runner, reason: str, item: Work) -> None:
+    def refused(self, runner: Runner, reason: str, item: DemoWork) -> None:
         if reason in DEFERRAL_FOR_REFUSAL:
             bound = item.bound if reason == "budget-exhausted" else None
             self.defer(runner, DEFERRAL_FOR_REFUSAL[reason], bound=bound)
@@ -412,7 +414,7 @@ def _beta_on_chatgpt(commission: dict, *, revision: int, effective_from: str) ->
 def build_demo(journal_url: str, *, host: str = DEMO_HOST, until: DateTime = DEMO_END) -> DemoDriver:
     """Write the demo's two weeks into a new journal and return the driver, paused at `until`."""
     journal = open_journal(journal_url)
-    if journal.head("discovery/schedule") != 0:
+    if journal.head(SCHEDULE_AGGREGATE) != 0:
         raise ValueError(f"{journal.where} already holds a schedule: the demo needs a new journal")
     clock = ManualClock(DEMO_START.subtract(minutes=1))
     driver = DemoDriver(journal, clock, host=host)

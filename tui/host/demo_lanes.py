@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pendulum
 from pendulum import DateTime
 
 from factory_schedule.core.pipeline import ClaimIdle, PipelineError, PipelineLanes
+
+if TYPE_CHECKING:
+    from factory_schedule.tui.host.demo import DemoDriver
 
 PIPELINE_SETTINGS = {"threshold": 2, "maxRevisions": 1}
 CRITERIA = hashlib.sha256(b"demo exit criteria: 4 of 5 testers finish the loop").hexdigest()
@@ -54,7 +57,7 @@ def _artifact(lane: str, candidate: str, stage: str, n: int, **extra: Any) -> di
 class DemoLanes:
     """Queues the staged lanes' runs on the demo driver's clock-ordered queue."""
 
-    def __init__(self, driver: Any) -> None:
+    def __init__(self, driver: DemoDriver) -> None:
         self.driver = driver
         self.lanes = PipelineLanes(driver.journal, driver.clock)
         self.verify_sha: dict[str, str] = {}

@@ -144,6 +144,17 @@ def _stop_before_start(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+def lease_ahead(journal: Journal, job: SegmentJob, ttl: float, now: datetime) -> None:
+    """Take `job`'s segment lease for its runner before the schedule records its start, naming this process
+    (the tick): whatever ends the tick after the start leaves the segment leased to a process that is gone,
+    so health can prove it dead and reconcile it. `run_segment` takes the lease over from it."""
+    info = {"pid": os.getpid(), "tick_pid": os.getpid(), "pid_started": process_start_time(os.getpid()),
+            "tick_pid_started": process_start_time(os.getpid()), "host": this_host(), "machine": this_machine(),
+            "runner": job.runner, "occurrence": job.occurrence_id, "segment": job.segment, "lane": job.lane,
+            "started": now.isoformat()}
+    leases.acquire(journal, segment_scope(job.occurrence_id, job.segment), job.runner, ttl, now, info)
+
+
 def run_segment(
     journal: Journal,
     journal_url: str,
@@ -175,8 +186,14 @@ def run_segment(
     try:
         leases.acquire(journal, scope, job.runner, ttl, now(), info)
     except leases.LeaseHeldError as error:
-        return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="held-by-another",
-                          detail=str(error))
+        if error.holder.owner != job.runner:
+            return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="held-by-another",
+                              detail=str(error))
+        # The tick took it for this runner before recording the start (lease_ahead): this keeper holds it now.
+        try:
+            leases.heartbeat(journal, scope, job.runner, now(), info)
+        except leases.LeaseOwnerError as lost:
+            return SegmentRun(**base, pid=None, exit=None, segment_running=True, lease="lost", detail=str(lost))
     env = runner_environment(os.environ, journal_url, job, ttl)
     if shutil.which(command[0]) is None:
         # Nothing ran, so nothing was sent: the segment is still running with no runner. Leave the

@@ -10,7 +10,7 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule, parse_commission
 from factory_schedule.core.commission import commission_digest
-from factory_schedule.core.pipeline import PipelineError, PipelineLanes
+from factory_schedule.core.pipeline import PipelineError, PipelineLanes, claims, transitions
 from factory_schedule.core.pipeline import rules as pipeline_rules
 from factory_schedule.store import open_journal
 from tests.core.pipeline.pipeline_support import (
@@ -28,7 +28,7 @@ from tests.core.pipeline.pipeline_support import (
     top_n,
     writes_nothing,
 )
-from tests.store.forgery import reseal_head
+from tests.store.forgery import put_whole_state, reseal_head, stored_state
 
 
 def _refused(h, code: str, call, **kwargs) -> PipelineError:
@@ -78,13 +78,13 @@ def test_the_rules_refuse_a_review_by_a_runner_that_produced_an_artifact_of_the_
     h, _runs, pending = _promoted_to(tmp_path, "review")
     state = h.lanes.state()
     producer = pending["subject"]["runner"]
-    idle = pipeline_rules.claim(state, "promotion", "promotion-reviewer", producer, h.clock.now())
+    idle = claims.claim(state, "promotion", "promotion-reviewer", producer, h.clock.now())
     assert isinstance(idle, pipeline_rules.Idle) and idle.reason == "self-review"
-    claimed = pipeline_rules.claim(state, "promotion", "promotion-reviewer", "rev-9", h.clock.now()).state
+    claimed = claims.claim(state, "promotion", "promotion-reviewer", "rev-9", h.clock.now()).state
     forged = claimed.model_copy(update={"promotion": claimed.promotion.model_copy(update={"tasks": tuple(
         t.model_copy(update={"claimed_by": producer}) for t in claimed.promotion.tasks)})})
     with pytest.raises(PipelineError) as refused:
-        pipeline_rules.complete(forged, "promotion", pending["task"], producer,
+        transitions.complete(forged, "promotion", pending["task"], producer,
                                 promotion_report("review", pending["task"]), h.clock.now())
     assert refused.value.code == "SELF_REVIEW"
 
@@ -420,10 +420,10 @@ def test_stored_state_that_breaks_a_rule_is_corrupt_on_every_read_and_command_an
     h, _runs, _pending = _promoted_to(tmp_path, "review")
     path = h.url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:
-        (state,) = db.execute("SELECT state FROM aggregates WHERE aggregate = 'pipeline/lanes'").fetchone()
+        state = stored_state(db, "pipeline/lanes")
         document = json.loads(state)
         tamper(document)
-        db.execute("UPDATE aggregates SET state = ? WHERE aggregate = 'pipeline/lanes'", (json.dumps(document),))
+        put_whole_state(db, "pipeline/lanes", json.dumps(document))
         if forged:
             reseal_head(db, "pipeline/lanes")
     fresh = PipelineLanes(open_journal(h.url), h.clock)

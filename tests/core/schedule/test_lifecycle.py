@@ -12,8 +12,8 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.store import open_journal
-from tests.core.engine_helpers import (
-    SteppingClock,
+from tests.core.schedule.support import (
+    TheLockMovesTheClock,
     basic_id,
     basic_lane,
     coalesced_of,
@@ -583,13 +583,12 @@ def test_a_clock_running_backwards_is_invalid_writes_nothing_and_succeeds_once_p
 
 def test_a_decision_reads_the_clock_inside_the_journal_transaction(tmp_path):
     h = make_harness(tmp_path)
-    # Planned at 04:59 (inside the window), decided at 05:01 (closed): nothing may be admitted.
-    clock = SteppingClock("2026-12-07T04:59:00Z", "2026-12-07T05:01:00Z")
-    schedule = LifecycleSchedule(open_journal(h.url), clock)
+    # 04:59 (inside the window) until the write lock is taken, 05:01 (closed) once it is held: nothing is admitted.
+    clock = ManualClock("2026-12-07T04:59:00Z")
+    schedule = LifecycleSchedule(TheLockMovesTheClock(open_journal(h.url), clock, "2026-12-07T05:01:00Z"), clock)
     with writes_nothing(h):
         tick = schedule.start(lane=LANE, runner="r1")
     assert tick.kind == "waiting"
-    assert clock.reads >= 2
 
 
 # -- invariant 14: pruning -----------------------------------------------------------------------------------------

@@ -175,9 +175,10 @@ from factory_schedule.tui.dashboard.app import build_app
 build_app(sys.argv[1], ManualClock(sys.argv[2]), 0.5, host=sys.argv[3], journal_label=sys.argv[4]).run()
 """
 
-# What the owner presses: every view, the detail of every occurrence, every form, then quit.
+# What the owner presses: every view, the detail of every occurrence, every form, then quit. Occurrences opens
+# in its ID box: the first Down moves to the list.
 DOWN, ESCAPE = "\x1b[B", "\x1b"
-WALK = ("o", DOWN, DOWN, DOWN, "l", "a", "h", "e", DOWN, DOWN, DOWN, "t", "s", ESCAPE, "r", ESCAPE, "c", ESCAPE,
+WALK = ("o", DOWN, DOWN, DOWN, DOWN, "l", "a", "h", "e", DOWN, DOWN, DOWN, "t", "s", ESCAPE, "r", ESCAPE, "c", ESCAPE,
         "\x11")
 
 

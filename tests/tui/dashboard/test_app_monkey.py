@@ -93,3 +93,11 @@ def test_each_view_and_form_takes_a_fixed_key_run_without_a_stray_write(start: s
                   for size in SIZES]
     if start in ("s", "r"):
         assert writes[0] >= 1, "the prefilled form, submitted and confirmed, writes"
+
+
+def test_ci_runs_the_monkey_on_the_same_keys_every_time() -> None:
+    """.ci/run says it is CI (the monkey's examples are then derandomized: a fixed seed), and they are few."""
+    script = (Path(__file__).resolve().parents[3] / ".ci" / "run").read_text(encoding="utf-8")
+    assert "export CI=true" in script.splitlines()
+    test = test_random_keys_never_raise_and_write_only_when_a_confirm_step_is_confirmed
+    assert test._hypothesis_internal_use_settings.max_examples <= 10  # type: ignore[attr-defined]

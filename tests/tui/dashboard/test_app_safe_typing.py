@@ -24,7 +24,7 @@ from factory_schedule.tui.dashboard.screens.commission import CommissionForm, di
 from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 
-from .test_app_journeys import SIZE, confirm_write, make_app, reading_of, synchronously
+from .test_app_journeys import SIZE, _screen_text, confirm_write, make_app, reading_of, synchronously
 
 FORM_KEYS = ("s", "r", "c", "v", "d")
 
@@ -50,32 +50,84 @@ async def open_form(pilot: Any, key: str) -> ScheduleForm:
 
 
 @synchronously
-async def test_typing_an_occurrence_id_on_occurrences_types_it_and_opens_no_form(demo_url: str) -> None:
-    """`/` moves to the status field; a letter bound to nothing goes there too; what follows is typed."""
+async def test_the_placeholders_example_typed_right_after_o_lands_in_the_id_box_and_switches_nothing(
+    demo_url: str,
+) -> None:
+    """The ID box has the focus when Occurrences opens: the example the box itself shows, typed at once, is
+    typed (its a, l, p, h are the keys of four views, and an s, c, r, v or d would open a form)."""
+    from factory_schedule.tui.dashboard.widgets.occurrences import PLACEHOLDER
+
+    example = PLACEHOLDER.split("e.g. ", 1)[1].split()[0]
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("o")
         await pilot.pause()
         before = heads(app)
-        await pilot.press("slash", *"delta/basic/2026-12-17")
+        await pilot.press(*example)
         await pilot.pause()
-        assert not isinstance(app.screen, ScheduleForm)
-        assert app.query_one("#status-id", Input).value == "delta/basic/2026-12-17"
-        await pilot.press("escape")
+        assert app.query_one("#status-id", Input).value == example
+        assert app.query_one(TabbedContent).active == "occurrences" and not isinstance(app.screen, ScheduleForm)
+        await pilot.press(*"svcrdq")  # a product's initials: typed too, and the dashboard still runs
+        await pilot.pause()
+        assert app.is_running and app.query_one(TabbedContent).active == "occurrences"
+        assert app.query_one("#status-id", Input).value == example + "svcrdq"
+        assert heads(app) == before
+
+
+@synchronously
+async def test_escape_leaves_the_id_box_and_gives_the_views_keys_back(demo_url: str) -> None:
+    """Escape moves to the list, where a letter is a view's key again; a key no view has starts an ID."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        before = heads(app)
+        await pilot.press(*"delta/basic/2026-12-17", "escape")
         await pilot.pause()
         assert isinstance(app.focused, DataTable), "Escape leaves the field"
         app.query_one("#status-id", Input).value = ""
         await pilot.press(*"2026")  # digits are no key of the dashboard's: they start an ID in the field
         await pilot.pause()
         assert app.query_one("#status-id", Input).value == "2026" and isinstance(app.focused, Input)
+        await pilot.press("escape", "l")
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "ledger"
         assert heads(app) == before
+
+
+@synchronously
+async def test_while_the_id_box_has_the_focus_the_footer_says_how_to_leave_it(demo_url: str) -> None:
+    """The box takes every printable key, so the footer offers none of the views' keys: it names Escape."""
+    from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
+
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        shown = [key.description for key in app.query(FooterKey)]
+        assert shown and "the list" in shown[0], shown
+
+
+@synchronously
+async def test_tab_and_shift_tab_reach_the_id_box_and_the_list(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        field, table = app.query_one("#status-id", Input), app.query_one("#occurrences-table", DataTable)
+        for direction in ("tab", "shift+tab"):
+            reached = set()
+            for _ in range(6):
+                await pilot.press(direction)
+                reached.add(id(app.focused))
+            assert {id(field), id(table)} <= reached, direction
 
 
 @synchronously
 async def test_after_a_lookup_the_list_has_the_keys_again(demo_url: str) -> None:
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("o", "slash", *"alpha/basic/2026-12-17", "enter")
+        await pilot.press("o", *"alpha/basic/2026-12-17", "enter")
         await pilot.pause()
         assert isinstance(app.focused, DataTable)
         await pilot.press("e")
@@ -439,3 +491,116 @@ async def test_the_overage_switch_says_its_state_in_words(demo_url: str) -> None
         await pilot.press("space")
         await pilot.pause()
         assert str(form.query_one("#overage-word", Label).render()).strip() == "ON: no call is admitted"
+
+
+# -- 8. words and layout: every column on screen reads in full -----------------------------------------------
+
+
+def _cells_cut(table: DataTable, screen: str) -> list[str]:
+    """The cells of the rows on screen whose whole text is not on screen (a cut cell shows its start only)."""
+    lines = screen.splitlines()
+    top = table.region.y + 1  # below the header
+    shown_rows = range(int(table.scroll_y), int(table.scroll_y) + max(0, table.region.height - 1))
+    cut = []
+    for offset, row in enumerate(shown_rows):
+        if row >= table.row_count or top + offset >= len(lines):
+            break
+        line = lines[top + offset]
+        for value in table.get_row_at(row):
+            text = getattr(value, "plain", str(value)).strip()
+            if text and text not in line:
+                cut.append(text)
+    return cut
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.parametrize("view, table_id", [("t", "#tonight-table"), ("o", "#occurrences-table"),
+                                             ("l", "#ledger-table")])
+@synchronously
+async def test_every_column_of_a_view_reads_in_full(demo_url: str, size: tuple[int, int], view: str,
+                                                    table_id: str) -> None:
+    """A column that does not fit whole leaves the table (its words are in the selected row's line or detail);
+    none is cut: every header and every cell of the rows on screen reads in full, and the table is never
+    wider than its place (no sideways scroll)."""
+    app = make_app(demo_url)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press(view)
+        await pilot.pause()
+        table = app.query_one(table_id, DataTable)
+        screen = _screen_text(app)
+        header = screen.splitlines()[table.region.y]
+        assert table.max_scroll_x == 0, f"{table_id} is wider than the screen"
+        for column in table.columns.values():
+            assert column.label.plain in header, f"header {column.label.plain!r} is cut: {header!r}"
+        assert not _cells_cut(table, screen)
+        if view == "t":
+            assert len(table.columns) == (5 if size[0] >= 120 else 2), "at 120 columns Tonight shows every column"
+
+
+@synchronously
+async def test_at_80_columns_the_selected_lane_line_says_what_the_left_out_columns_say(demo_url: str) -> None:
+    """The state, the slot's occurrence: what the narrow table leaves out is in the selected lane's line."""
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = " ".join(_screen_text(app).split())
+        assert "alpha/basic/2026-12-20 deferred (usage-limit)" in screen
+
+
+@synchronously
+async def test_at_80x24_the_reconcile_form_shows_its_evidence_in_full_and_follows_an_edit(demo_url: str) -> None:
+    """The evidence field is one line; the evidence it will record reads whole above it, not only its tail."""
+    from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
+
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        form = await open_form(pilot, "r")
+        await pilot.pause()
+        health = reading_of(app).health
+        evidence = dead_runner_evidence(health, "discovery/gamma/basic/2026-12-20")
+        assert evidence
+        screen = " ".join(_screen_text(app).replace("│", " ").split())
+        assert " ".join(evidence.split()) in screen, "the evidence is cut"
+        field = form.query_one("#evidence", Input)
+        field.focus()
+        await pilot.press("end", *" and pid 4194999 is free")
+        await pilot.pause()
+        screen = " ".join(_screen_text(app).replace("│", " ").split())
+        assert "and pid 4194999 is free" in screen
+
+
+# -- 8. words: the sign-in form's "Recorded by" -------------------------------------------------------------
+
+
+@synchronously
+async def test_recorded_by_defaults_to_who_recorded_the_journals_newest_account_record(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        LifecycleSchedule(open_journal(app.journal.where), ManualClock(DEMO_END)).record_account(
+            account="chatgpt", sequence=2, sign_in="owner@factory.example", overage=False, recorded_by="ada")
+        app.refresh_reading(force=True)
+        form = await open_form(pilot, "s")
+        assert form.query_one("#recorded-by", Input).value == "ada"
+
+
+@synchronously
+async def test_a_new_journals_recorded_by_is_blank_and_says_what_to_type(tmp_path: Path) -> None:
+    """No record names the owner yet: the field makes up no name (it would be kept in the journal as theirs)."""
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "s")
+        field = form.query_one("#recorded-by", Input)
+        assert field.value == "" and "your name" in field.placeholder
+
+
+def test_the_empty_journals_first_steps_name_the_command_and_a_docs_page_that_has_the_section() -> None:
+    """Not "see the README": the command to run and the page (and its section) that says more."""
+    import re
+
+    from factory_schedule.tui.dashboard.widgets.empty import FIRST_STEPS
+
+    words = FIRST_STEPS.plain
+    assert "factory-schedule check" in words and "README" not in words
+    page, section = re.search(r"(docs/\S+\.md),\s+section \"([^\"]+)\"", words).groups()  # type: ignore[union-attr]
+    root = Path(__file__).resolve().parents[3]
+    assert f"## {section}" in (root / page).read_text(encoding="utf-8")

@@ -16,9 +16,11 @@ import pytest
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
 from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
+from factory_schedule.tui.dashboard.screens.base import ScheduleForm
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL
 from factory_schedule.tui.host.demo_lanes import APPROVAL
 from tests.store.forgery import reseal_head
+from tests.tui.dashboard.test_app_journeys import confirm_write
 
 SIZE = (120, 40)
 
@@ -68,7 +70,8 @@ def test_a_refused_approval_shows_the_code_and_message(snap_compare, demo_app) -
         await pilot.press(*"approve")
         await pilot.pause()
         pilot.app.screen.submit()
-        await pilot.pause()
+        await confirm_write(pilot)  # the second look of a public approval, answered yes: the engine refuses
+        assert isinstance(pilot.app.screen, ScheduleForm), "the refused form stays open"
 
     assert snap_compare(demo_app, terminal_size=SIZE, run_before=run_before)
 
@@ -95,6 +98,7 @@ def test_a_corrupt_state_shows_a_banner_and_keeps_history(snap_compare, demo_fil
     shutil.copy(demo_file, copy)
     with sqlite3.connect(copy) as db:
         db.execute("UPDATE aggregates SET state = '{\"protocol\": \"sf-lifecycle-schedule/1\"}'")
+        db.execute("DELETE FROM state_parts")  # every state whole, as written
         reseal_head(db, SCHEDULE_AGGREGATE)  # past the journal's seal, so the banner shows the engine's own check
     app = build_app(f"sqlite:///{copy}", ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
     assert snap_compare(app, press=["h"], terminal_size=SIZE)

@@ -21,7 +21,7 @@ from factory_schedule.store import JournalError, open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.providers.calls import make_call
 from factory_schedule.tui.host.providers.prompts import load_lane
-from factory_schedule.tui.host.providers.work import EXIT_DONE, EXIT_UNRECORDED, Retry, Segment, SegmentWork
+from factory_schedule.tui.host.providers.work import Retry, Segment, SegmentWork
 from tests.tui.provider_support import FAKE_LANE_ENV, FAKES
 from tests.tui.runner_support import commission_due_now
 
@@ -81,11 +81,11 @@ def binding(tmp_path: Path, *transcripts: str, bound: int = 150_000) -> Any:
     return load_lane(tmp_path / "prompts", "alpha/basic", tasks)
 
 
-def work(schedule: Any, occurrence: str, lane: Any) -> tuple[int, list[dict[str, Any]], Segment]:
+def work(schedule: Any, occurrence: str, lane: Any) -> tuple[bool, list[dict[str, Any]], Segment]:
     lines: list[dict[str, Any]] = []
     segment = Segment(occurrence=occurrence, runner=RUNNER, sign_in="owner@example.com")
-    code = SegmentWork(schedule, lane, segment, lines.append, retry=NO_WAIT).run()
-    return code, lines, segment
+    recorded = SegmentWork(schedule, lane, segment, lines.append, retry=NO_WAIT).run()
+    return recorded, lines, segment
 
 
 def contacts(tmp_path: Path) -> list[str]:
@@ -105,8 +105,8 @@ def calls_of(schedule: LifecycleSchedule, occurrence: str) -> list[Any]:
 def test_a_report_the_journal_refuses_for_a_while_is_retried_until_it_is_recorded(
         schedule: LifecycleSchedule, tmp_path: Path) -> None:
     occurrence = started(schedule)
-    code, _lines, segment = work(Failing(schedule, "end_call", times=3), occurrence, binding(tmp_path, "normal"))
-    assert code == EXIT_DONE
+    recorded, _lines, segment = work(Failing(schedule, "end_call", times=3), occurrence, binding(tmp_path, "normal"))
+    assert recorded is True
     assert [(c.outcome, c.debit) for c in calls_of(schedule, occurrence)] == [("ok", 3000)]
     assert segment.ended == {"run": "settled", "status": "completed", "reason": "every unit of work was asked for"}
 
@@ -114,8 +114,8 @@ def test_a_report_the_journal_refuses_for_a_while_is_retried_until_it_is_recorde
 def test_a_report_the_journal_never_takes_is_printed_and_the_segment_left_to_a_supervisor(
         schedule: LifecycleSchedule, tmp_path: Path) -> None:
     occurrence = started(schedule)
-    code, lines, segment = work(Failing(schedule, "end_call", times=99), occurrence, binding(tmp_path, "normal"))
-    assert code == EXIT_UNRECORDED
+    recorded, lines, segment = work(Failing(schedule, "end_call", times=99), occurrence, binding(tmp_path, "normal"))
+    assert recorded is False
     [unrecorded] = [line for line in lines if line["run"] == "unrecorded"]
     assert unrecorded["report"] == {"kind": "result", "tokens": 3000, "output": "ok", "observation": {
         **unrecorded["report"]["observation"], "status": "allowed"}}
@@ -127,8 +127,8 @@ def test_an_admission_whose_answer_was_lost_is_ended_lost_and_never_sent(
         schedule: LifecycleSchedule, tmp_path: Path) -> None:
     occurrence = started(schedule)
     lane = binding(tmp_path, "normal", "normal")
-    code, lines, _segment = work(Failing(schedule, "admit_call", times=1, after=True), occurrence, lane)
-    assert code == EXIT_DONE
+    recorded, lines, _segment = work(Failing(schedule, "admit_call", times=1, after=True), occurrence, lane)
+    assert recorded is True
     assert [(c.work, c.outcome) for c in calls_of(schedule, occurrence)] == [("unit-1", "lost"), ("unit-2", "ok")]
     assert contacts(tmp_path) == ["Unit 2. [transcript: normal]"]  # unit 1 never went out, and never will
     assert [line["run"] for line in lines][:1] == ["lost-in-flight"]
@@ -142,8 +142,8 @@ def test_a_bound_that_does_not_fit_the_week_defers_budget_exhausted(
     schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
                             recorded_by="owner")
     occurrence = started(schedule)
-    code, lines, segment = work(schedule, occurrence, binding(tmp_path, "normal"))
-    assert code == EXIT_DONE
+    recorded, lines, segment = work(schedule, occurrence, binding(tmp_path, "normal"))
+    assert recorded is True
     assert [line["reason"] for line in lines if line["run"] == "refused"] == ["budget-exhausted"]
     assert segment.ended == {"run": "deferred", "reason": "budget-exhausted"}
     assert contacts(tmp_path) == []
@@ -167,3 +167,22 @@ def test_no_call_is_left_running_past_the_segments_deadline(
                 clock=lambda: two_seconds_before).run()
     assert asked == [2.0]  # the lane's 3 s timeout, cut to the 2 s left before the deadline
     assert [c.outcome for c in calls_of(schedule, occurrence)] == ["lost"]
+
+
+@pytest.mark.parametrize("how", ["settle", "settle_as"])
+def test_a_settlement_reason_cut_at_a_space_still_settles_the_segment(schedule: LifecycleSchedule, how: str) -> None:
+    """A reason is cut to the engine's 200 characters with no whitespace left at the cut: one whose 200th
+    character is a space (a long prompt-folder path, a long refusal message) settles the segment, never is
+    refused INVALID with the runner crashed and its segment left running."""
+    occurrence = started(schedule)
+    lines: list[dict[str, Any]] = []
+    worker = SegmentWork(schedule, None, Segment(occurrence=occurrence, runner=RUNNER, sign_in=""), lines.append)
+    why = "prompt folder unusable: " + "x" * 175 + " and more words past the cut"
+    assert why[199] == " "
+    if how == "settle":
+        worker.settle(why)
+    else:
+        worker.settle_as("unavailable", why)
+    settled = schedule.record(occurrence)
+    assert settled is not None and settled.settlement is not None
+    assert settled.settlement.reason == why[:199]

@@ -100,7 +100,8 @@ def register(subcommands: Any) -> None:
         ("approval-use", "record an approved external action before doing it: act only on licensed:true (12: a "
          "replay, licensed once already; 65: no approval)", APPROVAL_USE, "approval_use"),
     ):
-        parser = add_command(commands, name, text, options, f"factory_schedule.tui.cli.lanes:{handler}",
+        module = "owner_records" if name in OWNER_DECISIONS else "lanes"
+        parser = add_command(commands, name, text, options, f"factory_schedule.tui.cli.{module}:{handler}",
                              stdin=name not in STDIN_DOCUMENTS)
         if name in OWNER_DECISIONS:
             add_passphrase_option(parser)

@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch
 
-from factory_schedule.core.model import AccountRecord
+from factory_schedule.core.schedule_document import AccountRecord
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import (
@@ -43,6 +43,15 @@ def current_record(reading: Reading | None, account: str) -> AccountRecord | Non
         return None
     state = next((a for a in reading.view.accounts if a.account == account), None)
     return None if state is None else state.record
+
+
+def recorded_by(reading: Reading | None) -> str:
+    """Who recorded the journal's newest account record: the owner's own name for themself, or "" (the field
+    then says what to type) before any record; a made-up default would be kept in the journal as the owner's."""
+    if reading is None or reading.view is None:
+        return ""
+    records = [state.record for state in reading.view.accounts if state.record is not None]
+    return max(records, key=lambda record: record.recorded_at).recorded_by if records else ""
 
 
 def record_words(reading: Reading | None, account: str) -> Text:
@@ -113,8 +122,9 @@ class RecordAccountForm(ScheduleForm):
         yield Label("Sequence (the next one)")
         yield Input(str(next_sequence(self.reading, self.account)), id="sequence",
                     validators=[PositiveInteger("sequence")], compact=True)
-        yield Label("Recorded by")
-        yield Input("owner", id="recorded-by", validators=[NotBlank("recorded by")], compact=True)
+        yield Label("Recorded by (who you are, kept in the journal)")
+        yield Input(printable(recorded_by(self.reading)), id="recorded-by", validators=[NotBlank("recorded by")],
+                    placeholder="your name or handle: it is kept with the record", compact=True)
         with Horizontal(classes="switch-row"):
             yield Label("Paid overage allowed (space toggles)  ", classes="inline")
             yield FormSwitch(value=False, id="overage")

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
-from factory_schedule.core.model import Occurrence
+from factory_schedule.core.schedule_document import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, ScheduleForm, value_of
@@ -34,9 +34,9 @@ class ReconcileForm(ScheduleForm):
     SUBMIT_LABEL = "Confirm it is gone"
 
     def __init__(self, schedule: LifecycleSchedule, reading: Reading, occurrence_id: str,
-                 remove_released_leases: Callable[[], list[str]] | None = None) -> None:
+                 make_health_repairs: Callable[[], list[str]] | None = None) -> None:
         super().__init__()
-        self.remove_released_leases = remove_released_leases
+        self.make_health_repairs = make_health_repairs
         self.schedule = schedule
         self.reading = reading
         self.occurrence = next(o for o in running_occurrences(reading) if o.id == occurrence_id)
@@ -73,9 +73,11 @@ class ReconcileForm(ScheduleForm):
     def fields(self) -> Iterable[Widget]:
         zone = self.reading.zone or "UTC"
         occurrence = self.occurrence
-        yield Label("Evidence (why it is dead)")
+        yield Label("Evidence (why it is dead), in full; edit it in the field below")
         from_health = dead_runner_evidence(self.reading.health, occurrence.id)
         evidence = from_health or lease_evidence(self.reading, occurrence, zone) or ""
+        # The field shows one line of it; the evidence in full, wrapped, scrolls in its own region.
+        yield Static(Text(printable(evidence)), id="evidence-in-full", classes="evidence")
         yield Input(printable(evidence), id="evidence", validators=[NotBlank("evidence", longest=500)], compact=True)
         yield Label("Runner (the dead runner's token)")
         # Shown printable; an unchanged field still names the runner exactly as the journal holds it.
@@ -85,7 +87,13 @@ class ReconcileForm(ScheduleForm):
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.query_one("#evidence", Input).cursor_position = 0  # the field opens on the evidence's start
         self.query_one("#evidence" if not value_of(self, "#evidence") else "#confirmed-by", Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "evidence":
+            self.query_one("#evidence-in-full", Static).update(Text(printable(event.value)))
+        super().on_input_changed(event)
 
     def refresh_from(self, reading: Reading) -> str | None:
         """The occurrence stopped running (another writer reconciled it, or its runner reported): nothing is left
@@ -119,10 +127,10 @@ class ReconcileForm(ScheduleForm):
             },
         )
         said = f"Reconciled {self.occurrence.id} (schedule v{result.version})."
-        if self.remove_released_leases is not None:
+        if self.make_health_repairs is not None:
             # Its segment has ended: the dead runner's lease guards nothing now (health's own repair removes it).
             try:
-                removed = self.remove_released_leases()
+                removed = self.make_health_repairs()
             except Exception as error:  # the reconcile stands; health keeps reporting the lease
                 return f"{said} Its lease could not be removed: {error}"
             if removed:

@@ -15,7 +15,11 @@ FIRST_STEPS = Text.assemble(
     "2. Press ",
     ("s", "bold reverse"),
     " to record a sign-in record for claude (and chatgpt if a lane uses it): calls are refused without one.\n",
-    "3. Install the LaunchAgent so the tick fires at each lane's time (see the README).",
+    "3. In a terminal, run ",
+    ("factory-schedule check", "bold"),
+    ": it says what tonight still lacks and prints the command that\n"
+    "   installs the LaunchAgent firing the tick at each lane's time (docs/guides/unattended.md,\n"
+    "   section \"The LaunchAgent\").",
 )
 
 

@@ -14,14 +14,22 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from factory_schedule.core import ScheduleError
-from factory_schedule.core.model import Occurrence
 from factory_schedule.core.results import OccurrenceStatusView
+from factory_schedule.core.schedule_document import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import plain, printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
-from factory_schedule.tui.dashboard.widgets.tables import Cell, current_row_key, ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import (
+    Cell,
+    columns_that_fit,
+    current_row_key,
+    project,
+    set_columns,
+    sync_rows,
+)
 from factory_schedule.tui.dashboard.words import clock_time, state_words, tokens, when
 
+PLACEHOLDER = "occurrence ID, e.g. alpha/basic/2026-12-14 · Enter: its status · Esc: list"
 COLUMNS = (
     ("id", "occurrence"),
     ("state", "state"),
@@ -29,6 +37,7 @@ COLUMNS = (
     ("calls", "calls"),
     ("debited", "debited"),
 )
+GIVE_WAY = ("segments", "calls")  # on a narrow terminal: both are in the selected occurrence's detail below
 
 
 def all_occurrences(reading: Reading) -> list[Occurrence]:
@@ -158,14 +167,24 @@ def status_words(view: OccurrenceStatusView) -> Text:
 
 
 class OccurrencesView(Vertical):
-    """The list, its detail, and the status field. Typing an ID never runs a command: `/` moves to the field,
-    and a printable key that is no key of the dashboard's starts the ID there; Escape, or the answer to
-    the lookup, moves back to the list, where the views' keys work again."""
+    """The list, its detail, and the status field. Typing an ID never runs a command: the field has the focus
+    when the view opens (what the owner types here first is an ID), `/` moves back to it, and a printable key
+    that is no key of the dashboard's starts the ID there; Escape, Down, or the answer to the lookup moves to
+    the list, where the views' keys work again."""
 
     BINDINGS: ClassVar = [
-        Binding("escape", "focus_table", "Back to the list", show=False),
+        # The footer's one key while the field has the focus (it takes every printable key, so the views' keys
+        # are not offered): Escape gives them back.
+        Binding("escape", "focus_table", "the list and the views' keys", key_display="Esc"),
+        Binding("down", "focus_table", "To the list", show=False),  # the field's Down; the list's own moves its cursor
         Binding("slash", "find", "Find an ID", key_display="/", show=False),  # named in the field
     ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape and Down lead out of the field only; on the list, Escape is the dashboard's again."""
+        if action == "focus_table":
+            return self.query_one("#status-id", Input).has_focus
+        return True
 
     def action_focus_table(self) -> None:
         self.query_one(DataTable).focus()
@@ -191,7 +210,7 @@ class OccurrencesView(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="status-bar"):
-            yield Input(placeholder="/ status of an occurrence ID, e.g. alpha/basic/2026-12-14 (Esc: back to the list)",
+            yield Input(placeholder=PLACEHOLDER,
                         id="status-id", select_on_focus=False)  # a key that moved here is the ID's start, kept
         yield Static("", id="status-answer", classes="view-caption")
         yield DataTable(id="occurrences-table", cursor_type="row", zebra_stripes=True)
@@ -199,14 +218,27 @@ class OccurrencesView(Vertical):
             yield Static("", id="occurrence-detail")
 
     def on_mount(self) -> None:
-        ensure_columns(self.query_one(DataTable), COLUMNS)
+        set_columns(self.query_one(DataTable), COLUMNS)
         if self.app.is_headless:
             self.query_one(Input).cursor_blink = False
 
     def show(self, reading: Reading) -> None:
         self.reading = reading
-        sync_rows(self.query_one(DataTable), occurrence_rows(reading))
+        self._show_rows()
         self._show_detail()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.reading is not None:
+            self._show_rows()
+
+    def _show_rows(self) -> None:
+        """The rows in the columns that fit whole (room kept for the list's scrollbar)."""
+        assert self.reading is not None
+        rows = occurrence_rows(self.reading)
+        table = self.query_one(DataTable)
+        shown_columns = columns_that_fit(COLUMNS, rows, self.size.width - 2, GIVE_WAY)
+        set_columns(table, shown_columns)
+        sync_rows(table, project(rows, COLUMNS, shown_columns))
 
     def selected(self) -> Occurrence | None:
         if self.reading is None:

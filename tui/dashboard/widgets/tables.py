@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
@@ -18,6 +19,7 @@ from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 from factory_schedule.tui.dashboard.safety import plain, safe_text
 
 Cell = str | Text
+CELL_PADDING = 2  # a DataTable draws one blank cell either side of each column
 
 
 def shown(cell: Any) -> Text:
@@ -41,6 +43,41 @@ def ensure_columns(table: DataTable, columns: Sequence[tuple[str, str]]) -> None
     if not table.columns:
         for key, label in columns:
             table.add_column(label, key=key)
+
+
+def columns_that_fit(
+    columns: Sequence[tuple[str, str]], rows: Mapping[str, Sequence[Cell]], width: int, give_way: Sequence[str],
+) -> tuple[tuple[str, str], ...]:
+    """The columns whose longest cell (or label) fits whole in `width` cells: the columns named in `give_way`
+    leave, in its order, until the rest fit. A column is left out rather than cut, so every column on screen
+    reads in full; what a left-out column says is in the view's line about the selected row."""
+    widths = {key: cell_len(label) for key, label in columns}
+    for cells in rows.values():
+        for (key, _label), cell in zip(columns, cells, strict=False):
+            widths[key] = max(widths[key], cell_len(_plain(cell)))
+    kept = list(columns)
+    leaving = [key for key in give_way if key in widths]
+    while leaving and sum(widths[key] + CELL_PADDING for key, _label in kept) > width:
+        gone = leaving.pop(0)
+        kept = [column for column in kept if column[0] != gone]
+    return tuple(kept)
+
+
+def set_columns(table: DataTable, columns: Sequence[tuple[str, str]]) -> None:
+    """Show exactly these (key, label) columns; changing them clears the rows (`sync_rows` puts them back)."""
+    if [key.value for key in table.columns] == [key for key, _label in columns]:
+        return
+    table.clear(columns=True)
+    for key, label in columns:
+        table.add_column(label, key=key)
+
+
+def project(
+    rows: Mapping[str, Sequence[Cell]], columns: Sequence[tuple[str, str]], shown_columns: Sequence[tuple[str, str]],
+) -> dict[str, tuple[Cell, ...]]:
+    """Each row's cells of the shown columns only, in their order."""
+    index = {key: n for n, (key, _label) in enumerate(columns)}
+    return {row: tuple(cells[index[key]] for key, _label in shown_columns) for row, cells in rows.items()}
 
 
 def current_row_key(table: DataTable) -> str | None:

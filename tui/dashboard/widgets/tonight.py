@@ -5,29 +5,39 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from factory_schedule.core.model import Occurrence
 from factory_schedule.core.results import LanePlan
+from factory_schedule.core.schedule_document import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words
-from factory_schedule.tui.dashboard.widgets.tables import Cell, current_row_key, ensure_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import (
+    Cell,
+    columns_that_fit,
+    current_row_key,
+    project,
+    set_columns,
+    sync_rows,
+)
 from factory_schedule.tui.dashboard.widgets.timeline import Timeline
 from factory_schedule.tui.dashboard.words import clock_time, plan_words, state_words
 
 WEEKDAYS = {1: "Mon", 2: "Tue", 3: "Wed", 4: "Thu", 5: "Fri", 6: "Sat", 7: "Sun"}
-# The plan (what happens next, and why a lane waits) comes right after the lane, so it is the last column to
-# give way on a narrow terminal; the selected lane's line below the table says everything in full.
+# The plan (what happens next, and why a lane waits) comes right after the lane and never gives way; on a
+# narrow terminal the occurrence, the slot and then the state leave the table whole (the plan's words say
+# the state too), and the selected lane's line below the table says all of them in full.
 COLUMNS = (
     ("lane", "lane"),
     ("plan", "plan"),
     ("state", "state"),
     ("time", "slot"),
-    ("occurrence", "occurrence"),
+    ("occurrence", "run of"),  # "12-20", "W52": the occurrence's key; a short label keeps it at 120 columns
 )
+GIVE_WAY = ("occurrence", "time", "state")
 
 
 def _short_key(key: str) -> str:
@@ -162,7 +172,18 @@ class TonightView(VerticalScroll):
         self.reading: Reading | None = None
 
     def on_mount(self) -> None:
-        ensure_columns(self.query_one(DataTable), COLUMNS)
+        set_columns(self.query_one(DataTable), COLUMNS)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.reading is not None and self.reading.view is not None:
+            self._show_rows(lane_rows(self.reading))
+
+    def _show_rows(self, rows: dict[str, tuple[Cell, ...]]) -> None:
+        """The rows in the columns that fit whole (room kept for the view's scrollbar)."""
+        table = self.query_one(DataTable)
+        shown_columns = columns_that_fit(COLUMNS, rows, self.size.width - 2, GIVE_WAY)
+        set_columns(table, shown_columns)
+        sync_rows(table, project(rows, COLUMNS, shown_columns))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_selected()
@@ -180,7 +201,7 @@ class TonightView(VerticalScroll):
             self.query_one("#tonight-flights", Static).update("")
             self._show_selected()
             return
-        sync_rows(self.query_one(DataTable), lane_rows(reading))
+        self._show_rows(lane_rows(reading))
         self._show_selected()
         self.query_one("#tonight-flights", Static).update(calls_in_flight(reading))
         self.query_one(Timeline).show(reading)

@@ -31,7 +31,7 @@ from factory_schedule.tui.host.environment import ENV_LEASE_TTL
 from factory_schedule.tui.host.heartbeat import Heartbeat
 from factory_schedule.tui.host.lane_locks import claim_with_locks, journal_of, release_locks, report_and_release
 from factory_schedule.tui.host.providers.prompts import LaneBinding, Unit
-from factory_schedule.tui.host.providers.work import EXIT_DONE, EXIT_UNRECORDED, SegmentWork, Unrecorded
+from factory_schedule.tui.host.providers.work import SegmentWork, Unrecorded
 
 Emit = Callable[[dict[str, Any]], None]
 _FENCED = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.S)
@@ -130,7 +130,7 @@ def hand_back(lanes: PipelineLanes, worker: SegmentWork, lane: str, task: dict[s
     worker.settle_first(["partial"], why)
 
 
-def work_one_stage(lanes: PipelineLanes, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> int:
+def work_one_stage(lanes: PipelineLanes, worker: SegmentWork, binding: LaneBinding, run: str, emit: Emit) -> bool:
     """Claim, call, report, settle; the segment is the worker's (admitted for this run's token)."""
     segment = worker.segment
     lane = pipeline_lane_of_run(run)
@@ -141,15 +141,15 @@ def work_one_stage(lanes: PipelineLanes, worker: SegmentWork, binding: LaneBindi
     except PipelineError as error:
         emit({"run": "claim-refused", "lane": lane, "error": error.code, "message": error.message})
         worker.settle_as("unavailable", f"claim refused: {error.code}: {error.message}")
-        return EXIT_DONE
+        return True
     except LeaseHeldError as error:  # another run (the lane's other run) holds a lane lock: nothing was claimed
         emit({"run": "claim-refused", "lane": lane, "error": "LEASE_HELD", "message": str(error)})
         worker.settle_as("unavailable", f"claim refused: LEASE_HELD: {error}")
-        return EXIT_DONE
+        return True
     if isinstance(answer, ClaimIdle):
         emit({"run": "idle", "lane": lane, "reason": answer.reason, "detail": answer.detail})
         settle_idle(worker, answer.reason, answer.detail)
-        return EXIT_DONE
+        return True
     task = dict(answer.result)
     emit({"run": "claimed", "lane": lane, "task": task["task"], "stage": task["stage"], "locks": held, "ttl": ttl})
     commissioned = binding.tasks[0]  # a run's lane has one task: `stage` or `review`
@@ -163,19 +163,19 @@ def work_one_stage(lanes: PipelineLanes, worker: SegmentWork, binding: LaneBindi
         made = worker.one_unit(worker.binding.tasks[0], one)
     except Unrecorded:
         release_locks(lanes, lane, segment.runner, task["task"])
-        return EXIT_UNRECORDED
+        return False
     finally:
         for beat in beats:
             beat.stop()
     if made is None and segment.ended is None and worker.refused in SENT_BEFORE:
         hand_back(lanes, worker, lane, task, emit)
-        return EXIT_DONE
+        return True
     if made is None or made.outcome.kind != "result" or made.outcome.report.get("output") != "ok":
         release_locks(lanes, lane, segment.runner, task["task"])  # the task stays claimed, for a supervisor
         if segment.ended is None:
             worker.settle_as("partial" if made is not None else "unavailable",
                              f"task {task['task']} ({task['stage']}): no clean answer to report")
-        return EXIT_DONE
+        return True
     try:
         report = parse_answer(made.outcome.answer)
         done, released = report_and_release(lanes, lane, task["task"], segment.runner, report)
@@ -184,8 +184,8 @@ def work_one_stage(lanes: PipelineLanes, worker: SegmentWork, binding: LaneBindi
         emit({"run": "report-refused", "lane": lane, "task": task["task"], "error": why[:500]})
         release_locks(lanes, lane, segment.runner, task["task"])
         worker.settle_as("partial", f"task {task['task']} ({task['stage']}): the answer was not its report")
-        return EXIT_DONE
+        return True
     emit({"run": "reported", "lane": lane, "task": task["task"], "stage": task["stage"],
           "next": done.result.get("next"), "outcome": done.result.get("outcome"), "locks": released})
     worker.settle_as("completed", f"task {task['task']} ({task['stage']}) reported")
-    return EXIT_DONE
+    return True

@@ -1,8 +1,9 @@
-"""Usage-window observations as the schedule reads them (CONTRACT.md, "What a runner reports").
+"""Usage-window observations as the schedule reads them.
 
-The schedule refuses a closed window whose reset is not after now and within seven
-days; an adapter checks the same before it reports one, so a report it sends is
-never refused for its observation.
+The schedule refuses a closed window whose reset is not after now and within its reset
+horizon; an adapter checks the same rule (the schedule's own `window_closes` and
+`reset_accepted`) before it reports one, so a report it sends is never refused for its
+observation.
 """
 
 from __future__ import annotations
@@ -10,10 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from factory_schedule.core import reset_accepted, window_closes
 from factory_schedule.tui.host.providers.outcome import Stop
-
-OPEN_STATUSES = ("allowed", "allowed_warning")
-RESET_HORIZON_SECONDS = 7 * 24 * 60 * 60
 
 
 def observation(status: str, resets_at: int | None, rate_limit_type: str | None,
@@ -31,7 +30,7 @@ def observation(status: str, resets_at: int | None, rate_limit_type: str | None,
 
 def closes(document: dict[str, Any]) -> bool:
     """Any status but the open ones closes the window (an unknown one fails closed, as the schedule reads it)."""
-    return document.get("status") not in OPEN_STATUSES
+    return window_closes(document.get("status"))
 
 
 def overage(document: dict[str, Any] | None) -> bool:
@@ -39,11 +38,11 @@ def overage(document: dict[str, Any] | None) -> bool:
 
 
 def reset_usable(document: dict[str, Any], now: float) -> bool:
-    """Whether the schedule will accept this closed window's reset: after now, within seven days."""
+    """Whether the schedule will accept this closed window's reset (`now` in epoch seconds)."""
     reset = document.get("resetsAt")
     if isinstance(reset, bool) or not isinstance(reset, int):
         return False
-    return now < reset <= now + RESET_HORIZON_SECONDS
+    return reset_accepted(reset, int(now * 1000))
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,7 @@ if TYPE_CHECKING:
 Answer = TypeVar("Answer")
 
 TRANSIENT_CODES = ("CONTENDED", "CONFLICT")
-EXIT_DONE = 0
 MIN_CALL_SECONDS = 1.0
-EXIT_UNRECORDED = 7  # a report the journal would not take after every retry: the segment is left to a supervisor
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -325,7 +323,9 @@ class SegmentWork:
         occurrence = self._occurrence()
         return any(not call.unsent for call in (occurrence.calls if occurrence is not None else []))
 
-    def run(self) -> int:
+    def run(self) -> bool:
+        """Every unit of work asked for; False when a report the journal would not take after every retry left
+        the segment to a supervisor (Unrecorded)."""
         assert self.binding is not None
         try:
             self._read_deadline()
@@ -333,10 +333,10 @@ class SegmentWork:
                 for unit in task.units:
                     step = self._unit(task, unit)
                     if step is None:
-                        return EXIT_DONE
+                        return True
                     if step == "task":
                         break
             self.settle("every unit of work was asked for")
         except Unrecorded:
-            return EXIT_UNRECORDED
-        return EXIT_DONE
+            return False
+        return True

@@ -1,4 +1,4 @@
-"""The runner's command line: every schedule method as a subcommand, JSON in and JSON out.
+"""The schedule's commands, as a runner calls them: every schedule method as a subcommand, JSON in and JSON out.
 
 A runner written in any language follows the schedule's contract through these
 commands: `call admit` before each provider contact, dispatch only on
@@ -20,22 +20,15 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from factory_schedule.core import parse_commission
-from factory_schedule.core.owner_commission import record_commission
-from factory_schedule.core.records import record_commission as next_revision
-from factory_schedule.store import leases
 from factory_schedule.tui.cli.journal import (
     journal_url_of,
-    missing_journal,
     open_existing,
-    open_or_create,
     schedule_over,
 )
 from factory_schedule.tui.cli.options import (
     Option,
     gather,
     parse_json,
-    read_commission_file,
     read_stdin_json,
 )
 from factory_schedule.tui.cli.output import (
@@ -45,12 +38,10 @@ from factory_schedule.tui.cli.output import (
     EXIT_REPLAY_STILL_RUNNING,
     REFUSAL_EXIT_CODES,
     BadInput,
+    answer,
     emit,
-    to_jsonable,
 )
-from factory_schedule.tui.cli.owner_signing import owner_signer
-from factory_schedule.tui.cli.parsers.runner import ADMIT, DEFER, END, RECONCILE, RECORD_ACCOUNT, SETTLE, START
-from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.cli.parsers.schedule_commands import ADMIT, DEFER, END, RECONCILE, SETTLE, START
 
 if TYPE_CHECKING:
     from factory_schedule.core import CallAdmission, CallRefusal, LifecycleSchedule
@@ -66,11 +57,6 @@ def _on_schedule(options: Sequence[Option], act: Act) -> Callable[[argparse.Name
         return act(schedule_over(open_existing(journal_url_of(args))), values)
 
     return handler
-
-
-def _done(result: object) -> int:
-    emit(result)
-    return EXIT_OK
 
 
 def admission_exit_code(result: CallAdmission | CallRefusal) -> int:
@@ -100,7 +86,7 @@ def call_end(args: argparse.Namespace) -> int:
     values = gather(args, END)
     report = _report_of(values)  # read before the journal opens: bad JSON writes nothing
     schedule = schedule_over(open_existing(journal_url_of(args)))
-    return _done(schedule.end_call(occurrence_id=values["occurrence"], runner=values["runner"],
+    return answer(schedule.end_call(occurrence_id=values["occurrence"], runner=values["runner"],
                                    call=values["call"], report=report))
 
 
@@ -112,7 +98,7 @@ def _defer(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
 
 
 def _settle(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
-    return _done(schedule.settle(occurrence_id=v["occurrence"], settled_by=v["settled_by"], status=v["status"],
+    return answer(schedule.settle(occurrence_id=v["occurrence"], settled_by=v["settled_by"], status=v["status"],
                                  reason=v["reason"]))
 
 
@@ -128,76 +114,26 @@ def reconcile(args: argparse.Namespace) -> int:
     if not isinstance(confirmation, dict):
         raise BadInput("a confirmation is a JSON object")
     schedule = schedule_over(open_existing(journal_url_of(args)))
-    return _done(schedule.reconcile(occurrence_id=v["occurrence"], confirmation=confirmation))
-
-
-def record_account(args: argparse.Namespace) -> int:
-    """The owner's account record, signed with the owner key when the journal holds one."""
-    v = gather(args, RECORD_ACCOUNT)
-    schedule = schedule_over(open_existing(journal_url_of(args)))
-    return _done(schedule.record_account(account=v["account"], sequence=v["sequence"], sign_in=v["sign_in"],
-                                         overage=v["overage"], recorded_by=v["recorded_by"],
-                                         signer=owner_signer(schedule.journal, args)))
-
-
-def record_commission_command(args: argparse.Namespace) -> int:
-    """Record the next revision and adopt the `pipeline` settings it carries; the one runner command that may
-    start a journal.
-
-    A journal that does not exist yet is created only for a first revision the rules accept: the rule
-    is asked first, on no state, so a refused first record (a revision 2, a mistyped zone) leaves no
-    file behind, and the commands after it keep saying there is no journal.
-    """
-    commission = read_commission_file(args.file)
-    url = journal_url_of(args)
-    if missing_journal(url) is not None:
-        _refuse_unless_a_first_record(commission)
-    schedule = schedule_over(open_or_create(url))
-    recorded = record_commission(schedule, commission, signer=owner_signer(schedule.journal, args))
-    return _done({**to_jsonable(recorded.commission), "settings_revision": recorded.settings_revision})
-
-
-def _refuse_unless_a_first_record(commission: Any) -> None:
-    """Raise the rules' own refusal when `commission` cannot start a journal now."""
-    next_revision(None, parse_commission(commission), SystemClock().now())
+    return answer(schedule.reconcile(occurrence_id=v["occurrence"], confirmation=confirmation))
 
 
 def _start(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:
-    return _done(schedule.start(lane=v["lane"], runner=v["runner"]))
+    return answer(schedule.start(lane=v["lane"], runner=v["runner"]))
 
 
 def status(args: argparse.Namespace) -> int:
-    return _done(schedule_over(open_existing(journal_url_of(args))).status(args.occurrence_id))
+    return answer(schedule_over(open_existing(journal_url_of(args))).status(args.occurrence_id))
 
 
 def plan(args: argparse.Namespace) -> int:
-    return _done({"plan": schedule_over(open_existing(journal_url_of(args))).plan()})
+    return answer({"plan": schedule_over(open_existing(journal_url_of(args))).plan()})
 
 
 def show(args: argparse.Namespace) -> int:
-    return _done({"schedule": schedule_over(open_existing(journal_url_of(args))).read()})
+    return answer({"schedule": schedule_over(open_existing(journal_url_of(args))).read()})
 
 
-def lease_list(args: argparse.Namespace) -> int:
-    journal = open_existing(journal_url_of(args))
-    now = SystemClock().now()
-    return _done({"leases": [{**to_jsonable(lease), "stale": leases.stale(lease, now), "stale_at": lease.stale_at}
-                             for lease in leases.list_leases(journal)]})
-
-
-def lease_heartbeat(args: argparse.Namespace) -> int:
-    journal = open_existing(journal_url_of(args))
-    return _done({"lease": leases.heartbeat(journal, args.scope, args.owner, SystemClock().now())})
-
-
-def lease_release(args: argparse.Namespace) -> int:
-    leases.release(open_existing(journal_url_of(args)), args.scope, args.owner)
-    return _done({"released": args.scope, "owner": args.owner})
-
-
-# -- registration ------------------------------------------------------------------------
-
-
+# The commands that check their input first, then act on the schedule.
 call_admit = _on_schedule(ADMIT, _admit)
 defer = _on_schedule(DEFER, _defer)
 settle = _on_schedule(SETTLE, _settle)

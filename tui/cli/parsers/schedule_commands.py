@@ -1,5 +1,5 @@
-"""The runner's command line, its commands and flags: every schedule method as a subcommand, JSON in and JSON
-out (what they do: tui/cli/runner.py)."""
+"""The schedule's commands' flags, as a runner calls them: every schedule method as a subcommand, JSON in and JSON
+out (what they do: tui/cli/schedule_commands.py)."""
 
 from __future__ import annotations
 
@@ -63,8 +63,14 @@ RECORD_ACCOUNT = (
 START = (Option("lane"), RUNNER)
 
 
+# The handler modules beside the schedule's: the leases', and the owner's signed records (which alone load the owner
+# key's cryptography, so `plan` and `call admit` do not).
+LEASES = "factory_schedule.tui.cli.leases"
+OWNER_RECORDS = "factory_schedule.tui.cli.owner_records"
+
+
 def _handled_by(function: str) -> str:
-    return f"factory_schedule.tui.cli.runner:{function}"
+    return f"factory_schedule.tui.cli.schedule_commands:{function}"
 
 
 def register(subcommands: Any) -> None:
@@ -81,11 +87,11 @@ def register(subcommands: Any) -> None:
              "confirm a dead runner (flags, or the confirmation JSON on stdin); ends its call as lost",
              RECONCILE, _handled_by("reconcile"), stdin=False)
     account = add_command(subcommands, "record-account", "the owner's next record of an account", RECORD_ACCOUNT,
-                          _handled_by("record_account"))
+                          f"{OWNER_RECORDS}:record_account")
     add_passphrase_option(account)
     commission = add_command(subcommands, "record-commission",
                           "record the next commission revision (the first one starts the journal)", (),
-                          _handled_by("record_commission_command"), stdin=False)
+                          f"{OWNER_RECORDS}:record_commission_command", stdin=False)
     commission.add_argument("file", help="the commission JSON file ('-' for stdin)")
     add_passphrase_option(commission)
     add_command(subcommands, "start", "one tick of one lane (prefer `tick`, which also holds leases)", START,
@@ -98,11 +104,11 @@ def register(subcommands: Any) -> None:
 
     lease = subcommands.add_parser("lease", help="list, heartbeat or release leases")
     lease_commands = lease.add_subparsers(dest="lease_command", metavar="list|heartbeat|release", required=True)
-    add_command(lease_commands, "list", "every lease, with staleness", (), _handled_by("lease_list"), stdin=False)
+    add_command(lease_commands, "list", "every lease, with staleness", (), f"{LEASES}:lease_list", stdin=False)
     owner_options = (Option("scope"), Option("owner"))
     for name, handler, text in (
-        ("heartbeat", _handled_by("lease_heartbeat"), "extend your own lease"),
-        ("release", _handled_by("lease_release"), "release your own lease (exit 5 when you do not hold it)"),
+        ("heartbeat", f"{LEASES}:lease_heartbeat", "extend your own lease"),
+        ("release", f"{LEASES}:lease_release", "release your own lease (exit 5 when you do not hold it)"),
     ):
         sub = lease_commands.add_parser(name, help=text, description=text)
         for option in owner_options:
