@@ -33,8 +33,8 @@ from ..clock import Clock, as_utc
 from ..command_loop import COMMAND_ROUNDS, CommandLoop, Planned
 from ..commission import parse_commission
 from ..errors import ScheduleError
+from ..schedule_checks import validation_message
 from ..service import LifecycleSchedule
-from ..state import validation_message
 from ..text import checked_document, checked_token
 from . import approvals, claims, rules, scheduled, transitions
 from .contracts import contract_fields
@@ -83,7 +83,7 @@ class ApprovalUse(PipelineResult):
 ClaimIdle = rules.Idle
 
 
-_Command = Planned[rules.Change]
+_Command = Planned[rules.PipelineChange]
 Plan = Callable[[PipelineState | None, DateTime], _Command | rules.Idle]
 
 
@@ -261,7 +261,7 @@ class PipelineLanes:
         return Decision(events=[NewEvent(change.event_type, change.event_data)], state=stored, result=change.result)
 
     def _command(self, command_id: str, payload: dict[str, Any],
-                 decide: Callable[[PipelineState, DateTime], rules.Change | rules.Idle],
+                 decide: Callable[[PipelineState, DateTime], rules.PipelineChange | rules.Idle],
                  needs_state: bool = True) -> PipelineResult | rules.Idle:
         def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
             if self.journal.receipt(command_id) is not None:
@@ -282,11 +282,12 @@ class PipelineLanes:
     # -- the owner's records -----------------------------------------------------------------
 
     def _owner_checked(self, command_id: str, payload: dict[str, Any],
-                       decide: Callable[[Any, DateTime], rules.Change]) -> Callable[[Any, DateTime], rules.Change]:
+                       decide: Callable[[Any, DateTime], rules.PipelineChange],
+                       ) -> Callable[[Any, DateTime], rules.PipelineChange]:
         """`decide`, first refusing UNSIGNED or BAD_SIGNATURE (nothing written) an owner record the journal's owner
         key did not sign (a journal without a key accepts it unsigned)."""
 
-        def checked(state: Any, now: DateTime) -> rules.Change:
+        def checked(state: Any, now: DateTime) -> rules.PipelineChange:
             try:
                 problem = owner.owner_record_problem(owner.load_owner(self.journal)[1], command_id, payload)
             except ScheduleError as error:
@@ -311,7 +312,7 @@ class PipelineLanes:
         document = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
         payload = owner.signed(self.journal, signer, command_id, document)
 
-        def decide(state: PipelineState | None, now: DateTime) -> rules.Change:
+        def decide(state: PipelineState | None, now: DateTime) -> rules.PipelineChange:
             view = self._schedule.read()
             problem = (scheduled.recorded_revision_problem(view, parsed)
                        or scheduled.settings_problem(view, settings))

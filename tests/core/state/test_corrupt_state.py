@@ -17,7 +17,7 @@ import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 from factory_schedule.store import JournalCorruptError
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     RECORDED,
     Harness,
     basic_id,
@@ -25,13 +25,13 @@ from tests.core.engine_helpers import (
     commission,
     confirmation,
     copy_journal,
-    lane_of,
     make_harness,
     open_harness,
     result_report,
     weekly_id,
     weekly_lane,
 )
+from tests.core.state.support import lane_of
 from tests.store.forgery import stored_state
 
 DAILY, WEEKLY = "alpha/basic", "alpha/full"

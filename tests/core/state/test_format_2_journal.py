@@ -14,7 +14,7 @@ from pathlib import Path
 from factory_schedule.core import SCHEDULE_AGGREGATE
 from factory_schedule.store import open_journal
 from factory_schedule.store.statements import JOURNAL_FORMAT
-from tests.core.engine_helpers import ALPHA, open_harness, result_report
+from tests.core.schedule.support import ALPHA, open_harness, result_report
 from tests.store.forgery import stored_state
 
 FIXTURE = Path(__file__).with_name("format_2_journal.sql")
