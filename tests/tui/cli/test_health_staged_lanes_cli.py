@@ -27,7 +27,6 @@ from tests.core.pipeline.pipeline_support import (
     top_n,
 )
 from tests.core.pipeline.pipeline_support import commission as pipeline_commission
-from tests.store.forgery import put_whole_state, stored_state
 from tests.tui.runner_support import cli, fake_notifier, notifications
 
 
@@ -107,15 +106,11 @@ def test_a_staged_lane_record_written_by_a_clock_30_days_ahead_is_told_to_the_ow
     assert code == 0 and claimed["result"]["candidate"] == "charlie", (claimed, err)
 
 
-def _edit_the_stored_state(url: str) -> None:
-    """A hand edit of the lanes' stored state, written whole over its parts and not resealed."""
-    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
-        put_whole_state(db, "pipeline/lanes", stored_state(db, "pipeline/lanes").replace("bravo", "bogus"))
-
-
 def test_a_corrupt_pipeline_state_is_an_error_finding_of_health(sqlite_url: str) -> None:
     _harness(sqlite_url)
-    _edit_the_stored_state(sqlite_url)  # a hand edit of the stored state
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:  # a hand edit of the stored state
+        db.execute("update state_parts set text = replace(text, 'bravo', 'bogus') where aggregate = ?",
+                   ("pipeline/lanes",))  # the state's parts: its head holds only their manifest
     code, report, err = cli(sqlite_url, "health", "--json")
     assert code == 1, err
     [finding] = [f for f in report["findings"] if f["kind"] == "pipeline-unreadable"]
@@ -141,7 +136,9 @@ def test_the_default_stall_hours_do_not_call_two_hours_a_stall(sqlite_url: str) 
 
 def test_a_corrupt_pipeline_state_is_told_to_the_owner_once(sqlite_url: str, notifier: tuple[str, Path]) -> None:
     _harness(sqlite_url)
-    _edit_the_stored_state(sqlite_url)
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        db.execute("update state_parts set text = replace(text, 'bravo', 'bogus') where aggregate = ?",
+                   ("pipeline/lanes",))  # the state's parts: its head holds only their manifest
     command, log = notifier
     code, report, err = cli(sqlite_url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
     assert code == 1, err
