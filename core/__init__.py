@@ -9,9 +9,9 @@ from .clock import Clock, ManualClock
 from .commission import (
     DEFAULT_ZONE,
     Commission,
+    CommissionTask,
     Lane,
     LaneOccurrence,
-    Task,
     ceiling_from_shadow,
     commission_digest,
     commission_document,
@@ -38,7 +38,6 @@ from .identity import (
 )
 from .launchd import launch_intervals, render_launch_agent_plist
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
-from .model import AccountRecord, AccountState, Call, Deferral, LaneState, Occurrence, Segment
 from .owner import OwnerKeyResult, OwnerKeys, Signer, load_owner
 from .refusal_words import refusal_in_words
 from .results import (
@@ -51,6 +50,7 @@ from .results import (
     ScheduleView,
     Tick,
 )
+from .schedule_document import AccountRecord, AccountState, Call, Deferral, LaneState, Occurrence, SegmentRecord
 from .service import LifecycleSchedule
 from .zones import (
     is_valid_zone,
@@ -83,6 +83,7 @@ __all__ = [
     "Clock",
     "CommandResult",
     "Commission",
+    "CommissionTask",
     "Deferral",
     "Lane",
     "LaneOccurrence",
@@ -98,9 +99,8 @@ __all__ = [
     "ScheduleError",
     "ScheduleLimits",
     "ScheduleView",
-    "Segment",
+    "SegmentRecord",
     "Signer",
-    "Task",
     "Tick",
     "ceiling_from_shadow",
     "commission_digest",

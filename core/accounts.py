@@ -14,7 +14,7 @@ from pendulum import DateTime
 
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
-from .model import AccountState, Observation, at, instant_text
+from .schedule_document import AccountState, Observation, at, instant_text
 
 OPEN_STATUSES = ("allowed", "allowed_warning")
 
@@ -76,7 +76,7 @@ def record_unverified(account: AccountState, sign_in: str, now: DateTime, max_ag
 
 
 @dataclass(frozen=True)
-class Reading:
+class WindowReading:
     """What one usage-window observation means for the schedule."""
 
     closes: bool
@@ -84,25 +84,25 @@ class Reading:
     overage: bool
 
 
-def read_observation(observation: Observation | None, now: DateTime) -> Reading:
+def read_observation(observation: Observation | None, now: DateTime) -> WindowReading:
     """Interpret an observation: any status but the open ones closes the window (an unknown one
     fails closed), with a reset that must fall after the observation and within seven days.
     Overage is overage whatever else the report says; an unusable reset is then simply ignored."""
     if observation is None:
-        return Reading(closes=False, reset=None, overage=False)
+        return WindowReading(closes=False, reset=None, overage=False)
     overage = observation.is_using_overage is True
     closes = window_closes(observation.status)
     if not closes:
-        return Reading(closes=False, reset=None, overage=overage)
+        return WindowReading(closes=False, reset=None, overage=overage)
     reset = _checked_reset(observation, now)
     if reset is None:
         if overage:
-            return Reading(closes=False, reset=None, overage=True)
+            return WindowReading(closes=False, reset=None, overage=True)
         raise invalid(
             f"observation.resetsAt: a closed window ({observation.status!r}) needs a reset after the "
             "observation and within seven days"
         )
-    return Reading(closes=True, reset=reset, overage=overage)
+    return WindowReading(closes=True, reset=reset, overage=overage)
 
 
 def _checked_reset(observation: Observation, now: DateTime) -> DateTime | None:

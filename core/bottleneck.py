@@ -24,10 +24,10 @@ from pendulum import DateTime
 
 from factory_schedule.core.health import Finding
 from factory_schedule.core.identity import PORTFOLIO
-from factory_schedule.core.model import at
 from factory_schedule.core.pipeline.model import LANES, PipelineState
 from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
 from factory_schedule.core.results import LanePlan, ScheduleView
+from factory_schedule.core.schedule_document import at
 
 NOT_SCHEDULED = "not scheduled (the commission has no {lane} lane: the run starts when `lanes claim` is run by hand)"
 

@@ -15,35 +15,44 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 
 from .accounts import later, read_observation, record_unverified, sign_in_stopped, window_closed
 from .change import Change, put_open, refuse_backwards, replace
-from .commission import Task
+from .commission import CommissionTask
 from .errors import invalid
 from .limits import SCHEDULE_LIMITS
-from .model import Call, LedgerWeek, Occurrence, ReportedObservation, ScheduleState, SegmentWindow, at, instant_text
 from .refusal_words import refusal_in_words
-from .state import Schedule
+from .schedule_checks import Schedule
+from .schedule_document import (
+    Call,
+    LedgerWeek,
+    Occurrence,
+    ReportedObservation,
+    ScheduleState,
+    SegmentWindow,
+    at,
+    instant_text,
+)
 from .zones import iso_week_of, local_date_of
 
 Tokens = Annotated[StrictInt, Field(ge=0, le=SCHEDULE_LIMITS.max_usage_tokens)]
 
 
-class _Report(BaseModel):
+class _CallReport(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
-class ResultReport(_Report):
+class ResultReport(_CallReport):
     kind: Literal["result"]
     tokens: Tokens
     output: Literal["ok", "malformed"]
     observation: ReportedObservation | None = None
 
 
-class UsageLimitReport(_Report):
+class UsageLimitReport(_CallReport):
     kind: Literal["usage-limit"]
     tokens: Tokens
     observation: ReportedObservation
 
 
-class SignInReport(_Report):
+class SignInReport(_CallReport):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
     kind: Literal["sign-in-needed"]
     tokens: Tokens
@@ -51,14 +60,14 @@ class SignInReport(_Report):
     observation: ReportedObservation | None = None
 
 
-class UnreachableReport(_Report):
+class UnreachableReport(_CallReport):
     """The provider could not be reached: the runner's evidence (a refused connection, a failed name lookup)
     shows that no request left the machine, so the work was not sent and uses nothing."""
 
     kind: Literal["unreachable"]
 
 
-class LostReport(_Report):
+class LostReport(_CallReport):
     kind: Literal["lost"]
     observation: ReportedObservation | None = None
 
@@ -76,7 +85,7 @@ def parse_report(report: Any) -> ResultReport | UsageLimitReport | SignInReport 
 
 
 @dataclass(frozen=True)
-class Refusal:
+class RefusalReason:
     reason: str
     detail: str
 
@@ -92,42 +101,43 @@ def remaining(schedule: Schedule, week: str) -> int:
     return entry.ceiling - entry.debited
 
 
-def refusal(schedule: Schedule, occurrence: Occurrence, task: Task, work: str, bound: int, sign_in: str,
-            now: DateTime) -> Refusal | None:
+def refusal(schedule: Schedule, occurrence: Occurrence, task: CommissionTask, work: str, bound: int, sign_in: str,
+            now: DateTime) -> RefusalReason | None:
     """The first rule that refuses this call, in the order the "Calls" rule lists; None admits it."""
     segment = occurrence.running_segment
     assert segment is not None
     window = segment.window
     if window is not None and (window.stopped or now < at(window.until)):
-        return Refusal("limited", f"this segment's usage window is closed until {window.until}")
+        return RefusalReason("limited", f"this segment's usage window is closed until {window.until}")
     if occurrence.call_in_flight is not None:
-        return Refusal("call-open", f"call {occurrence.call_in_flight.k} is still in flight")
+        return RefusalReason("call-open", f"call {occurrence.call_in_flight.k} is still in flight")
     if now >= at(segment.deadline):
-        return Refusal("deadline", f"the segment's deadline {segment.deadline} has passed")
+        return RefusalReason("deadline", f"the segment's deadline {segment.deadline} has passed")
     if bound > task.call_bound:
-        return Refusal("call-bound", f"bound {bound} is above the task's call bound {task.call_bound}")
+        return RefusalReason("call-bound", f"bound {bound} is above the task's call bound {task.call_bound}")
     used = [c for c in occurrence.calls if c.uses_allowance]
     if sum(1 for c in used if c.task == task.task) >= task.max_calls:
-        return Refusal("call-bound", f"task {task.task} has used its {task.max_calls} calls")
+        return RefusalReason("call-bound", f"task {task.task} has used its {task.max_calls} calls")
     if len(used) >= SCHEDULE_LIMITS.max_calls_per_occurrence:
-        return Refusal("call-bound", f"the occurrence has used its {SCHEDULE_LIMITS.max_calls_per_occurrence} calls")
+        return RefusalReason("call-bound",
+                             f"the occurrence has used its {SCHEDULE_LIMITS.max_calls_per_occurrence} calls")
     same_work = [c for c in occurrence.calls if c.task == task.task and c.work == work]
     if any(c.unknown or c.overage for c in same_work):
-        return Refusal("unknown-effect", f"work {work!r} went out with unknown effect: it is never sent again")
+        return RefusalReason("unknown-effect", f"work {work!r} went out with unknown effect: it is never sent again")
     if any(c.performed for c in same_work):
-        return Refusal("duplicate-work", f"work {work!r} of task {task.task} was already performed")
+        return RefusalReason("duplicate-work", f"work {work!r} of task {task.task} was already performed")
     account = schedule.state.account(task.account)
     if window_closed(account, now):
-        return Refusal("limited", f"{task.account}'s usage window is closed until {account.window_closed_until}")
+        return RefusalReason("limited", f"{task.account}'s usage window is closed until {account.window_closed_until}")
     if sign_in_stopped(account):
-        return Refusal("sign-in-needed", f"{task.account} refused its sign-in; the owner must record a newer one")
+        return RefusalReason("sign-in-needed", f"{task.account} refused its sign-in; the owner must record a newer one")
     why = record_unverified(account, sign_in, now, schedule.commission.record_max_age_days)
     if why is not None:
-        return Refusal("overage-unverified", why)
+        return RefusalReason("overage-unverified", why)
     week = current_week(schedule, now)
     left = remaining(schedule, week)
     if bound > left:
-        return Refusal("budget-exhausted", f"bound {bound} does not fit the {left} tokens left in {week}")
+        return RefusalReason("budget-exhausted", f"bound {bound} does not fit the {left} tokens left in {week}")
     return None
 
 
@@ -140,8 +150,8 @@ def _put_week(state: ScheduleState, week: str, ceiling: int, delta: int) -> Sche
     return replace(state, ledger=weeks)
 
 
-def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Task, work: str, bound: int, sign_in: str,
-          attempt: int, now: DateTime) -> Change:
+def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: CommissionTask, work: str, bound: int,
+          sign_in: str, attempt: int, now: DateTime) -> Change:
     refuse_backwards(occurrence, now)
     segment = occurrence.running_segment
     assert segment is not None

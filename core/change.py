@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from factory_schedule.store import NewEvent
 
 from .errors import ScheduleError, invalid
-from .model import LaneState, Occurrence, ScheduleState, at
+from .schedule_document import LaneState, Occurrence, ScheduleState, at
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,7 @@ RecordMaxAgeDays = Annotated[
 ]
 
 
-class Task(BaseModel):
+class CommissionTask(BaseModel):
     """One kind of provider work a lane may do, with its call allowance and per-call token bound."""
 
     model_config = _MODEL_CONFIG
@@ -171,7 +171,7 @@ class Lane(BaseModel):
         StrictStr, Field(pattern=WALL_TIME_PATTERN, description="local 'HH:MM' the window closes, later than time")
     ]
     deadline_minutes: DeadlineMinutes
-    tasks: Annotated[tuple[Task, ...], Field(min_length=1, max_length=L.max_tasks_per_rhythm)]
+    tasks: Annotated[tuple[CommissionTask, ...], Field(min_length=1, max_length=L.max_tasks_per_rhythm)]
 
     @model_validator(mode="after")
     def _rules(self) -> Lane:
@@ -212,7 +212,7 @@ class Lane(BaseModel):
         """The staged lanes' run this lane schedules (its rhythm), or None for a discovery lane."""
         return self.rhythm if is_pipeline_rhythm(self.rhythm) else None
 
-    def task_named(self, name: str) -> Task | None:
+    def task_named(self, name: str) -> CommissionTask | None:
         return next((task for task in self.tasks if task.task == name), None)
 
 

@@ -22,7 +22,8 @@ from .commission import Lane
 from .errors import ScheduleError, invalid
 from .identity import is_weekly
 from .limits import SCHEDULE_LIMITS
-from .model import (
+from .schedule_checks import Schedule
+from .schedule_document import (
     Account,
     Coalesced,
     Deferral,
@@ -32,15 +33,14 @@ from .model import (
     Occurrence,
     Reconciliation,
     ScheduleState,
-    Segment,
     SegmentEnd,
+    SegmentRecord,
     Settlement,
     SettlementStatus,
     Watermark,
     at,
     instant_text,
 )
-from .state import Schedule
 from .zones import local_date_of, monday_of_week, parse_local_date
 
 MAX_COALESCE_DAYS = 4000
@@ -199,7 +199,7 @@ def admit(schedule: Schedule, lane: Lane, lane_state: LaneState, night: Night, r
         admitted_at=stamp,
         coalesced=Coalesced(count=len(missed), first=missed[0].id, last=missed[-1].id) if missed else None,
         segments=[
-            Segment(
+            SegmentRecord(
                 n=1,
                 runner=runner,
                 kind="admit",
@@ -237,7 +237,7 @@ def resume(schedule: Schedule, occurrence: Occurrence, night: Night, runner: str
     n = len(occurrence.segments) + 1
     deadline = night_deadline(occurrence, night) or _deadline(lane, night, now)
     stamp = instant_text(now)
-    segment = Segment(
+    segment = SegmentRecord(
         n=n, runner=runner, kind="resume", started_at=stamp, night=night.date.isoformat(),
         deadline=instant_text(deadline),
     )

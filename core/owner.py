@@ -43,8 +43,8 @@ from factory_schedule.store import (
 from .clock import Clock
 from .command_loop import CommandLoop, Planned
 from .errors import ScheduleError
-from .model import instant_text
-from .state import validation_message
+from .schedule_checks import validation_message
+from .schedule_document import instant_text
 
 OWNER_AGGREGATE = "owner/key"
 OWNER_PROTOCOL: Literal["sf-owner/1"] = "sf-owner/1"

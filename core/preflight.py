@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from .health import Finding
-from .model import AccountState, at
 from .results import LanePlan, ScheduleView
+from .schedule_document import AccountState, at
 from .zones import iso_week_of, local_date_of, local_wall_of
 
 Mark = Literal["ok", "warn", "no"]

@@ -10,8 +10,8 @@ from .change import Change, replace
 from .commission import Commission, commission_digest, commission_document
 from .errors import ScheduleError, invalid
 from .limits import SCHEDULE_PROTOCOL
-from .model import ACCOUNTS, AccountRecord, AccountState, LaneState, ScheduleState, at, instant_text
-from .state import Schedule
+from .schedule_checks import Schedule
+from .schedule_document import ACCOUNTS, AccountRecord, AccountState, LaneState, ScheduleState, at, instant_text
 from .zones import iso_week_of, local_date_of
 
 

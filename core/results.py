@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pendulum import DateTime
 
-from .model import AccountState, LaneState, LedgerWeek, Occurrence
+from .schedule_document import AccountState, LaneState, LedgerWeek, Occurrence
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,11 @@ from . import calls, lifecycle, owner, records
 from .calendar import nights_from
 from .change import Change
 from .clock import Clock, as_utc
-from .command_loop import CommandLoop, Planned, Ran
+from .command_loop import COMMAND_ROUNDS, CommandLoop, Planned, Ran
 from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
 from .identity import OccurrenceRef, parse_occurrence_id
 from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
-from .model import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .results import (
     CallAdmission,
     CallEnd,
@@ -42,9 +41,10 @@ from .results import (
     ScheduleView,
     Tick,
 )
+from .schedule_checks import Schedule
+from .schedule_codec import StateCodec
+from .schedule_document import ACCOUNTS, DEFERRAL_REASONS, SETTLEMENT_STATUSES, Occurrence, at
 from .settled_records import SettledRecords
-from .state import Schedule
-from .stored import StateCodec
 from .text import checked_document, checked_token, shown
 from .views import lane_plans, occurrence_status
 from .zones import monday_of_week
@@ -71,7 +71,7 @@ def _positive(name: str, value: Any, maximum: int | None = None) -> int:
 class LifecycleSchedule:
     """The schedule of one journal's `discovery/schedule` aggregate."""
 
-    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = SCHEDULE_LIMITS.max_rounds) -> None:
+    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = COMMAND_ROUNDS) -> None:
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds

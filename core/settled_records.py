@@ -12,8 +12,8 @@ from factory_schedule.store import CommandJournal as Journal  # the protocol: no
 
 from .errors import corrupt
 from .limits import SCHEDULE_AGGREGATE, SCHEDULE_LIMITS
-from .model import Occurrence
-from .state import Schedule
+from .schedule_checks import Schedule
+from .schedule_document import Occurrence
 
 SETTLED_EVENT = "occurrence-settled"
 

@@ -10,9 +10,9 @@ from .calendar import night_containing, night_on
 from .identity import OccurrenceRef
 from .lifecycle import is_due, joined_after, next_due, resume_check
 from .limits import SCHEDULE_LIMITS
-from .model import Occurrence
 from .results import LanePlan, OccurrenceStatusView
-from .state import Schedule
+from .schedule_checks import Schedule
+from .schedule_document import Occurrence
 from .zones import monday_of_week
 
 

@@ -50,6 +50,7 @@ from .records import (
     Receipt,
     Snapshot,
 )
+from .state_parts import PartedText, parted, parted_members
 
 if TYPE_CHECKING:
     from . import leases as leases
@@ -97,6 +98,7 @@ __all__ = [
     "JournalUnavailableError",
     "NewEvent",
     "Outcome",
+    "PartedText",
     "Receipt",
     "Snapshot",
     "VersionConflictError",
@@ -105,5 +107,7 @@ __all__ = [
     "canonical_text",
     "leases",
     "open_journal",
+    "parted",
+    "parted_members",
     "shown_url",
 ]

@@ -32,7 +32,8 @@ from .records import (
     receipt_text,
     sha256_text,
 )
-from .sealed_rows import Head, check_head, check_receipt, event_from_row, parse_json
+from .sealed_rows import Head, check_head, check_receipt, event_from_row, head_key, parse_json
+from .state_parts import stored_form
 from .statements import EVENT_COLUMNS, statements_for
 from .urls import shown_url
 from .verifying import verify_chain
@@ -274,8 +275,8 @@ class Journal:
 
         def read() -> tuple[int, CanonicalText | None]:
             with self._transaction(write=False) as conn:
-                row = self._statement(conn, "head", {"aggregate": aggregate}).fetchone()
-            head = self._checked_head(aggregate, row)
+                rows = self._statement(conn, "head", {"aggregate": aggregate}).fetchall()
+            head = self._checked_head(aggregate, head_key(rows))
             return head.version, head.state
 
         return self._retrying(read)
@@ -425,7 +426,7 @@ class Journal:
         # Both reads are sent before either answer is awaited: one round trip to a server, not two.
         receipt_rows = self._statement(conn, "receipt", {"command_id": command_id})
         head_rows = self._statement(conn, "head", {"aggregate": aggregate})
-        recorded, head = check_receipt(command_id, receipt_rows.fetchone()), head_rows.fetchone()
+        recorded, head = check_receipt(command_id, receipt_rows.fetchone()), head_key(head_rows.fetchall())
         current = self._checked_head(aggregate, head)
         version = current.version
         if recorded is not None:
@@ -453,7 +454,8 @@ class Journal:
         if not decision.events:
             raise JournalError(f"command {command_id!r}: a decision must record at least one event")
         last = version + len(decision.events)
-        state_json = _state_text(decision.state, command_id)
+        # A state given in parts is stored as its manifest and the parts that changed (`state_parts`).
+        state_json, parts, written, gone = stored_form(_state_text(decision.state, command_id), current.parts)
         result_json, result = canonical_json_parsed(decision.result)  # `result`: the caller's copy, as a replay's
         receipt = {
             "command_id": command_id,
@@ -488,19 +490,25 @@ class Journal:
             prev = sealed
         self._statement(conn, "insert_event", rows[0] if len(rows) == 1 else rows)
         self._statement(conn, "insert_receipt", receipt)
+        if written:
+            self._statement(conn, "put_part", [{"aggregate": aggregate, "name": name, "text": text}
+                                               for name, text in written])
+        if gone:
+            self._statement(conn, "delete_part", [{"aggregate": aggregate, "name": name} for name in gone])
         # The head last, read at once: the three writes go to a server together, and on SQLite no statement is
         # left unfinished (one would keep every later COMMIT on this pooled connection from succeeding).
         head_values = {"aggregate": aggregate, "version": version, "last": last, "state": state_json, "hash": prev}
         moved = self._statement(conn, "update_head" if version else "insert_head", head_values).fetchall()
-        if not moved:  # a miss rolls all three writes back
+        if not moved:  # a miss rolls every write back
             raise VersionConflictError(aggregate, expected_version, -1)
-        # The head row as the `head` statement will read it back, sealed by the hashes just computed.
+        # The head rows as the `head` statement will read them back, sealed by the hashes just computed.
         last_event = rows[-1]
+        whole = CanonicalText(decision.state) if parts else CanonicalText(state_json)
         self._checked_heads.remember(
             aggregate,
-            (last, prev, state_json, command_id, last_event["type"], last_event["data"], last_event["prev_hash"], prev,
-             seal[0], seal[1], None),
-            Head(last, prev, CanonicalText(state_json)),
+            ((last, prev, state_json, command_id, last_event["type"], last_event["data"], last_event["prev_hash"],
+              prev, seal[0], seal[1], None), tuple(sorted((name, text) for name, (text, _digest) in parts.items()))),
+            Head(last, prev, whole, parts),
         )
         return Outcome(
             command_id=command_id,

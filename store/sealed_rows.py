@@ -7,21 +7,35 @@ fail), which is what lets the journal remember a head row it has already checked
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .canonical import CanonicalText
 from .errors import JournalCorruptError
 from .records import GENESIS_HASH, Event, Receipt, chain_hash, receipt_text, sha256_text
+from .state_parts import is_manifest, joined_parts
+
+# The columns of a `head` row before its part's name and text (`statements._HEAD_READ`).
+HEAD_COLUMNS = 11
 
 
 @dataclass(frozen=True)
 class Head:
-    """The head as checked against its seal: its version, its hash and its state's stored text."""
+    """The head as checked against its seal: its version, its hash and its state's whole text; for a state
+    stored in parts, the parts by name as (text, SHA-256), which the next command compares its own with."""
 
     version: int
     hash: str
     state: CanonicalText | None
+    parts: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def head_key(rows: list[Any]) -> tuple[Any, ...]:
+    """The rows a `head` statement read, as one value: the head's columns, then its parts (name, text) by name."""
+    first = tuple(rows[0][:HEAD_COLUMNS])
+    parts = tuple(sorted((row[HEAD_COLUMNS], row[HEAD_COLUMNS + 1]) for row in rows
+                         if row[HEAD_COLUMNS] is not None))
+    return (first, parts)
 
 
 def parse_json(text: str, what: str) -> Any:
@@ -32,14 +46,17 @@ def parse_json(text: str, what: str) -> Any:
         raise JournalCorruptError(f"{what} is not JSON") from None
 
 
-def check_head(aggregate: str, row: Any) -> Head:
-    """The head a `head` statement read, once it is known to be what the chain's last command sealed.
+def check_head(aggregate: str, key: tuple[Any, ...]) -> Head:
+    """The head a `head` statement read (as `head_key` gives it), once it is known to be what the chain's last
+    command sealed.
 
     Refused (JournalCorruptError, saying which) when an event lies beyond the head (a head set back
     or deleted), when the head names no event or not its hash, when that event does not match its
-    own hash, or when the state is not the text it sealed. A head left by a format 1 build, whose
+    own hash, when the state (or its manifest) is not the text it sealed, or when a part is not the
+    one its manifest names (`state_parts.joined_parts`). A head left by a format 1 build, whose
     event carries no seal, is taken as it is: `verify` reports it as unsealed.
     """
+    row, part_rows = key
     (version, head_hash, state, command_id, type_, data, prev_hash, event_hash, state_sha256, receipt_sha256,
      beyond) = row
     version = 0 if version is None else int(version)
@@ -48,6 +65,8 @@ def check_head(aggregate: str, row: Any) -> Head:
     if version == 0:
         if state is not None:
             raise JournalCorruptError(f"{aggregate}: the head says version 0 but holds a state")
+        if part_rows:
+            raise JournalCorruptError(f"{aggregate}: the head says version 0 but parts of a state are stored")
         return Head(0, GENESIS_HASH, None)
     if event_hash is None:
         raise JournalCorruptError(f"{aggregate}: the head says version {version}, but no event {version} exists")
@@ -58,6 +77,12 @@ def check_head(aggregate: str, row: Any) -> Head:
         raise JournalCorruptError(f"{aggregate}: event {version} does not match its hash")
     if seal is not None and sha256_text(state) != state_sha256:
         raise JournalCorruptError(f"{aggregate}: the stored state is not the state event {version} sealed")
+    if is_manifest(state):
+        whole, parts = joined_parts(aggregate, version, state, dict(part_rows))
+        return Head(version, head_hash, whole, parts)
+    if part_rows:
+        raise JournalCorruptError(f"{aggregate}: parts of a state are stored, but the state of event {version} "
+                                  "is whole")
     return Head(version, head_hash, CanonicalText(state))
 
 

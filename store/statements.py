@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import re
 
-# Format 2 seals each command's state and receipt into its last event (`state_sha256`, `receipt_sha256`).
-# A format 1 journal is upgraded in place when opened where it can be written (`schema.py`): its
-# events keep their hashes, and `verify` reports the commands written before as unsealed.
-JOURNAL_FORMAT = "factory-schedule-journal/2"
-LEGACY_FORMATS = ("factory-schedule-journal/1",)
+# Format 2 seals each command's state and receipt into its last event (`state_sha256`, `receipt_sha256`);
+# format 3 may store a state in parts (`state_parts.py`), the head holding their manifest. An older
+# journal is upgraded in place when opened where it can be written (`schema.py`): its events keep
+# their hashes, a format 1 journal's commands are reported unsealed by `verify`, and a whole state
+# stays readable as it is until the next command stores it in parts.
+JOURNAL_FORMAT = "factory-schedule-journal/3"
+LEGACY_FORMATS = ("factory-schedule-journal/1", "factory-schedule-journal/2")
 RECEIPTS_BY_AGGREGATE = "receipts_aggregate_last_version"
 
 # The columns each table has, as the statements below name them.
@@ -26,6 +28,7 @@ EVENT_COLUMNS = ("aggregate", "version", "command_id", "type", "data", "prev_has
                  "receipt_sha256")
 RECEIPT_COLUMNS = ("command_id", "aggregate", "digest", "first_version", "last_version", "result")
 AGGREGATE_COLUMNS = ("aggregate", "version", "state", "hash")
+PART_COLUMNS = ("aggregate", "name", "text")
 LEASE_COLUMNS = ("scope", "owner", "ttl_ms", "acquired_ms", "heartbeat_ms", "info")
 META_COLUMNS = ("key", "value")
 TABLES = {
@@ -33,6 +36,7 @@ TABLES = {
     "events": ("id", *EVENT_COLUMNS),
     "receipts": RECEIPT_COLUMNS,
     "aggregates": AGGREGATE_COLUMNS,
+    "state_parts": PART_COLUMNS,
     "leases": LEASE_COLUMNS,
 }
 
@@ -49,15 +53,18 @@ _RECEIPT_READ = (
     "LEFT JOIN receipts r ON r.command_id = q.id "
     "LEFT JOIN events e ON e.aggregate = r.aggregate AND e.version = r.last_version"
 )
-# The head is read with the event it names and whether any event lies beyond it, so that every read of the
-# state checks the seal of the command that left it (`Journal._checked_head`).
+# The head is read with the event it names, whether any event lies beyond it and the state's parts (a row
+# each, the head's columns repeated; one statement, so that they are one snapshot under PostgreSQL's READ
+# COMMITTED too), so that every read of the state checks the seal of the command that left it
+# (`Journal._checked_head`).
 _HEAD_READ = (
     "SELECT a.version, a.hash, a.state, e.command_id, e.type, e.data, e.prev_hash, e.hash, e.state_sha256, "
     "e.receipt_sha256, (SELECT n.version FROM events n WHERE n.aggregate = q.name "
-    "AND n.version > COALESCE(a.version, 0) ORDER BY n.version LIMIT 1) "
+    "AND n.version > COALESCE(a.version, 0) ORDER BY n.version LIMIT 1), p.name, p.text "
     "FROM (SELECT CAST(:aggregate AS TEXT) AS name) q "
     "LEFT JOIN aggregates a ON a.aggregate = q.name "
-    "LEFT JOIN events e ON e.aggregate = a.aggregate AND e.version = a.version"
+    "LEFT JOIN events e ON e.aggregate = a.aggregate AND e.version = a.version "
+    "LEFT JOIN state_parts p ON p.aggregate = q.name"
 )
 
 
@@ -76,12 +83,13 @@ STATEMENTS = {
     "head": _HEAD_READ,
     "version": "SELECT version FROM aggregates WHERE aggregate = :aggregate",
     # Every aggregate any table names: a head, an event or a receipt left without the others is still a chain
-    # to verify (and its verify says what is missing). The events' and receipts' names are found by seeking
-    # each next name in their indexes (a loose index scan): one seek per aggregate, not a read of history.
+    # to verify (and its verify says what is missing). The events', receipts' and parts' names are found by
+    # seeking each next name in their indexes (a loose index scan): one seek per aggregate, not a read of history.
     "aggregate_names": f"WITH RECURSIVE {_next_names('event_names', 'events')}, "
-    f"{_next_names('receipt_names', 'receipts')} "
+    f"{_next_names('receipt_names', 'receipts')}, {_next_names('part_names', 'state_parts')} "
     "SELECT aggregate FROM aggregates UNION SELECT name FROM event_names WHERE name IS NOT NULL "
-    "UNION SELECT name FROM receipt_names WHERE name IS NOT NULL ORDER BY 1",
+    "UNION SELECT name FROM receipt_names WHERE name IS NOT NULL "
+    "UNION SELECT name FROM part_names WHERE name IS NOT NULL ORDER BY 1",
     "history": f"SELECT {_EVENTS} FROM events WHERE aggregate = :aggregate AND version > :after "
     "ORDER BY version LIMIT :limit",
     "history_desc": f"SELECT {_EVENTS} FROM events WHERE aggregate = :aggregate ORDER BY version DESC LIMIT :limit",
@@ -96,6 +104,9 @@ STATEMENTS = {
     "WHERE aggregate = :aggregate AND version = :version RETURNING version",
     "insert_head": "INSERT INTO aggregates (aggregate, version, state, hash) "
     "VALUES (:aggregate, :last, :state, :hash) RETURNING version",
+    "put_part": "INSERT INTO state_parts (aggregate, name, text) VALUES (:aggregate, :name, :text) "
+    "ON CONFLICT (aggregate, name) DO UPDATE SET text = excluded.text",
+    "delete_part": "DELETE FROM state_parts WHERE aggregate = :aggregate AND name = :name",
     "insert_receipt": f"INSERT INTO receipts ({', '.join(RECEIPT_COLUMNS)}) "
     "VALUES (:command_id, :aggregate, :digest, :first_version, :last_version, :result)",
     # Leases: every write says from its RETURNING rows whether it changed one (as above).

@@ -22,6 +22,7 @@ __all__ = [
     "JournalMeta",
     "LeaseRow",
     "ReceiptRow",
+    "StatePartRow",
     "journal_tables",
 ]
 
@@ -78,6 +79,15 @@ class AggregateRow(SQLModel, table=True):
     hash: str
 
 
+class StatePartRow(SQLModel, table=True):
+    """One named part of an aggregate's state stored in parts (`state_parts.py`): its head holds their manifest."""
+
+    __tablename__ = "state_parts"
+    aggregate: str = Field(primary_key=True)
+    name: str = Field(primary_key=True)
+    text: str = Field(sa_column=Column(Text, nullable=False))
+
+
 class LeaseRow(SQLModel, table=True):
     """One held lease (`leases.py`). Instants are milliseconds since the epoch (UTC), so both backends compare them
     alike."""
@@ -93,4 +103,5 @@ class LeaseRow(SQLModel, table=True):
 
 def journal_tables() -> list[Table]:
     """Every table a journal has, in the order they are created."""
-    return [SQLModel.metadata.tables[name] for name in ("journal_meta", "events", "receipts", "aggregates", "leases")]
+    names = ("journal_meta", "events", "receipts", "aggregates", "state_parts", "leases")
+    return [SQLModel.metadata.tables[name] for name in names]

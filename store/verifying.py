@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .canonical import canonical_json
 from .errors import JournalCorruptError
 from .records import GENESIS_HASH, Checkpoint, Event, chain_hash, receipt_text, sha256_text
-from .sealed_rows import check_head
+from .sealed_rows import check_head, head_key
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -45,7 +45,7 @@ def verify_chain(journal: Journal, aggregate: str, since: Checkpoint | None = No
 
     def read_head() -> Any:
         with journal._transaction(write=False) as conn:
-            return journal._statement(conn, "head", {"aggregate": aggregate}).fetchone()
+            return head_key(journal._statement(conn, "head", {"aggregate": aggregate}).fetchall())
 
     head = check_head(aggregate, journal._retrying(read_head))  # in full: verify trusts no memo
     prev = since.hash if since is not None else GENESIS_HASH

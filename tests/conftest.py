@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 collect_ignore = ["bench"]
 
 # Hypothesis times its examples: a `deadline` per example and a "too slow" health check on generating
-# them. On a busy 2-core machine (seven engineers, `-n 2`) both fail tests that are correct, so the suite
+# them. On a busy 2-core machine (other work beside `-n 2`) both fail tests that are correct, so the suite
 # turns off exactly the two checks that read the wall clock and keeps every other health check. A test's
 # own `@settings` builds on this profile, so it applies everywhere unless a test says otherwise.
 settings.register_profile(

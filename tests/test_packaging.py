@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -10,6 +11,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = ("core", "store", "tui")
+# What a build from a copy of the checkout does not need: the copy holds the tracked tree and nothing built.
+NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "site", "*.egg-info", "__pycache__", ".*_cache",
+                                    ".hypothesis", "*.db", "*.db-wal", "*.db-shm")
 
 
 def _declared_packages() -> set[str]:
@@ -26,12 +30,23 @@ def test_every_source_package_is_declared_under_factory_schedule() -> None:
     assert found == _declared_packages()
 
 
+def _build_output(folder: Path) -> list[tuple[str, int]]:
+    """Each file under a folder's build/ with its modification time: what a build there would change."""
+    return sorted((str(path), path.stat().st_mtime_ns) for path in (folder / "build").rglob("*"))
+
+
 def test_the_wheel_holds_one_top_level_package(tmp_path: Path) -> None:
+    """Built from a copy of the checkout: setuptools writes its build/ beside the pyproject it builds, and the
+    checkout keeps none."""
+    source = tmp_path / "source"
+    shutil.copytree(REPO, source, symlinks=True, ignore=NOT_SOURCE)
+    before = _build_output(REPO)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
-         "--wheel-dir", str(tmp_path), str(REPO)],
+         "--wheel-dir", str(tmp_path), str(source)],
         check=True, capture_output=True,
     )  # fmt: skip
+    assert _build_output(REPO) == before
     (wheel,) = tmp_path.glob("factory_schedule-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}

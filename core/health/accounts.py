@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from factory_schedule.core.model import AccountState, at
 from factory_schedule.core.results import ScheduleView
+from factory_schedule.core.schedule_document import AccountState, at
 
 from .report import Finding
 

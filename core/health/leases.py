@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from factory_schedule.core.model import at
 from factory_schedule.core.results import ScheduleView
+from factory_schedule.core.schedule_document import at
 
 from .evidence import lease_evidence, reconcile_confirmation
 from .facts import LeaseFact

@@ -11,8 +11,8 @@ from typing import Any, Literal
 import pendulum
 
 from factory_schedule.core.commission import lane_occurrence_on, parse_commission
-from factory_schedule.core.model import Occurrence
 from factory_schedule.core.results import ScheduleView
+from factory_schedule.core.schedule_document import Occurrence
 from factory_schedule.core.zones import local_date_of
 
 from .report import Finding

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pendulum import DateTime
 
-from ..model import at
+from ..schedule_document import at
 from .errors import PipelineError
 from .model import (
     MAX_APPROVALS,
     Approval,
     PipelineState,
 )
-from .rules import Change, approval_instants, copy_with, instant_after, write_instant
+from .rules import PipelineChange, approval_instants, copy_with, instant_after, write_instant
 
 
 def use_approvals(state: PipelineState, candidate: str, actions: tuple[str, ...], runner: str,
@@ -30,7 +30,7 @@ def use_approvals(state: PipelineState, candidate: str, actions: tuple[str, ...]
 
 
 def request_approval(state: PipelineState, approval_id: str, candidate: str, action: str, requested_by: str,
-                     reason: str, now: DateTime) -> Change:
+                     reason: str, now: DateTime) -> PipelineChange:
     if any(a.id == approval_id for a in state.approvals):
         raise PipelineError("STALE", f"approval {approval_id} was already requested (under another request)")
     stamp = write_instant(now)
@@ -43,11 +43,11 @@ def request_approval(state: PipelineState, approval_id: str, candidate: str, act
             raise PipelineError("LIMIT", f"{MAX_APPROVALS} approval requests are open")
         approvals.remove(gone)
     new = copy_with(state, approvals=tuple(approvals), updated_at=stamp)
-    return Change("approval-requested", approval.doc(), new, {"approval": approval.doc()})
+    return PipelineChange("approval-requested", approval.doc(), new, {"approval": approval.doc()})
 
 
 def decide_approval(state: PipelineState, approval_id: str, decided_by: str, approved: bool,
-                    now: DateTime) -> Change:
+                    now: DateTime) -> PipelineChange:
     approval = next((a for a in state.approvals if a.id == approval_id), None)
     if approval is None:
         raise PipelineError("UNKNOWN_TASK", f"no approval request {approval_id}")
@@ -60,11 +60,11 @@ def decide_approval(state: PipelineState, approval_id: str, decided_by: str, app
     decided = copy_with(approval, decided_by=decided_by, decided_at=stamp, approved=approved)
     new = copy_with(state, approvals=tuple(decided if a.id == approval_id else a for a in state.approvals),
                updated_at=stamp)
-    return Change("approval-decided", decided.doc(), new, {"approval": decided.doc()})
+    return PipelineChange("approval-decided", decided.doc(), new, {"approval": decided.doc()})
 
 
 def record_external_action(state: PipelineState, approval_id: str, candidate: str, action: str, runner: str,
-                           now: DateTime) -> Change:
+                           now: DateTime) -> PipelineChange:
     approval = next((a for a in state.approvals if a.id == approval_id), None)
     if (approval is None or approval.candidate != candidate or approval.action != action
             or approval.approved is not True or approval.used_at is not None):
@@ -74,4 +74,4 @@ def record_external_action(state: PipelineState, approval_id: str, candidate: st
     used = copy_with(approval, used_at=stamp, used_by=runner)
     new = copy_with(state, approvals=tuple(used if a.id == approval_id else a for a in state.approvals),
                updated_at=stamp)
-    return Change("external-action-recorded", used.doc(), new, {"approval": used.doc()})
+    return PipelineChange("external-action-recorded", used.doc(), new, {"approval": used.doc()})

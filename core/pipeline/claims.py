@@ -7,8 +7,8 @@ from typing import Any
 
 from pendulum import DateTime
 
-from ..model import at
 from ..pipeline_settings import PipelineSettings
+from ..schedule_document import at
 from .errors import PipelineError
 from .model import (
     MAX_CONSUMED,
@@ -20,8 +20,8 @@ from .model import (
     Work,
 )
 from .rules import (
-    Change,
     Idle,
+    PipelineChange,
     copy_with,
     current_work,
     eligible,
@@ -42,7 +42,7 @@ def _kind_of_run(settings: PipelineSettings, lane: str, run: str) -> str:
                                      f"its reviewer ({settings.reviewer(lane)})")
 
 
-def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: DateTime) -> Change | Idle:
+def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: DateTime) -> PipelineChange | Idle:
     kind = _kind_of_run(state.settings, lane_name, run)
     lane = state.lane(lane_name)
     pending = [task for task in lane.tasks if task.kind == kind and task.claimed_by is None]
@@ -63,14 +63,14 @@ def claim(state: PipelineState, lane_name: str, run: str, runner: str, now: Date
         claimed = copy_with(task, claimed_by=runner, claimed_run=run, claimed_at=stamp)
         tasks = tuple(claimed if t.n == task.n else t for t in lane.tasks)
         new = copy_with(state, **{lane_name: copy_with(lane, tasks=tasks)}, updated_at=stamp)
-        return Change("task-claimed", {"lane": lane_name, "task": task.n, "runner": runner, "run": run,
+        return PipelineChange("task-claimed", {"lane": lane_name, "task": task.n, "runner": runner, "run": run,
                                        "done": [], "enqueued": []}, new,
                       _claim_result(claimed, current_work(lane, task.candidate), False))
     return _activate(state, lane, run, runner, now)
 
 
 def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: str, occurrence: str,
-              earlier: frozenset[str], now: DateTime) -> Change | Idle:
+              earlier: frozenset[str], now: DateTime) -> PipelineChange | Idle:
     """A resumed segment of a scheduled run takes over the task an earlier segment of the same occurrence
     claimed. The schedule has ended that segment (only the running segment's token may claim with the
     occurrence), so the earlier token can no longer report, and without this the task would stay claimed by
@@ -90,7 +90,7 @@ def hand_over(state: PipelineState, lane_name: str, n: int, run: str, runner: st
     new = copy_with(state, **{lane_name: new_lane}, updated_at=stamp)
     data = {"lane": lane_name, "task": n, "runner": runner, "run": run, "from": task.claimed_by,
             "occurrence": occurrence, "done": [], "enqueued": []}
-    return Change("task-handed-over", data, new,
+    return PipelineChange("task-handed-over", data, new,
                   {**_claim_result(claimed, current_work(lane, task.candidate), False), "resumedFrom": task.claimed_by})
 
 
@@ -127,7 +127,7 @@ def _claim_result(task: Task, work: Work, activated: bool) -> dict[str, Any]:
     return result
 
 
-def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now: DateTime) -> Change | Idle:
+def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now: DateTime) -> PipelineChange | Idle:
     """Enqueue and claim the lane's activation task, when the lane may start new work."""
     settings = state.settings
     if lane.tasks:
@@ -173,11 +173,11 @@ def _activate(state: PipelineState, lane: LaneRecord, run: str, runner: str, now
     new = copy_with(state, **{lane.lane: new_lane}, next_task=n + 1, updated_at=stamp, **extra)
     data = {"lane": lane.lane, "task": n, "runner": runner, "run": run, "candidate": task.candidate,
             "done": [], "enqueued": [n]}
-    return Change("task-claimed", data, new, _claim_result(task, work, True))
+    return PipelineChange("task-claimed", data, new, _claim_result(task, work, True))
 
 
 def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed_by: str, evidence: str,
-            now: DateTime, partial: tuple[str, ...] = ()) -> Change:
+            now: DateTime, partial: tuple[str, ...] = ()) -> PipelineChange:
     """A supervisor confirms a claimed task's run is gone. A revision (repair) task's interrupted start is
     `repair_start_failed`; any other task returns to pending, as itself (nothing of it was validated), within
     its retry cap (`_abandoned`)."""
@@ -197,7 +197,7 @@ def abandon(state: PipelineState, lane_name: str, n: int, runner: str, confirmed
 
 
 def _abandoned(state: PipelineState, lane: LaneRecord, task: Task, runner: str, confirmed_by: str, evidence: str,
-               stamp: str) -> Change:
+               stamp: str) -> PipelineChange:
     """An ordinary task whose run is confirmed gone is retried as a failed build is: back to pending, as itself,
     at most `maxRetries` times, so a run killed every night does not re-send (and pay for) its task every
     night. The abandon past that cap escalates the task to the owner, whose `revise` sends it once more."""
@@ -212,19 +212,19 @@ def _abandoned(state: PipelineState, lane: LaneRecord, task: Task, runner: str, 
         new_lane = copy_with(lane, tasks=tuple(released if t.n == task.n else t for t in lane.tasks))
         new = copy_with(state, **{lane.lane: new_lane}, updated_at=stamp)
         data = {"lane": lane.lane, "task": task.n, **details, "outcome": "requeued", "done": [], "enqueued": []}
-        return Change("task-abandoned", data, new,
+        return PipelineChange("task-abandoned", data, new,
                       {"lane": lane.lane, "task": task.n, "state": "pending", "abandons": abandons, "cap": cap})
     reason = (f"the run of task {task.n} ({task.stage}) of {task.candidate} was confirmed gone {abandons} times; "
               f"its retry cap {cap} is spent")
     escalation = Escalation(stage=task.stage, reason=reason, at=stamp, abandons=abandons, subject=task.subject)
     step = Next(copy_with(work, stage="escalation", escalation=escalation), "escalation")
     change = apply_transition(state, lane, task, step, confirmed_by, stamp, details)
-    return Change("task-abandoned", {**change.event_data, "outcome": "escalated"}, change.state,
+    return PipelineChange("task-abandoned", {**change.event_data, "outcome": "escalated"}, change.state,
                   {**change.result, "state": "escalated", "abandons": abandons, "cap": cap})
 
 
 def repair_start_failed(state: PipelineState, lane: LaneRecord, task: Task, runner: str, confirmed_by: str,
-                        evidence: str, partial: tuple[str, ...], stamp: str) -> Change:
+                        evidence: str, partial: tuple[str, ...], stamp: str) -> PipelineChange:
     """An interrupted revision claim without a validated report: a failed start of the round already reserved
     for it (the reviewer's reject reserved it), never a fresh pending repair. Its failure and the partial
     output its supervisor names are kept on the task. It is requeued, as the same task with the same parent,
@@ -248,12 +248,12 @@ def repair_start_failed(state: PipelineState, lane: LaneRecord, task: Task, runn
         new = copy_with(state, **{lane.lane: new_lane}, updated_at=stamp)
         data = {"lane": lane.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate, **details,
                 "outcome": "requeued", "done": [], "enqueued": []}
-        return Change("repair-start-failed", data, new,
+        return PipelineChange("repair-start-failed", data, new,
                       {"lane": lane.lane, "task": task.n, "state": "pending", "failedStarts": revision.failed_starts,
                        "revisions": work.revisions + 1, "cap": cap})
     reason = (f"the revision (task {task.n}) of {task.candidate} failed to start {revision.failed_starts} time(s) "
               f"and its repair cap {cap} is spent")
     step = escalate(work, task.stage, reason, stamp, revision)
     change = apply_transition(state, lane, task, step, confirmed_by, stamp, details)
-    return Change("repair-start-failed", {**change.event_data, "outcome": "escalated"}, change.state,
+    return PipelineChange("repair-start-failed", {**change.event_data, "outcome": "escalated"}, change.state,
                   {**change.result, "state": "escalated", "failedStarts": revision.failed_starts, "cap": cap})

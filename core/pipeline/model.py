@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 from pydantic.alias_generators import to_camel
 
-from ..model import Instant
 from ..pipeline_settings import PipelineSettings
+from ..schedule_document import Instant
 
 PIPELINE_PROTOCOL = "sf-pipeline/1"
 PIPELINE_AGGREGATE = "pipeline/lanes"

@@ -20,8 +20,8 @@ from typing import Any
 
 from pendulum import DateTime
 
-from ..model import at, instant_text
 from ..pipeline_settings import PipelineSettings
+from ..schedule_document import at, instant_text
 from .errors import PipelineError
 from .model import (
     LANES,
@@ -76,7 +76,7 @@ ALLOWED_TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
 
 
 @dataclass(frozen=True)
-class Change:
+class PipelineChange:
     """One command's effect: one event, the new state, the receipt's result."""
 
     event_type: str
@@ -142,7 +142,7 @@ def configured(state: PipelineState | None) -> PipelineState:
 
 
 def record_settings(state: PipelineState | None, settings: PipelineSettings, revision: int,
-                    now: DateTime) -> Change:
+                    now: DateTime) -> PipelineChange:
     if state is None:
         stamp = instant_text(now)
         new = PipelineState(protocol="sf-pipeline/1", settings=settings, settings_revision=revision,
@@ -159,7 +159,7 @@ def record_settings(state: PipelineState | None, settings: PipelineSettings, rev
                                                f"candidates {lane} holds now; lower it once they end")
         new = copy_with(state, settings=settings, settings_revision=revision, updated_at=stamp)
     data = {"revision": revision, "settings": settings.model_dump(mode="json", by_alias=True)}
-    return Change("pipeline-settings-recorded", data, new, {"revision": revision})
+    return PipelineChange("pipeline-settings-recorded", data, new, {"revision": revision})
 
 
 def eligible(state: PipelineState) -> list[CandidateRecord]:
@@ -170,7 +170,7 @@ def eligible(state: PipelineState) -> list[CandidateRecord]:
     return sorted(pool, key=lambda c: (c.listed_since, c.id))
 
 
-def record_top_n(state: PipelineState, week: str, entries: list[dict[str, Any]], now: DateTime) -> Change:
+def record_top_n(state: PipelineState, week: str, entries: list[dict[str, Any]], now: DateTime) -> PipelineChange:
     if state.top_n is not None and week <= state.top_n.week:
         raise PipelineError("REVISION", f"Top-N {week} is not after the recorded {state.top_n.week}")
     if len(entries) > state.settings.top_n:
@@ -194,7 +194,7 @@ def record_top_n(state: PipelineState, week: str, entries: list[dict[str, Any]],
     new = copy_with(state, top_n=top, candidates=tuple(records), updated_at=stamp)
     data = {"week": week, "sequence": sequence, "candidates": entries,
             "kept": sorted(held - set(listed_ids))}
-    return Change("top-n-recorded", data, new,
+    return PipelineChange("top-n-recorded", data, new,
                   {"week": week, "sequence": sequence, "eligible": [c.id for c in eligible(new)]})
 
 

@@ -24,6 +24,7 @@ from factory_schedule.store import (
     NewEvent,
     canonical_digest,
     canonical_json,
+    parted_members,
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
@@ -32,8 +33,8 @@ from ..clock import Clock, as_utc
 from ..command_loop import COMMAND_ROUNDS, CommandLoop, Planned
 from ..commission import parse_commission
 from ..errors import ScheduleError
+from ..schedule_checks import validation_message
 from ..service import LifecycleSchedule
-from ..state import validation_message
 from ..text import checked_document, checked_token
 from . import approvals, claims, rules, scheduled, transitions
 from .contracts import contract_fields
@@ -82,7 +83,7 @@ class ApprovalUse(PipelineResult):
 ClaimIdle = rules.Idle
 
 
-_Command = Planned[rules.Change]
+_Command = Planned[rules.PipelineChange]
 Plan = Callable[[PipelineState | None, DateTime], _Command | rules.Idle]
 
 
@@ -210,6 +211,7 @@ class PipelineLanes:
         self.clock = clock
         self.max_rounds = max_rounds
         self._schedule = LifecycleSchedule(journal, clock)  # the schedule's view, for a run's admission
+        self._parsed: tuple[str, PipelineState] | None = None  # the last text parsed, and its state
 
     def _now(self) -> DateTime:
         return as_utc(self.clock.now())
@@ -221,7 +223,18 @@ class PipelineLanes:
             raise PipelineError("CORRUPT", str(error)) from None
         if stored is None:
             return version, None
-        return version, parse_pipeline(stored)
+        return version, self._parse(stored)
+
+    def _parse(self, stored: str) -> PipelineState:
+        """`parse_pipeline`, answered from the last text parsed when it is that very text: a command parses the
+        state it decides before storing it, and the next command reads those bytes back. A pure function of
+        the text, so an equal text needs no second parse; any other text is parsed and checked whole."""
+        last = self._parsed
+        if last is not None and last[0] == stored:
+            return last[1]
+        state = parse_pipeline(stored)
+        self._parsed = (stored, state)
+        return state
 
     def state(self) -> PipelineState | None:
         """The checked state (CORRUPT on any defect), or None before any settings."""
@@ -236,20 +249,19 @@ class PipelineLanes:
         outcome = ran.outcome
         return PipelineResult(ran.planned.command_id, outcome.version, outcome.replayed, outcome.result)
 
-    @staticmethod
-    def _decision(planned: _Command, _at_version: int) -> Decision:
+    def _decision(self, planned: _Command, _at_version: int) -> Decision:
         change = planned.change
         assert change is not None  # the loop runs no decision for a recorded command
-        document = change.state.doc()
-        stored = canonical_json(document)
-        parse_pipeline(stored)  # what a reader of these bytes would say, before they are stored
+        # In parts, one per member (its lanes, candidates, decisions...): a command rewrites the few it changed.
+        stored = parted_members(change.state.doc())
+        self._parse(stored)  # what a reader of these bytes would say, before they are stored
         size = len(stored.encode("utf-8"))
         if size > MAX_STATE_BYTES:
             raise PipelineError("LIMIT", f"the pipeline would grow to {size} bytes, above {MAX_STATE_BYTES}")
-        return Decision(events=[NewEvent(change.event_type, change.event_data)], state=document, result=change.result)
+        return Decision(events=[NewEvent(change.event_type, change.event_data)], state=stored, result=change.result)
 
     def _command(self, command_id: str, payload: dict[str, Any],
-                 decide: Callable[[PipelineState, DateTime], rules.Change | rules.Idle],
+                 decide: Callable[[PipelineState, DateTime], rules.PipelineChange | rules.Idle],
                  needs_state: bool = True) -> PipelineResult | rules.Idle:
         def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
             if self.journal.receipt(command_id) is not None:
@@ -270,11 +282,12 @@ class PipelineLanes:
     # -- the owner's records -----------------------------------------------------------------
 
     def _owner_checked(self, command_id: str, payload: dict[str, Any],
-                       decide: Callable[[Any, DateTime], rules.Change]) -> Callable[[Any, DateTime], rules.Change]:
+                       decide: Callable[[Any, DateTime], rules.PipelineChange],
+                       ) -> Callable[[Any, DateTime], rules.PipelineChange]:
         """`decide`, first refusing UNSIGNED or BAD_SIGNATURE (nothing written) an owner record the journal's owner
         key did not sign (a journal without a key accepts it unsigned)."""
 
-        def checked(state: Any, now: DateTime) -> rules.Change:
+        def checked(state: Any, now: DateTime) -> rules.PipelineChange:
             try:
                 problem = owner.owner_record_problem(owner.load_owner(self.journal)[1], command_id, payload)
             except ScheduleError as error:
@@ -299,7 +312,7 @@ class PipelineLanes:
         document = {"revision": parsed.revision, "settings": settings.model_dump(mode="json", by_alias=True)}
         payload = owner.signed(self.journal, signer, command_id, document)
 
-        def decide(state: PipelineState | None, now: DateTime) -> rules.Change:
+        def decide(state: PipelineState | None, now: DateTime) -> rules.PipelineChange:
             view = self._schedule.read()
             problem = (scheduled.recorded_revision_problem(view, parsed)
                        or scheduled.settings_problem(view, settings))

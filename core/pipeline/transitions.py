@@ -8,7 +8,7 @@ from typing import Any
 
 from pendulum import DateTime
 
-from ..model import at, instant_text
+from ..schedule_document import at, instant_text
 from .approvals import use_approvals
 from .contracts import parse_report
 from .errors import PipelineError
@@ -28,7 +28,7 @@ from .model import (
     Task,
     Work,
 )
-from .rules import Change, copy_with, producers, work_instant
+from .rules import PipelineChange, copy_with, producers, work_instant
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ def _maturation_step(state: PipelineState, work: Work, task: Task, report: Any, 
     return Next(work, None, outcome=decision)
 
 
-def complete(state: PipelineState, lane_name: str, n: int, runner: str, report: Any, now: DateTime) -> Change:
+def complete(state: PipelineState, lane_name: str, n: int, runner: str, report: Any, now: DateTime) -> PipelineChange:
     """A runner's report or a reviewer's review: its task done, at most one next task enqueued."""
     lane = state.lane(lane_name)
     task = lane.task(n)
@@ -216,7 +216,7 @@ def complete(state: PipelineState, lane_name: str, n: int, runner: str, report: 
 
 
 def decide_escalation(state: PipelineState, lane_name: str, n: int, decided_by: str, decision: str, reason: str,
-                      now: DateTime) -> Change:
+                      now: DateTime) -> PipelineChange:
     """The owner's answer to an escalation: one more revise round (granted), or park."""
     lane = state.lane(lane_name)
     task = lane.task(n)
@@ -243,7 +243,7 @@ def decide_escalation(state: PipelineState, lane_name: str, n: int, decided_by: 
 
 
 def apply_transition(state: PipelineState, lane: LaneRecord, task: Task, step: Next, by: str, stamp: str,
-                details: dict[str, Any]) -> Change:
+                details: dict[str, Any]) -> PipelineChange:
     """Apply one transition: `task` done, at most one next task enqueued, or the work ended."""
     n_next = state.next_task
     work = step.work
@@ -285,7 +285,7 @@ def apply_transition(state: PipelineState, lane: LaneRecord, task: Task, step: N
     data = {"lane": lane.lane, "task": task.n, "stage": task.stage, "candidate": task.candidate, "by": by,
             "done": [task.n], "enqueued": enqueued, "outcome": step.outcome,
             "decision": step.decision.doc() if step.decision else None, **details}
-    return Change("task-done", data, new, result)
+    return PipelineChange("task-done", data, new, result)
 
 
 def _kept_decisions(state: PipelineState, decision: GateDecision) -> tuple[GateDecision, ...]:

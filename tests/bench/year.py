@@ -195,7 +195,7 @@ class SqlitePages:
     trusted only once SQLite names the journal's file for it; otherwise counts are not available.
     """
 
-    CACHE_HIT, CACHE_MISS = 7, 8  # SQLITE_DBSTATUS_*
+    CACHE_HIT, CACHE_MISS, CACHE_WRITE = 7, 8, 9  # SQLITE_DBSTATUS_*
 
     def __init__(self, path: str) -> None:
         import _sqlite3
@@ -232,12 +232,18 @@ class SqlitePages:
         handle = self._handles[key]
         if handle is None:
             return None
-        total = 0
-        for counter in (self.CACHE_HIT, self.CACHE_MISS):
-            current, highest = self._ctypes.c_int(), self._ctypes.c_int()
-            self._status(handle, counter, self._ctypes.byref(current), self._ctypes.byref(highest), 0)
-            total += current.value
-        return total
+        return self._count(handle, self.CACHE_HIT) + self._count(handle, self.CACHE_MISS)
+
+    def written(self, connection: Any) -> int | None:
+        """The pages `connection` has written so far (to the WAL, at its commits): what a commit's fsync carries."""
+        if self.touched(connection) is None:
+            return None
+        return self._count(self._handles[id(connection)], self.CACHE_WRITE)
+
+    def _count(self, handle: Any, counter: int) -> int:
+        current, highest = self._ctypes.c_int(), self._ctypes.c_int()
+        self._status(handle, counter, self._ctypes.byref(current), self._ctypes.byref(highest), 0)
+        return current.value
 
 
 class StatementTimes:
@@ -251,6 +257,8 @@ class StatementTimes:
         self.pages: Counter = Counter()
         self.counter = pages
         self.pages_per_command: list[float] = []  # each period's pages touched per new command
+        self.written = 0  # pages the commits wrote this period
+        self.written_per_command: list[float] = []
         for name, key_of in (("_statement", lambda args: args[1]), ("_commit", lambda args: "COMMIT")):
             self._wrap(journal, name, key_of)
 
@@ -260,6 +268,7 @@ class StatementTimes:
 
         def timed(*args: Any) -> Any:
             before = counter.touched(args[0]) if counter else None
+            written = counter.written(args[0]) if counter else None
             started = time.perf_counter()
             try:
                 return send(*args)
@@ -269,6 +278,8 @@ class StatementTimes:
                 self.counts[key] += 1
                 if before is not None:
                     self.pages[key] += counter.touched(args[0]) - before  # type: ignore[union-attr,operator]
+                if written is not None:
+                    self.written += counter.written(args[0]) - written  # type: ignore[union-attr,operator]
 
         setattr(journal, name, timed)
 
@@ -281,9 +292,12 @@ class StatementTimes:
             self.pages_per_command.append(sum(self.pages.values()) / max(1, commands))
             pages = "  ".join(f"{key} {self.pages[key] / self.counts[key]:.1f}" for key in sorted(self.counts))
             line += f"\n    pages per statement: {pages}; per command {self.pages_per_command[-1]:.1f}"
+            self.written_per_command.append(self.written / max(1, commands))
+            line += f"\n    pages written per command (at its commit): {self.written_per_command[-1]:.1f}"
         self.seconds.clear()
         self.counts.clear()
         self.pages.clear()
+        self.written = 0
         return line
 
 
@@ -924,6 +938,10 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     if len(pages) >= 2:  # SQLite's own count: it does not drift with the machine as times do
         print(f"pages touched per command (SQLite's page-cache hits and misses), first / last period: "
               f"{pages[0]:.1f} / {pages[-1]:.1f} ({pages[-1] / pages[0]:.2f}x)")
+    written = year.statements.written_per_command if year.statements is not None else []
+    if written:
+        print(f"pages written per command (SQLite's own count, what a commit's fsync carries), first / last period: "
+              f"{written[0]:.1f} / {written[-1]:.1f}")
     if dash is None:
         print("dashboard: not available")
         paint = checked = rerender = "not available"

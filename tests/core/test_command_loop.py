@@ -18,8 +18,8 @@ from pendulum import DateTime
 from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.core.pipeline import PipelineLanes, PipelineResult
 from factory_schedule.store import open_journal
-from tests.core.engine_helpers import RECORDED, SIGN_IN, basic_id, basic_lane, commission, make_harness, result_report
 from tests.core.pipeline import pipeline_support as pipes
+from tests.core.schedule.support import RECORDED, SIGN_IN, basic_id, basic_lane, commission, make_harness, result_report
 
 LANE = "alpha/basic"  # opens at 02:00, closes at 05:00
 NIGHT = basic_id("alpha", "2026-12-07")

@@ -13,6 +13,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 INCOMING = DOCS / "incoming"  # notes others leave for the documentation, not part of the site
+# Words that belong to the project's history, not to a reader's documentation: how a figure was re-measured,
+# which round or stop changed what, what a review found, and pointers to documents a reader does not have.
+LAB_NOTEBOOK = re.compile(
+    r"\bused to\b|\bthis round\b|\bthe round's\b|\bthis stop\b|\bstop \d+\b|\bthe review found\b|\bre-measured\b"
+    r"|\bthe seed\b|\bthe specification\b|\bspec §|\bissue #\d+|\bas before\b",
+    re.I,
+)
 MARKED_BLOCK = re.compile(r"^<!-- runnable: ([a-z0-9-]+) -->\n```([a-z]*)\n(.*?)^```$", re.M | re.S)
 
 

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import re
 
-from .pages import DOCS, REPO, pages
+from .pages import DOCS, LAB_NOTEBOOK, REPO, pages
 
 README = REPO / "README.md"
 SCREENSHOTS = REPO / "screenshots"
 
-# Words that belong to the project's history, not to a reader's documentation: how a figure was re-measured,
-# which round or stop changed what, what a review found, and pointers to documents a reader does not have.
-LAB_NOTEBOOK = re.compile(
-    r"\bused to\b|\bthis round\b|\bthe round's\b|\bthis stop\b|\bstop \d+\b|\bthe review found\b|\bre-measured\b"
-    r"|\bthe seed\b|\bthe specification\b|\bspec §|\bissue #\d+|\bas before\b",
-    re.I,
-)
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
 
 

@@ -8,6 +8,7 @@ call this after their edit, so that the edit reaches the engine instead of the j
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from factory_schedule.store.records import chain_hash, receipt_text, sha256_text
@@ -30,3 +31,20 @@ def reseal_head(db: sqlite3.Connection, aggregate: str) -> None:
         (*seal, forged, aggregate, version),
     )
     db.execute("UPDATE aggregates SET hash = ? WHERE aggregate = ?", (forged, aggregate))
+
+
+def stored_state(db: sqlite3.Connection, aggregate: str) -> str:
+    """The aggregate's state text as stored, read past every check: its parts joined in its manifest's order,
+    or the head's text when the state is stored whole."""
+    (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (aggregate,)).fetchone()
+    if not text.startswith("["):
+        return str(text)
+    parts = dict(db.execute("SELECT name, text FROM state_parts WHERE aggregate = ?", (aggregate,)).fetchall())
+    return "".join(parts[name] for name, _digest in json.loads(text))
+
+
+def put_whole_state(db: sqlite3.Connection, aggregate: str, text: str) -> None:
+    """Store `text` as the aggregate's whole state (as a journal written before parts existed holds it), its
+    parts deleted; the head is not resealed (`reseal_head` does that)."""
+    db.execute("DELETE FROM state_parts WHERE aggregate = ?", (aggregate,))
+    db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, aggregate))

@@ -16,6 +16,7 @@ from sqlalchemy import text
 from factory_schedule.store import JournalCorruptError, open_journal
 from factory_schedule.store.journal import Journal
 from factory_schedule.store.records import GENESIS_HASH, chain_hash
+from factory_schedule.store.statements import JOURNAL_FORMAT
 
 from .support import AGGREGATE, bump, burst, database
 
@@ -203,8 +204,7 @@ def test_a_format_1_journal_is_upgraded_and_verify_reports_its_commands_as_unsea
     checkpoint = journal.verify(AGGREGATE)
     assert (checkpoint.version, checkpoint.unsealed_through) == (4, 3)
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM journal_meta WHERE key = 'format'").fetchone() == (
-            "factory-schedule-journal/2",)
+        assert db.execute("SELECT value FROM journal_meta WHERE key = 'format'").fetchone() == (JOURNAL_FORMAT,)
 
 
 def test_a_format_1_journal_s_deleted_receipt_is_still_found(tmp_path):

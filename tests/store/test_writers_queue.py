@@ -12,7 +12,7 @@ from collections import Counter
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
 from factory_schedule.store import open_journal
-from tests.core.engine_helpers import RECORDED, basic_lane, commission
+from tests.core.schedule.support import RECORDED, basic_lane, commission
 from tests.store import support
 from tests.store.test_races import _assert_no_errors, _run
 

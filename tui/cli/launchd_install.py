@@ -47,7 +47,7 @@ def launch_agent_spec(
     log_dir: str | None = None,
     journal_url: str | None = None,
 ) -> dict[str, Any]:
-    """The spec `render_launch_agent_plist` takes: intervals from the commission, the tick as the program."""
+    """The arguments `render_launch_agent_plist` takes: intervals from the commission, the tick as the program."""
     program_dir = os.path.dirname(program_arguments[0])
     environment = {"PATH": f"{program_dir}:{LAUNCHD_PATH}" if program_dir else LAUNCHD_PATH}
     if journal_url:

@@ -24,7 +24,7 @@ from factory_schedule.tui.host.process_privacy import keep_to_this_process
 # The parser modules (tui/cli/parsers/) that register subcommands (each has `register(subcommands)` and names
 # `handler` on its parsers as `module:function`), in the order `--help` lists them. One line each.
 COMMAND_MODULES = (
-    "runner",
+    "schedule_commands",
     "commission",
     "run",
     "provider_env",

@@ -1,6 +1,6 @@
 """How a subcommand declares its options: once, for argparse and for `--stdin` alike.
 
-A runner command's fields may come as flags or as a JSON object on stdin; each is
+A schedule command's fields may come as flags or as a JSON object on stdin; each is
 declared here once (`Option`), and both `add_options` (the flags) and `gather` (the
 values, flag over stdin, type-checked) read that one declaration. `CommandParser`
 turns every argparse refusal into an exception `main` prints as the JSON error
@@ -49,7 +49,7 @@ class CommandParser(argparse.ArgumentParser):
 
 @dataclass(frozen=True)
 class Option:
-    """One field of a runner command: its flag `--name-with-dashes`, its stdin key, its type and help."""
+    """One field of a schedule command: its flag `--name-with-dashes`, its stdin key, its type and help."""
 
     name: str
     kind: type = str  # str, int, bool (given as on/off), or float (a number of seconds, up to a day)

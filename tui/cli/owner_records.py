@@ -22,7 +22,7 @@ from factory_schedule.tui.cli.options import gather, read_commission_file
 from factory_schedule.tui.cli.output import answer, to_jsonable
 from factory_schedule.tui.cli.owner_signing import owner_signer
 from factory_schedule.tui.cli.parsers.lanes import APPROVAL_DECIDE, ESCALATION
-from factory_schedule.tui.cli.parsers.runner import RECORD_ACCOUNT
+from factory_schedule.tui.cli.parsers.schedule_commands import RECORD_ACCOUNT
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.lane_locks import journal_of
 

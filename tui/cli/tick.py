@@ -76,7 +76,13 @@ def _start_lanes(journal: Journal, schedule: LifecycleSchedule, lanes: list[str]
     exit_code = EXIT_OK
     for lane in lanes:
         runner = tokens.new_runner_token()
-        ahead = _lease_ahead(journal, schedule, lane, runner, ttl, clock)
+        try:
+            ahead = _lease_ahead(journal, schedule, lane, runner, ttl, clock)
+        except leases.LeaseHeldError as held:
+            # An earlier tick leased this segment and may be starting it (or died doing so: health removes its
+            # lease once it is provably gone): starting it here would leave the segment without its lease.
+            emit({"lane": lane, "waiting": f"its segment's lease is held: {held}"})
+            continue
         try:
             tick = schedule.start(lane=lane, runner=runner)
         except ScheduleError as error:
@@ -98,7 +104,7 @@ def _start_lanes(journal: Journal, schedule: LifecycleSchedule, lanes: list[str]
 def _lease_ahead(journal: Journal, schedule: LifecycleSchedule, lane: str, runner: str, ttl: float,
                  clock: SystemClock) -> str | None:
     """Take the lease of the segment the schedule plans to start on `lane` for `runner`; its scope, or None
-    when no start is planned or the lease cannot be taken (the segment's keeper then takes it after)."""
+    when no start is planned. Raises LeaseHeldError when another runner's lease holds that segment."""
     plan = next((plan for plan in schedule.plan() if plan.lane == lane), None)
     if plan is None or plan.occurrence_id is None or plan.action not in ("admit", "resume"):
         return None
@@ -110,11 +116,7 @@ def _lease_ahead(journal: Journal, schedule: LifecycleSchedule, lane: str, runne
             return None
         segment = len(known[0].segments) + 1
     scope = segments.segment_scope(plan.occurrence_id, segment)
-    try:
-        segments.lease_ahead(journal, segments.SegmentJob(lane, plan.occurrence_id, segment, runner), ttl,
-                             clock.now())
-    except leases.LeaseError:
-        return None
+    segments.lease_ahead(journal, segments.SegmentJob(lane, plan.occurrence_id, segment, runner), ttl, clock.now())
     return scope
 
 

@@ -321,16 +321,16 @@ class ScheduleApp(App[None]):
             return
         listed = next(iter(self.query(OccurrencesView)), None)  # None until the first reading is on screen
         chosen = occurrence_id or (listed.selected_running() if listed else None) or running[0].id
-        self.push_screen(ReconcileForm(self.schedule, reading, chosen, self.remove_released_leases), self._after_form)
+        self.push_screen(ReconcileForm(self.schedule, reading, chosen, self.make_health_repairs), self._after_form)
 
-    def remove_released_leases(self) -> list[str]:
+    def make_health_repairs(self) -> list[str]:
         """The repairs `factory-schedule health --repair` makes (a released lease removed, a dead runner
         reconciled on conclusive evidence, a missed firing recorded), each journaled; what was done, in words."""
         from factory_schedule.tui.host.health import repair
 
         return [done.message for done in repair(self.journal, self.schedule, self.clock.now(), self.host)]
 
-    def action_remove_released_leases(self) -> None:
+    def action_make_health_repairs(self) -> None:
         """Health's x: what `health --repair` does, from the dashboard, once the owner confirms the repairs."""
         from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
 
@@ -353,11 +353,11 @@ class ScheduleApp(App[None]):
         if not confirmed:
             return
         try:
-            removed = self.remove_released_leases()
+            done = self.make_health_repairs()
         except Exception as error:  # a journal that cannot be read: say so, keep running
             self.notify(printable(f"The repair failed: {error}"), severity="error", markup=False)
             return
-        said = "; ".join(removed) if removed else "Nothing to repair."
+        said = "; ".join(done) if done else "Nothing to repair."
         self.notify(printable(said), timeout=6, markup=False)
         self.refresh_reading(force=True)
 

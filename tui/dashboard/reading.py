@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
     from factory_schedule.core.commission import Commission, Lane
     from factory_schedule.core.health import HealthReport
-    from factory_schedule.core.model import LaneState, Occurrence
     from factory_schedule.core.results import LanePlan, ScheduleView
+    from factory_schedule.core.schedule_document import LaneState, Occurrence
     from factory_schedule.store.leases import Lease
 
 HISTORY_PAGE_SIZE = 50

@@ -42,7 +42,7 @@ Reader = Callable[[str, str], BindingRead]
 
 
 @dataclass(frozen=True)
-class LaneBinding:
+class BindingJudgement:
     verdict: BindingFinding
     reading: BindingRead
     recorded: BindingRead | None
@@ -63,23 +63,24 @@ def recorded_bindings(journal: Journal) -> dict[str, BindingRead]:
     return found
 
 
-def check_binding(lane: str, source: str, recorded: BindingRead | None, read: Reader = read_binding) -> LaneBinding:
+def check_binding(lane: str, source: str, recorded: BindingRead | None,
+                  read: Reader = read_binding) -> BindingJudgement:
     """Two readings judged together; a reading that changed in between is taken again, once."""
     first, second = read(source, lane), read(source, lane)
     verdict = judge_binding(recorded, first, second)
     if verdict.repair == "re-read":
         first, second = read(source, lane), read(source, lane)
         verdict = judge_binding(recorded, first, second, retried=True)
-    return LaneBinding(verdict, first, recorded)
+    return BindingJudgement(verdict, first, recorded)
 
 
 def check_bindings(journal: Journal, lanes: Sequence[str], source: str,
-                   read: Reader = read_binding) -> list[LaneBinding]:
+                   read: Reader = read_binding) -> list[BindingJudgement]:
     recorded = recorded_bindings(journal)
     return [check_binding(lane, source, recorded.get(lane), read) for lane in lanes]
 
 
-def binding_findings(checked: Sequence[LaneBinding]) -> list[Finding]:
+def binding_findings(checked: Sequence[BindingJudgement]) -> list[Finding]:
     findings = []
     for item in checked:
         verdict, reading = item.verdict, item.reading

@@ -95,7 +95,7 @@ MALFORMED = "discovery/beta/basic/2026-12-16"
 
 
 @dataclass
-class Work:
+class DemoWork:
     task: str
     work: str
     bound: int
@@ -110,7 +110,7 @@ class Runner:
     lane: str
     occurrence_id: str
     segment: int
-    todo: list[Work]
+    todo: list[DemoWork]
     ttl: float = RUNNER_TTL_SECONDS
     pid: int = field(default_factory=os.getpid)
     killed: bool = False
@@ -254,11 +254,11 @@ class DemoDriver:
         )
         self.at(self.clock.now().add(seconds=30), lambda: self.next_call(runner))
 
-    def work_left(self, occurrence: Occurrence, commission: dict[str, Any]) -> list[Work]:
+    def work_left(self, occurrence: Occurrence, commission: dict[str, Any]) -> list[DemoWork]:
         """The occurrence's whole plan of work (the same on every segment), minus what was performed or lost."""
         rng = random.Random(f"{self.seed}/{occurrence.id}")
         lane = next(item for item in lanes_of(commission) if item.lane == occurrence.lane)
-        plan: list[Work] = []
+        plan: list[DemoWork] = []
         for task in lane.tasks:
             heavy = lane.rhythm != "basic"
             count = min(task.max_calls, rng.randint(3, 4) if heavy else rng.randint(2, 3))
@@ -266,7 +266,7 @@ class DemoDriver:
                 count = task.max_calls
             for index in range(1, count + 1):
                 plan.append(
-                    Work(
+                    DemoWork(
                         task=task.task,
                         work=f"{task.task}-{index}",
                         bound=task.call_bound,
@@ -312,7 +312,7 @@ class DemoDriver:
             return  # the runner dies here: its call stays in flight, its lease goes stale
         self.at(self.clock.now().add(minutes=item.minutes), lambda: self.end_call(runner, answer.call, item))
 
-    def end_call(self, runner: Runner, call: int, item: Work) -> None:
+    def end_call(self, runner: Runner, call: int, item: DemoWork) -> None:
         report: dict[str, Any] = {"kind": "result", "tokens": item.tokens, "output": "ok"}
         outcome = "ok"
         if runner.occurrence_id == USAGE_LIMIT and runner.segment == 1 and item.work.endswith("-4"):
@@ -344,7 +344,7 @@ class DemoDriver:
         runner.todo.pop(0)
         self.at(self.clock.now().add(seconds=20), lambda: self.next_call(runner))
 
-    def refused(self, runner: Runner, reason: str, item: Work) -> None:
+    def refused(self, runner: Runner, reason: str, item: DemoWork) -> None:
         if reason in DEFERRAL_FOR_REFUSAL:
             bound = item.bound if reason == "budget-exhausted" else None
             self.defer(runner, DEFERRAL_FOR_REFUSAL[reason], bound=bound)

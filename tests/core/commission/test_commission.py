@@ -478,7 +478,7 @@ def test_the_json_schema_describes_the_commission_by_its_wire_names() -> None:
         "recordMaxAgeDays",
         "lanes",
     }
-    task_schema = schema["$defs"]["Task"]["properties"]
+    task_schema = schema["$defs"]["CommissionTask"]["properties"]
     assert task_schema["callBound"]["maximum"] == L.max_call_bound_tokens
     assert task_schema["maxCalls"]["maximum"] == L.max_calls_per_task
     assert schema["properties"]["weeklyTokens"]["maximum"] == L.max_weekly_tokens

@@ -19,8 +19,8 @@ from factory_schedule.core.health import (
     judge,
     nights_to_check,
 )
-from factory_schedule.core.model import AccountState, LaneState, LedgerWeek, Occurrence
 from factory_schedule.core.results import ScheduleView
+from factory_schedule.core.schedule_document import AccountState, LaneState, LedgerWeek, Occurrence
 from factory_schedule.store.leases import heartbeat_from_future
 
 NOW = pendulum.datetime(2026, 12, 7, 3, 0, tz="UTC")

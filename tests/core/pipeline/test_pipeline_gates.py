@@ -28,7 +28,7 @@ from tests.core.pipeline.pipeline_support import (
     top_n,
     writes_nothing,
 )
-from tests.store.forgery import reseal_head
+from tests.store.forgery import put_whole_state, reseal_head, stored_state
 
 
 def _refused(h, code: str, call, **kwargs) -> PipelineError:
@@ -420,10 +420,10 @@ def test_stored_state_that_breaks_a_rule_is_corrupt_on_every_read_and_command_an
     h, _runs, _pending = _promoted_to(tmp_path, "review")
     path = h.url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:
-        (state,) = db.execute("SELECT state FROM aggregates WHERE aggregate = 'pipeline/lanes'").fetchone()
+        state = stored_state(db, "pipeline/lanes")
         document = json.loads(state)
         tamper(document)
-        db.execute("UPDATE aggregates SET state = ? WHERE aggregate = 'pipeline/lanes'", (json.dumps(document),))
+        put_whole_state(db, "pipeline/lanes", json.dumps(document))
         if forged:
             reseal_head(db, "pipeline/lanes")
     fresh = PipelineLanes(open_journal(h.url), h.clock)

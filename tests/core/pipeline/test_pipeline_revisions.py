@@ -22,7 +22,7 @@ from tests.core.pipeline.pipeline_support import (
     top_n,
     writes_nothing,
 )
-from tests.store.forgery import reseal_head
+from tests.store.forgery import put_whole_state, reseal_head, stored_state
 
 
 def _claim(h, lane: str, run: str, runner: str) -> dict:
@@ -201,10 +201,10 @@ def test_a_stored_revision_that_breaks_its_rules_is_corrupt_on_read(tmp_path, ta
     h, _runs, _review, _report = _rejected_brief(tmp_path)
     path = h.url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:
-        (state,) = db.execute("SELECT state FROM aggregates WHERE aggregate = 'pipeline/lanes'").fetchone()
+        state = stored_state(db, "pipeline/lanes")
         document = json.loads(state)
         tamper(document)
-        db.execute("UPDATE aggregates SET state = ? WHERE aggregate = 'pipeline/lanes'", (json.dumps(document),))
+        put_whole_state(db, "pipeline/lanes", json.dumps(document))
         reseal_head(db, "pipeline/lanes")
     fresh = PipelineLanes(open_journal(h.url), h.clock)
     with pytest.raises(PipelineError) as refused:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from factory_schedule.core import LifecycleSchedule, ScheduleError
 from factory_schedule.core.text import MAX_DOCUMENT_DEPTH, text_problem
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     SIGN_IN,
     Harness,
     basic_id,

@@ -13,7 +13,7 @@ import pendulum
 import pytest
 
 from factory_schedule.core import SCHEDULE_LIMITS, ScheduleError
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     CALL_BOUND,
     RECORDED,
     SIGN_IN,

@@ -13,8 +13,9 @@ from collections.abc import Callable
 
 from factory_schedule.core import SCHEDULE_LIMITS, LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.store import open_journal
-from tests.core import engine_helpers as helpers
-from tests.core.engine_helpers import basic_id, confirmation, make_harness, writes_nothing
+from tests.core.schedule import processes as children
+from tests.core.schedule import support as helpers
+from tests.core.schedule.support import basic_id, confirmation, make_harness, writes_nothing
 
 RACERS = 6
 SPAWN = multiprocessing.get_context("spawn")
@@ -27,7 +28,7 @@ def _race_starts(h, now: str) -> list[dict]:
     barrier = SPAWN.Barrier(RACERS)
     queue = SPAWN.Queue()
     processes = [
-        SPAWN.Process(target=helpers.race_start, args=(h.url, now, LANE, f"r{index}", barrier, queue))
+        SPAWN.Process(target=children.race_start, args=(h.url, now, LANE, f"r{index}", barrier, queue))
         for index in range(RACERS)
     ]
     for process in processes:
@@ -58,11 +59,11 @@ def test_a_runner_killed_mid_call_leaves_one_logical_occurrence_and_its_call_is_
     h.owner_record("claude", 1)
     marker = str(tmp_path / "mid-call.json")
     child = SPAWN.Process(
-        target=helpers.start_call_and_hang, args=(h.url, "2026-12-07T02:05:00Z", LANE, "doomed", marker)
+        target=children.start_call_and_hang, args=(h.url, "2026-12-07T02:05:00Z", LANE, "doomed", marker)
     )
     child.start()
     try:
-        helpers.wait_for_file(marker)
+        children.wait_for_file(marker)
         assert child.pid is not None
         os.kill(child.pid, signal.SIGKILL)
         child.join(timeout=30)

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from factory_schedule.core import lane_occurrence_on
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     EFFECTIVE,
     RECORDED,
     basic_lane,
@@ -44,7 +44,7 @@ from tests.core.engine_helpers import (
     usage_limit_report,
     weekly_lane,
 )
-from tests.core.engine_helpers import expect_refusal as helpers_expect_refusal
+from tests.core.schedule.support import expect_refusal as helpers_expect_refusal
 
 RUNNERS = ["r1", "r2", "r3"]
 MACHINE_SETTINGS = settings(

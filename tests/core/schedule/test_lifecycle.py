@@ -12,7 +12,7 @@ import pytest
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.store import open_journal
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     TheLockMovesTheClock,
     basic_id,
     basic_lane,

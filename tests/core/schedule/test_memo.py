@@ -13,7 +13,7 @@ from factory_schedule.core import memo
 from factory_schedule.core.calendar import first_slot_at_or_after, night_containing, night_on, nights_from
 from factory_schedule.core.commission import lane_occurrence_on, parse_commission
 from factory_schedule.core.zones import is_valid_zone, local_date_of
-from tests.core.engine_helpers import basic_lane, commission, weekly_lane
+from tests.core.schedule.support import basic_lane, commission, weekly_lane
 
 ZONES = sorted(zone for zone in zoneinfo.available_timezones() if is_valid_zone(zone))
 WALL_TIMES = st.tuples(st.integers(0, 22), st.integers(0, 59)).map(lambda hm: f"{hm[0]:02d}:{hm[1]:02d}")

@@ -14,24 +14,21 @@ from typing import Any
 from rich.console import Console
 
 from factory_schedule.core import LifecycleSchedule
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     ALPHA,
     CALL_BOUND,
     SIGN_IN,
     Harness,
-    assert_stored_whole,
     basic_id,
     basic_lane,
     commission,
     confirmation,
-    lane_of,
-    one_call_night,
     refused,
     result_report,
-    settled_night,
     weekly_lane,
     writes_nothing,
 )
+from tests.core.state.support import assert_stored_whole, lane_of, one_call_night, settled_night
 
 
 def _retries(h: Harness, engine: LifecycleSchedule, occurrence_id: str) -> dict[str, Any]:

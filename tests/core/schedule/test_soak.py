@@ -14,7 +14,7 @@ import pendulum
 import pytest
 
 from factory_schedule.core import SCHEDULE_LIMITS, lane_occurrence_on, lanes_of, proposed_commission
-from tests.core.engine_helpers import SIGN_IN, make_harness, observation, result_report
+from tests.core.schedule.support import SIGN_IN, make_harness, observation, result_report
 
 PRODUCTS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
 FIRST, LAST = pendulum.date(2026, 10, 19), pendulum.date(2026, 11, 8)

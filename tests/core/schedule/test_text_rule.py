@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from factory_schedule.core.text import checked_document, text_problem
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     SIGN_IN,
     Harness,
     basic_id,

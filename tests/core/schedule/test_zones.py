@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from factory_schedule.core.clock import as_utc
 from factory_schedule.core.errors import ScheduleError
-from factory_schedule.core.model import at, instant_text
+from factory_schedule.core.schedule_document import at, instant_text
 from factory_schedule.core.zones import (
     is_valid_zone,
     iso_week_of,
@@ -23,7 +23,7 @@ from factory_schedule.core.zones import (
     parse_wall_time,
     zoned_instant,
 )
-from tests.core.engine_helpers import utc
+from tests.core.schedule.support import utc
 
 # --- day boundary ---------------------------------------------------------------------------
 

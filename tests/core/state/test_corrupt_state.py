@@ -17,7 +17,7 @@ import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 from factory_schedule.store import JournalCorruptError
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     RECORDED,
     Harness,
     basic_id,
@@ -25,13 +25,14 @@ from tests.core.engine_helpers import (
     commission,
     confirmation,
     copy_journal,
-    lane_of,
     make_harness,
     open_harness,
     result_report,
     weekly_id,
     weekly_lane,
 )
+from tests.core.state.support import lane_of
+from tests.store.forgery import stored_state
 
 DAILY, WEEKLY = "alpha/basic", "alpha/full"
 SETTLED_DAY = basic_id("alpha", "2026-12-07")
@@ -269,5 +270,5 @@ def test_a_tampered_state_is_never_repaired_by_a_later_good_command(damaged):
         with pytest.raises(ScheduleError):
             h.schedule.start(lane=DAILY, runner="r4")
     with sqlite3.connect(h.path) as db:
-        (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
+        text = stored_state(db, SCHEDULE_AGGREGATE)
     assert json.loads(text)["lanes"][0]["open"]["calls"][0]["debit"] == 777

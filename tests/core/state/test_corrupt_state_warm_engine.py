@@ -1,6 +1,6 @@
 """Corrupt state for an engine that already holds the good state's checked lanes: refused as a fresh one refuses it.
 
-A long-lived engine keeps the lanes it checked (`core.stored`); a state changed behind it must be refused
+A long-lived engine keeps the lanes it checked (`core.schedule_codec`); a state changed behind it must be refused
 CORRUPT on every read and command with the message a fresh engine's whole parse gives: lanes moved, doubled,
 renamed or dropped, a ledger missing the week a call in flight debits, each of the corrupt-state suite's
 defects, an integer rewritten as an equal non-integer, a reconciliation naming a segment that never started,
@@ -18,17 +18,8 @@ import pytest
 import tests.core.state.test_corrupt_state as corrupt_state
 from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 from factory_schedule.store import JournalCorruptError, open_journal
-from tests.core.engine_helpers import (
-    ALPHA,
-    Harness,
-    assert_refused_as_a_fresh_engine_refuses,
-    busy_night,
-    copy_journal,
-    lane_of,
-    open_harness,
-    refused,
-    result_report,
-)
+from tests.core.schedule.support import ALPHA, Harness, copy_journal, open_harness, refused, result_report
+from tests.core.state.support import assert_refused_as_a_fresh_engine_refuses, busy_night, lane_of
 
 # The corrupt-state suite's template journal and its defects (the fixture is registered here by assignment).
 template = corrupt_state.template

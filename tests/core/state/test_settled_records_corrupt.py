@@ -13,24 +13,21 @@ from collections.abc import Callable
 import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
-from factory_schedule.core.model import LedgerWeek
-from factory_schedule.core.stored import StateCodec
+from factory_schedule.core.schedule_codec import StateCodec
+from factory_schedule.core.schedule_document import LedgerWeek
 from factory_schedule.store import JournalCorruptError, open_journal
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     ALPHA,
     BRAVO,
     CALL_BOUND,
     FULL,
     SIGN_IN,
-    THREE_LANES,
-    assert_stored_whole,
     basic_id,
-    lane_of,
     make_harness,
     refused,
     result_report,
-    settled_night,
 )
+from tests.core.state.support import THREE_LANES, assert_stored_whole, lane_of, settled_night
 
 ELIDED_DEFECTS: dict[str, Callable[[dict], None]] = {
     "count-one-more": lambda kept: kept["elided"].update(calls=4),

@@ -20,28 +20,30 @@ from hypothesis import strategies as st
 
 from factory_schedule.core import SCHEDULE_AGGREGATE
 from factory_schedule.core.commission import commission_digest, commission_document, parse_commission
-from factory_schedule.core.state import parse_state
+from factory_schedule.core.schedule_checks import parse_state
 from factory_schedule.store import open_journal
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     ALPHA,
     BRAVO,
-    THREE_LANES,
     FailsAfterDeciding,
-    assert_refused_as_a_fresh_engine_refuses,
-    assert_stored_whole,
     basic_id,
     basic_lane,
-    busy_night,
     commission,
     copy_journal,
     dumped,
-    lane_of,
     make_harness,
     open_harness,
     refused,
     result_report,
-    verdict,
     weekly_lane,
+)
+from tests.core.state.support import (
+    THREE_LANES,
+    assert_refused_as_a_fresh_engine_refuses,
+    assert_stored_whole,
+    busy_night,
+    lane_of,
+    verdict,
 )
 
 

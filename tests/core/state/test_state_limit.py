@@ -15,7 +15,7 @@ import dataclasses
 import pytest
 
 from factory_schedule.core import SCHEDULE_LIMITS, service
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     Harness,
     basic_id,
     basic_lane,

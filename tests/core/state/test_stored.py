@@ -1,4 +1,4 @@
-"""The stored text a command writes: only the lanes it changed are checked and encoded again (`core.stored`).
+"""The stored text a command writes: only the lanes it changed are checked and encoded again (`core.schedule_codec`).
 
 The engine keeps the state it last read or wrote; these tests hold that this memory never
 stands in for a check a reader of the stored bytes would make.
@@ -12,22 +12,12 @@ from pathlib import Path
 import pytest
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
-from factory_schedule.core.model import Watermark
-from factory_schedule.core.state import dump_state, parse_state
-from factory_schedule.core.stored import StateCodec
+from factory_schedule.core.schedule_checks import dump_state, parse_state
+from factory_schedule.core.schedule_codec import StateCodec
+from factory_schedule.core.schedule_document import Watermark
 from factory_schedule.store import canonical_json, open_journal
-from tests.core.engine_helpers import (
-    ALPHA,
-    BRAVO,
-    FULL,
-    THREE_LANES,
-    basic_id,
-    busy_night,
-    lane_of,
-    one_call_night,
-    refused,
-    result_report,
-)
+from tests.core.schedule.support import ALPHA, BRAVO, FULL, basic_id, refused, result_report
+from tests.core.state.support import THREE_LANES, busy_night, lane_of, one_call_night
 
 
 def test_the_text_a_command_stores_is_the_canonical_encoding_of_the_whole_state_it_decided(tmp_path):

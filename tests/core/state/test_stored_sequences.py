@@ -1,7 +1,7 @@
 """The stored text stays the canonical encoding of the whole state over long runs of commands.
 
 The engine keeps the state it last read or wrote and checks and encodes only the lanes a decision changed
-(`core.stored`). After every command of long sequences (revisions that drop, add and rejoin lanes and change
+(`core.schedule_codec`). After every command of long sequences (revisions that drop, add and rejoin lanes and change
 the zone, ledger pruning, a conflict or a failure after the new state was encoded, two engines alternating on
 one file) the stored text must be what a fresh engine's whole parse re-encodes, and every engine must read
 what a fresh one reads; a lane's check is made again for an earlier version or a commission it no longer fits.
@@ -18,29 +18,27 @@ import pytest
 import factory_schedule.core.service as service
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ScheduleError
 from factory_schedule.core.commission import commission_digest, commission_document, parse_commission
-from factory_schedule.core.stored import StateCodec
+from factory_schedule.core.schedule_codec import StateCodec
 from factory_schedule.store import VersionConflictError, canonical_json, open_journal
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     ALPHA,
     BRAVO,
     CALL_BOUND,
     CHARLIE,
     FULL,
     SIGN_IN,
-    THREE_LANES,
     FailsAfterDeciding,
     Harness,
     Overtaken,
-    assert_stored_whole,
     basic_lane,
     commission,
-    lane_of,
     make_harness,
     refused,
     result_report,
     weekly_lane,
     writes_nothing,
 )
+from tests.core.state.support import THREE_LANES, assert_stored_whole, lane_of
 
 
 class Night:

@@ -16,14 +16,12 @@ from hypothesis import HealthCheck, Phase, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from tests.core.engine_helpers import (
+from tests.core.schedule.support import (
     ALPHA,
     BRAVO,
     CALL_BOUND,
     FULL,
     SIGN_IN,
-    THREE_LANES,
-    assert_stored_whole,
     basic_lane,
     commission,
     confirmation,
@@ -33,6 +31,7 @@ from tests.core.engine_helpers import (
     weekly_lane,
     writes_nothing,
 )
+from tests.core.state.support import THREE_LANES, assert_stored_whole
 
 REFUSALS = {"NOT_OWNER", "NOT_RUNNING", "SETTLED", "STALE", "RULE", "UNKNOWN_OCCURRENCE", "CONFLICT", "NOT_A_LANE",
             "CALL_OPEN"}

@@ -1,4 +1,4 @@
-"""The runner's command line: one JSON object out, and an exit code per outcome a shell can branch on."""
+"""The schedule's commands: one JSON object out, and an exit code per outcome a shell can branch on."""
 
 from __future__ import annotations
 
@@ -492,8 +492,8 @@ def test_a_deferral_replayed_for_a_token_that_now_runs_a_later_segment_exits_11_
     """A runner reusing one token over two nights gets the first night's deferral back: the command line
     says so with its own exit code (11) and `still_running`, so a shell runner cannot take it for its own."""
     from factory_schedule.tui.cli.output import EXIT_OK, EXIT_REPLAY_STILL_RUNNING
-    from factory_schedule.tui.cli.runner import _defer
-    from tests.core.engine_helpers import basic_id, make_harness
+    from factory_schedule.tui.cli.schedule_commands import _defer
+    from tests.core.schedule.support import basic_id, make_harness
 
     h = make_harness(tmp_path)
     night = basic_id("alpha", "2026-12-07")

@@ -1,4 +1,4 @@
-"""Hostile input to every runner subcommand: one JSON line and an exit code, never a traceback, and an error
+"""Hostile input to every schedule command: one JSON line and an exit code, never a traceback, and an error
 writes nothing.
 
 The command line runs in this process through `main(argv)` (fast enough for hypothesis), over one

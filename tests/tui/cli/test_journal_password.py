@@ -21,7 +21,7 @@ import pytest
 
 from factory_schedule.tui.cli import main as cli
 from factory_schedule.tui.host import health
-from tests.core.engine_helpers import commission
+from tests.core.schedule.support import commission
 from tests.tui.runner_support import commission_file
 
 SECRET = "s3cret-word"

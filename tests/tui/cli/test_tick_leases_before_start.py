@@ -47,3 +47,25 @@ def test_a_lane_whose_start_is_refused_or_replayed_keeps_no_lease(sqlite_url: st
     again, _code = _start_lanes(journal, schedule, [plan.lane], 1.0, SystemClock())  # its segment runs already
     assert again == []
     assert [lease.owner for lease in leases.list_leases(journal)] == [first.runner]
+
+
+def test_a_segment_leased_by_an_earlier_tick_is_not_started_under_another_runner(sqlite_url: str) -> None:
+    """An earlier tick that leased the segment and died before recording its start still holds it (until health
+    removes the lease of a provably gone holder): starting the segment under a new runner would leave it running
+    without its lease once that lease is removed."""
+    from datetime import UTC, datetime
+
+    from factory_schedule.tui.host import segments
+
+    journal = commissioned_journal(sqlite_url)
+    schedule = LifecycleSchedule(journal, SystemClock())
+    [plan] = schedule.plan()
+    assert plan.occurrence_id is not None
+    segments.lease_ahead(journal, segments.SegmentJob(plan.lane, plan.occurrence_id, 1, "r-earlier"), 1.0,
+                         datetime.now(UTC))
+    jobs, _code = _start_lanes(journal, schedule, [plan.lane], 1.0, SystemClock())
+    assert jobs == []
+    view = schedule.read()
+    assert view is not None
+    assert not [o for o in view.occurrences if o.state == "running"], view.occurrences  # nothing started
+    assert [lease.owner for lease in leases.list_leases(journal)] == ["r-earlier"]

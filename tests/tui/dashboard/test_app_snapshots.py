@@ -98,6 +98,7 @@ def test_a_corrupt_state_shows_a_banner_and_keeps_history(snap_compare, demo_fil
     shutil.copy(demo_file, copy)
     with sqlite3.connect(copy) as db:
         db.execute("UPDATE aggregates SET state = '{\"protocol\": \"sf-lifecycle-schedule/1\"}'")
+        db.execute("DELETE FROM state_parts")  # every state whole, as written
         reseal_head(db, SCHEDULE_AGGREGATE)  # past the journal's seal, so the banner shows the engine's own check
     app = build_app(f"sqlite:///{copy}", ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
     assert snap_compare(app, press=["h"], terminal_size=SIZE)

@@ -17,7 +17,7 @@ from factory_schedule.store import leases
 from factory_schedule.tui.host import health, reconciler
 from factory_schedule.tui.host.process_identity import process_start_time
 from factory_schedule.tui.host.tokens import segment_scope
-from tests.core.engine_helpers import epoch
+from tests.core.schedule.support import epoch
 from tests.owner_support import protect
 
 HOST = "test-host"
@@ -122,7 +122,7 @@ def test_a_live_process_keeps_its_stale_lease_and_its_segment_whatever_repair_is
     assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: True) == []
     assert schedule.status(OCCURRENCE).state == "running"
     schedule.settle(occurrence_id=OCCURRENCE, settled_by="r-dead", status="unavailable", reason="nothing done")
-    # Its segment has ended, but its process still lives: the lease stays (the fix of issue 15).
+    # Its segment has ended, but its process still lives: the lease stays.
     assert health.repair(journal, schedule, clock.now(), HOST, alive=lambda _pid: True) == []
     assert leases.get_lease(journal, segment_scope(OCCURRENCE, 1)) is not None
     assert "stale-lease-live-process" in _kinds(_check(world, alive=True))

@@ -1,4 +1,4 @@
-"""Health's prompt-binding check (issue 16 item 5): drift reported, the binding recorded only when it
+"""Health's prompt-binding check: drift reported, the binding recorded only when it
 reads back whole and stable, a blocker otherwise; nothing else written. Real SQLite journals and real
 prompt folders in tmp_path."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from factory_schedule.core import ManualClock
 from factory_schedule.tui.host import health
-from tests.core.engine_helpers import basic_lane, commission, weekly_lane
+from tests.core.schedule.support import basic_lane, commission, weekly_lane
 
 HOST = "test-host"
 

@@ -31,7 +31,7 @@ from tests.core.pipeline.pipeline_support import (
     top_n,
 )
 from tests.core.pipeline.pipeline_support import commission as pipeline_commission
-from tests.store.forgery import reseal_head
+from tests.store.forgery import put_whole_state, reseal_head, stored_state
 from tests.tui.runner_support import cli
 
 
@@ -74,11 +74,11 @@ def test_a_real_history_with_pruned_lists_agrees_with_the_state_the_dashboard_dr
 def test_a_resealed_state_with_false_counts_verifies_and_reads_but_its_history_disagrees(sqlite_url: str) -> None:
     _lanes_with_history(sqlite_url)
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
-        (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (PIPELINE_AGGREGATE,)).fetchone()
+        text = stored_state(db, PIPELINE_AGGREGATE)
         document = json.loads(text)
         document["promotion"]["tasksDone"] += 2
         document["promotion"]["completed"] = document["promotion"].get("completed", 0) + 1
-        db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (json.dumps(document), PIPELINE_AGGREGATE))
+        put_whole_state(db, PIPELINE_AGGREGATE, json.dumps(document))
         reseal_head(db, PIPELINE_AGGREGATE)
     journal = open_journal(sqlite_url)
     journal.verify(PIPELINE_AGGREGATE)  # the seals still verify
@@ -143,10 +143,10 @@ def test_a_resealed_state_with_false_counts_is_found_by_a_health_counting_on_fro
     assert _checked(sqlite_url) == []
     _more_history(h)
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
-        (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (PIPELINE_AGGREGATE,)).fetchone()
+        text = stored_state(db, PIPELINE_AGGREGATE)
         document = json.loads(text)
         document["promotion"]["tasksDone"] += 2
-        db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (json.dumps(document), PIPELINE_AGGREGATE))
+        put_whole_state(db, PIPELINE_AGGREGATE, json.dumps(document))
         reseal_head(db, PIPELINE_AGGREGATE)
     [finding] = _checked(sqlite_url)
     assert finding.kind == "pipeline-counts-disagree", finding

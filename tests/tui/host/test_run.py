@@ -1,6 +1,6 @@
 """`factory-schedule run` under `tick`, over a real journal, against the fake `claude` and `codex` on PATH.
 
-Each test opens the journal once in this process (see tui/cli/runner.open_schedule)
+Each test opens the journal once in this process (see tui/cli/schedule_commands.open_schedule)
 and drives the tick and the runner as real processes, then reads the journal back:
 what each call was debited, how the segment ended, and that no unit of work went
 to the provider twice.

@@ -165,3 +165,23 @@ def test_the_stages_a_run_works_and_its_prompt_and_answer() -> None:
     for bad in (None, "[1]", "not json"):
         with pytest.raises(ValueError):
             parse_answer(bad)
+
+
+def test_a_run_whose_lane_lock_is_held_settles_unavailable_and_sends_nothing(
+        sqlite_url: str, world: tuple[LifecycleSchedule, PipelineLanes], tmp_path: Path) -> None:
+    """A staged lane's run whose lane lock another run holds (the lane's reviewer run still working: scheduler
+    and reviewer share the lane's worker singleton) ends its segment like any refused claim: settled
+    `unavailable`, nothing sent, the task left unclaimed; never an exit with its segment left running for a
+    supervisor to reconcile (`lanes claim` exits 4 there, and examples/lane_runner.sh settles)."""
+    schedule, lanes = world
+    journal = _file_journal(lanes)
+    leases.acquire(journal, "pipeline/promotion/worker", "rev-still-working", 600, pendulum.now("UTC"),
+                   {"runner": "rev-still-working", "lane": "promotion"})
+    code, lines, err = _tick_run(sqlite_url, tmp_path, json.dumps(SELECT_REPORT))
+    [started] = [line for line in lines if "tick" in line]
+    record = schedule.record(started["tick"]["occurrence"]["id"])
+    assert record is not None and record.settlement is not None, (code, lines, err)
+    assert record.settlement.status == "unavailable"
+    assert _contacts(tmp_path) == []
+    view = lanes.lane_view("promotion")
+    assert view is not None and all(task.get("claimedBy") is None for task in view.tasks)

@@ -1,7 +1,7 @@
 """The tick and its runners as real processes: leases, heartbeats, a SIGKILL mid-call, and the way back.
 
 Each test opens the journal once in this process (a second open of a SQLite file
-in one process drops its locks; see tui/cli/runner.open_schedule) and
+in one process drops its locks; see tui/cli/schedule_commands.open_schedule) and
 drives everything else through `factory-schedule` processes.
 """
 

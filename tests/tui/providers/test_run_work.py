@@ -167,3 +167,22 @@ def test_no_call_is_left_running_past_the_segments_deadline(
                 clock=lambda: two_seconds_before).run()
     assert asked == [2.0]  # the lane's 3 s timeout, cut to the 2 s left before the deadline
     assert [c.outcome for c in calls_of(schedule, occurrence)] == ["lost"]
+
+
+@pytest.mark.parametrize("how", ["settle", "settle_as"])
+def test_a_settlement_reason_cut_at_a_space_still_settles_the_segment(schedule: LifecycleSchedule, how: str) -> None:
+    """A reason is cut to the engine's 200 characters with no whitespace left at the cut: one whose 200th
+    character is a space (a long prompt-folder path, a long refusal message) settles the segment, never is
+    refused INVALID with the runner crashed and its segment left running."""
+    occurrence = started(schedule)
+    lines: list[dict[str, Any]] = []
+    worker = SegmentWork(schedule, None, Segment(occurrence=occurrence, runner=RUNNER, sign_in=""), lines.append)
+    why = "prompt folder unusable: " + "x" * 175 + " and more words past the cut"
+    assert why[199] == " "
+    if how == "settle":
+        worker.settle(why)
+    else:
+        worker.settle_as("unavailable", why)
+    settled = schedule.record(occurrence)
+    assert settled is not None and settled.settlement is not None
+    assert settled.settlement.reason == why[:199]

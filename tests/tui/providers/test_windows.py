@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from factory_schedule.core import SCHEDULE_LIMITS, ScheduleError
 from factory_schedule.core.accounts import read_observation
-from factory_schedule.core.model import ReportedObservation
+from factory_schedule.core.schedule_document import ReportedObservation
 from factory_schedule.tui.host.providers.windows import Window, observation
 
 NOW = pendulum.datetime(2026, 12, 7, 2, 30, tz="UTC")

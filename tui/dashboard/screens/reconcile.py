@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
-from factory_schedule.core.model import Occurrence
+from factory_schedule.core.schedule_document import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, ScheduleForm, value_of
@@ -34,9 +34,9 @@ class ReconcileForm(ScheduleForm):
     SUBMIT_LABEL = "Confirm it is gone"
 
     def __init__(self, schedule: LifecycleSchedule, reading: Reading, occurrence_id: str,
-                 remove_released_leases: Callable[[], list[str]] | None = None) -> None:
+                 make_health_repairs: Callable[[], list[str]] | None = None) -> None:
         super().__init__()
-        self.remove_released_leases = remove_released_leases
+        self.make_health_repairs = make_health_repairs
         self.schedule = schedule
         self.reading = reading
         self.occurrence = next(o for o in running_occurrences(reading) if o.id == occurrence_id)
@@ -127,10 +127,10 @@ class ReconcileForm(ScheduleForm):
             },
         )
         said = f"Reconciled {self.occurrence.id} (schedule v{result.version})."
-        if self.remove_released_leases is not None:
+        if self.make_health_repairs is not None:
             # Its segment has ended: the dead runner's lease guards nothing now (health's own repair removes it).
             try:
-                removed = self.remove_released_leases()
+                removed = self.make_health_repairs()
             except Exception as error:  # the reconcile stands; health keeps reporting the lease
                 return f"{said} Its lease could not be removed: {error}"
             if removed:

@@ -66,7 +66,7 @@ def dead_runner_evidence(report: HealthReport | None, occurrence_id: str) -> str
 class HealthView(Vertical):
     # Named in the caption while there is something to repair ("x makes the repairs ..."), not in the
     # footer, whose keys would run past 120 columns.
-    BINDINGS: ClassVar = [Binding("x", "remove_released_leases", "Repair", show=False)]
+    BINDINGS: ClassVar = [Binding("x", "make_health_repairs", "Repair", show=False)]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -84,10 +84,10 @@ class HealthView(Vertical):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """x works only while there is something to repair (the caption says so then)."""
-        return self.repairable() if action == "remove_released_leases" else True
+        return self.repairable() if action == "make_health_repairs" else True
 
-    def action_remove_released_leases(self) -> None:
-        self.app.action_remove_released_leases()  # type: ignore[attr-defined]
+    def action_make_health_repairs(self) -> None:
+        self.app.action_make_health_repairs()  # type: ignore[attr-defined]
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()

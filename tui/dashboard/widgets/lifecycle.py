@@ -17,9 +17,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from factory_schedule.core.bottleneck import local, next_run
-from factory_schedule.core.model import at
 from factory_schedule.core.pipeline.model import LANES, REVIEW_STAGES, STAGES
 from factory_schedule.core.pipeline.rules import eligible
+from factory_schedule.core.schedule_document import at
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 

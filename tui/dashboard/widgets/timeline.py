@@ -18,7 +18,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from factory_schedule.core.commission import lane_occurrence_on
-from factory_schedule.core.model import Occurrence, Segment
+from factory_schedule.core.schedule_document import Occurrence, SegmentRecord
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.words import instant
@@ -74,7 +74,7 @@ def night_holding(reading: Reading) -> Date:
     return min(upcoming)[1] if upcoming else night_of(now, zone)
 
 
-def _segment_kind(occurrence: Occurrence, segment: Segment) -> str:
+def _segment_kind(occurrence: Occurrence, segment: SegmentRecord) -> str:
     if segment.ended is None:
         return "running"
     return {"deferred": "deferred", "reconciled": "interrupted"}.get(segment.ended.how, "done")

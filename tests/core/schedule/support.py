@@ -1,20 +1,14 @@
-"""The engine tests' harness: a real SQLite journal in tmp_path, a ManualClock, small commission builders.
+"""The schedule's tests' harness: a real SQLite journal in tmp_path, a ManualClock, small commission builders.
 
 Everything here goes through the public API (core.LifecycleSchedule over store.open_journal);
 the only back door is `tamper_state`, which edits the stored state document with sqlite3 the way
 a damaged disk or a careless hand would, so the corrupt-state tests can prove the engine refuses it.
-
-The child-process entry points at the bottom run in real OS processes started with `spawn`, so
-they live in this importable module and take only picklable arguments.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import time
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -26,10 +20,9 @@ import pytest
 from hypothesis import event
 from pendulum import DateTime
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, CallAdmission, LifecycleSchedule, ManualClock, ScheduleError
-from factory_schedule.core.state import dump_state, parse_state
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.store import canonical_json, open_journal
-from tests.store.forgery import reseal_head
+from tests.store.forgery import put_whole_state, reseal_head, stored_state
 
 ZONE = "Europe/London"
 PARKED = "parked/schedule"  # where put_row keeps the events a restored backup would not have
@@ -190,9 +183,7 @@ class Harness:
     def state(self) -> dict[str, Any]:
         """The stored state as it is, read past the journal's seal check (a test may have damaged the chain)."""
         with sqlite3.connect(self.path) as db:
-            row = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
-        assert row is not None
-        return json.loads(row[0])
+            return json.loads(stored_state(db, SCHEDULE_AGGREGATE))
 
     def state_bytes(self) -> int:
         return len(canonical_json(self.state()).encode("utf-8"))
@@ -201,7 +192,7 @@ class Harness:
         return list(open_journal(self.url).iter_history(SCHEDULE_AGGREGATE))
 
     def assert_what_the_engine_remembers_is_what_is_stored(self) -> None:
-        """A command checks and encodes only the lanes it changed (`core.stored`): the state it keeps in
+        """A command checks and encodes only the lanes it changed (`core.schedule_codec`): the state it keeps in
         memory must be exactly what a fresh process parses whole from the stored text, and that text
         must be the canonical encoding of it."""
         _version, text = open_journal(self.url).load_text(SCHEDULE_AGGREGATE)
@@ -217,18 +208,17 @@ class Harness:
         """Edit the stored state document in place, bypassing the journal, and reseal the head the way a
         forger who knows the chain's rules could: the edit reaches the engine's own checks of the state."""
         with sqlite3.connect(self.path) as db:
-            (text,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
-            document = json.loads(text)
+            document = json.loads(stored_state(db, SCHEDULE_AGGREGATE))
             change(document)
-            db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (dumped(document), SCHEDULE_AGGREGATE))
+            put_whole_state(db, SCHEDULE_AGGREGATE, dumped(document))
             reseal_head(db, SCHEDULE_AGGREGATE)
 
     def stored_row(self) -> tuple[int, str]:
-        """The state row as stored, read with sqlite3: its version and its text."""
+        """The state row as stored, read with sqlite3: its version and its text (its parts joined)."""
         with sqlite3.connect(self.path) as db:
-            version, text = db.execute("SELECT version, state FROM aggregates WHERE aggregate = ?",
-                                       (SCHEDULE_AGGREGATE,)).fetchone()
-        return int(version), text
+            (version,) = db.execute("SELECT version FROM aggregates WHERE aggregate = ?",
+                                    (SCHEDULE_AGGREGATE,)).fetchone()
+            return int(version), stored_state(db, SCHEDULE_AGGREGATE)
 
     def put_row(self, text: str, version: int | None = None) -> None:
         """Write the stored state row as a forged edit or a restore from a backup would: text and version as given.
@@ -245,7 +235,7 @@ class Harness:
                     db.execute(f"UPDATE {table} SET aggregate = ? WHERE aggregate = ? AND {column} <= ?",
                                (SCHEDULE_AGGREGATE, PARKED, version))
                 db.execute("UPDATE aggregates SET version = ? WHERE aggregate = ?", (version, SCHEDULE_AGGREGATE))
-            db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, SCHEDULE_AGGREGATE))
+            put_whole_state(db, SCHEDULE_AGGREGATE, text)
             head = db.execute("SELECT 1 FROM events e JOIN aggregates a ON e.aggregate = a.aggregate "
                               "AND e.version = a.version WHERE a.aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
             if head is not None:
@@ -388,181 +378,9 @@ def refused(harness: Harness, code: str, action: Callable[[], Any]) -> ScheduleE
 # -- the stored state: documents, verdicts, scenarios ---------------------------------------------------------------
 
 ALPHA, BRAVO, CHARLIE, FULL = "alpha/basic", "bravo/basic", "charlie/basic", "alpha/full"
-# Two daily lanes ten minutes apart and a weekly one on Mondays: enough lanes for one to change while others stay.
-THREE_LANES = [basic_lane("alpha"), basic_lane("bravo", time="02:10"), weekly_lane(weekday=1)]
-
-
 def dumped(document: Any) -> str:
     """A document as compact, key-sorted JSON: what a hand edit writes back (not necessarily canonical)."""
     return json.dumps(document, sort_keys=True, separators=(",", ":"))
-
-
-def lane_of(document: dict[str, Any], lane_id: str) -> dict[str, Any]:
-    """A lane's entry in a stored state document (camelCase), by its ID."""
-    return next(entry for entry in document["lanes"] if entry["lane"] == lane_id)
-
-
-def verdict(engine: LifecycleSchedule) -> tuple[Any, ...]:
-    """What one read answers: the view, the refusal with its message, or any other exception by type."""
-    try:
-        view = engine.read()
-    except ScheduleError as error:
-        return ("refused", error.code, error.message)
-    except Exception as error:  # anything but a ScheduleError breaks the CORRUPT rule
-        return ("raised", type(error).__name__)
-    return ("read", view)
-
-
-def assert_refused_as_a_fresh_engine_refuses(h: Harness, *engines: LifecycleSchedule) -> str:
-    """Every engine given refuses the stored text CORRUPT with the message a fresh engine's whole parse gives."""
-    fresh = verdict(h.again())
-    assert fresh[:2] == ("refused", "CORRUPT"), fresh
-    for engine in engines:
-        assert verdict(engine) == fresh
-    return str(fresh[2])
-
-
-def assert_stored_whole(h: Harness, *engines: LifecycleSchedule) -> None:
-    """The stored text is the canonical encoding of the whole state it parses to, and every engine (the
-    harness's, the long-lived ones given) reads what a fresh one reads, settled records' calls included."""
-    reader = open_journal(h.url)
-    try:
-        version, text = reader.load_text(SCHEDULE_AGGREGATE)
-        assert text is not None
-        whole = parse_state(json.loads(text), version)
-        assert text == canonical_json(dump_state(whole.state))
-        fresh = LifecycleSchedule(reader, h.clock)
-        view, records = fresh.read(), fresh.settled_records()
-        for engine in (h.schedule, *engines):
-            assert engine.read() == view
-            assert engine.settled_records() == records
-    finally:
-        reader.close()
-
-
-def one_call_night(tmp_path: Path) -> tuple[Harness, str]:
-    """THREE_LANES; alpha's night admitted under r1 with one call (w1, 900 tokens) performed and ended."""
-    h = make_harness(tmp_path, lanes=THREE_LANES)
-    h.owner_record("claude", 1)
-    h.at("2026-12-07T02:00:00Z")
-    occurrence_id = h.admit(ALPHA, "r1").occurrence.id
-    admission = h.call(occurrence_id, runner="r1", work="w1")
-    h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=admission.call, report=result_report(900))
-    return h, occurrence_id
-
-
-def settled_night(tmp_path: Path) -> tuple[Harness, str]:
-    """THREE_LANES; alpha's night: calls 1 and 2 under r1 (900 + 400), a deferral, a resumption under r2 with
-    call 3 (300), a reconciliation, a resumption under r3, then the settlement, so its record is kept without
-    its calls. bravo runs a call (50) and stays open. The harness's engine holds the final text."""
-    h = make_harness(tmp_path, lanes=THREE_LANES)
-    h.owner_record("claude", 1)
-    h.at("2026-12-07T02:00:00Z")
-    occurrence_id = h.admit(ALPHA, "r1").occurrence.id
-    for work, tokens in (("w1", 900), ("w2", 400)):
-        admission = h.call(occurrence_id, runner="r1", work=work)
-        h.schedule.end_call(occurrence_id=occurrence_id, runner="r1", call=admission.call,
-                            report=result_report(tokens))
-    h.at("2026-12-07T02:05:00Z")
-    h.schedule.defer(occurrence_id=occurrence_id, runner="r1", reason="logged-out")
-    h.at("2026-12-08T02:00:00Z")
-    assert h.schedule.start(lane=ALPHA, runner="r2").kind == "resumed"
-    admission = h.call(occurrence_id, runner="r2", work="w3")
-    h.schedule.end_call(occurrence_id=occurrence_id, runner="r2", call=admission.call, report=result_report(300))
-    h.at("2026-12-08T02:05:00Z")
-    h.schedule.reconcile(occurrence_id=occurrence_id, confirmation=confirmation("r2"))
-    h.at("2026-12-08T02:06:00Z")
-    assert h.schedule.start(lane=ALPHA, runner="r3").kind == "resumed"
-    h.at("2026-12-08T02:10:00Z")
-    bravo = h.admit(BRAVO, "r5").occurrence.id
-    admission = h.call(bravo, runner="r5", work="b1")
-    h.schedule.end_call(occurrence_id=bravo, runner="r5", call=admission.call, report=result_report(50))
-    h.at("2026-12-08T02:20:00Z")
-    h.schedule.settle(occurrence_id=occurrence_id, settled_by="r3", status="completed", reason="done")
-    h.schedule.read()  # the long-lived engine holds this text
-    return h, occurrence_id
-
-
-def busy_night(tmp_path: Path) -> tuple[Harness, str]:
-    """THREE_LANES at 02:30 on 9 December, every lane holding something: alpha a settled night kept without its
-    calls (calls, a deferral, a reconciliation, three segments) and an open one; bravo an open night with a call
-    in flight (its ID is returned); the weekly lane a settled night kept without its call."""
-    h = make_harness(tmp_path, lanes=THREE_LANES)
-    h.owner_record("claude", 1)
-    h.at("2026-12-07T02:00:00Z")
-    settled = h.admit(ALPHA, "r1").occurrence.id
-    for work, tokens in (("w1", 900), ("w2", 400)):
-        admission = h.call(settled, runner="r1", work=work)
-        h.schedule.end_call(occurrence_id=settled, runner="r1", call=admission.call, report=result_report(tokens))
-    h.at("2026-12-07T02:05:00Z")
-    h.schedule.defer(occurrence_id=settled, runner="r1", reason="logged-out")
-    h.at("2026-12-07T02:40:00Z")
-    weekly = h.admit(FULL, "r4").occurrence.id
-    admission = h.call(weekly, runner="r4", work="f1")
-    h.schedule.end_call(occurrence_id=weekly, runner="r4", call=admission.call, report=result_report(5_000))
-    h.schedule.settle(occurrence_id=weekly, settled_by="r4", status="completed", reason="done")
-    h.at("2026-12-08T02:00:00Z")
-    assert h.schedule.start(lane=ALPHA, runner="r2").kind == "resumed"
-    admission = h.call(settled, runner="r2", work="w3")
-    h.schedule.end_call(occurrence_id=settled, runner="r2", call=admission.call, report=result_report(300))
-    h.at("2026-12-08T02:05:00Z")
-    h.schedule.reconcile(occurrence_id=settled, confirmation=confirmation("r2"))
-    h.at("2026-12-08T02:06:00Z")
-    assert h.schedule.start(lane=ALPHA, runner="r3").kind == "resumed"
-    h.at("2026-12-08T02:10:00Z")
-    bravo = h.admit(BRAVO, "r5").occurrence.id
-    h.call(bravo, runner="r5", work="b1")  # in flight
-    h.at("2026-12-08T02:20:00Z")
-    h.schedule.settle(occurrence_id=settled, settled_by="r3", status="completed", reason="done")
-    h.at("2026-12-09T02:00:00Z")
-    h.admit(ALPHA, "r1")
-    h.at("2026-12-09T02:30:00Z")
-    return h, bravo
-
-
-# -- child processes (spawned) -------------------------------------------------------------------------------------
-
-
-def _report(queue: Any, record: dict[str, Any]) -> None:
-    record["pid"] = os.getpid()
-    queue.put(record)
-
-
-def race_start(url: str, now: str, lane: str, runner: str, barrier: Any, queue: Any) -> None:
-    """Open the journal, wait for the other racers, then tick the lane once."""
-    try:
-        schedule = LifecycleSchedule(open_journal(url), ManualClock(now))
-        barrier.wait(timeout=60)
-        tick = schedule.start(lane=lane, runner=runner)
-        occurrence_id = tick.occurrence.id if tick.occurrence is not None else None
-        _report(queue, {"ok": True, "kind": tick.kind, "replayed": tick.replayed, "occurrence": occurrence_id,
-                        "runner": runner})
-    except BaseException:
-        _report(queue, {"ok": False, "error": traceback.format_exc()})
-
-
-def start_call_and_hang(url: str, now: str, lane: str, runner: str, marker: str) -> None:
-    """A runner that is admitted, is licensed one provider call, and dies mid-call (the parent SIGKILLs it)."""
-    schedule = LifecycleSchedule(open_journal(url), ManualClock(now))
-    tick = schedule.start(lane=lane, runner=runner)
-    assert tick.occurrence is not None
-    admission = schedule.admit_call(
-        occurrence_id=tick.occurrence.id, runner=runner, task="scan", work="w1", bound=CALL_BOUND, sign_in=SIGN_IN
-    )
-    assert isinstance(admission, CallAdmission), admission
-    with open(marker + ".tmp", "w") as handle:
-        json.dump({"occurrence": tick.occurrence.id, "call": admission.call, "dispatch": admission.dispatch}, handle)
-    os.replace(marker + ".tmp", marker)
-    while True:  # "the provider call": never returns
-        time.sleep(1)
-
-
-def wait_for_file(path: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{path} never appeared")
-        time.sleep(0.02)
 
 
 class TheLockMovesTheClock:

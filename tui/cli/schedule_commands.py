@@ -1,4 +1,4 @@
-"""The runner's command line: every schedule method as a subcommand, JSON in and JSON out.
+"""The schedule's commands, as a runner calls them: every schedule method as a subcommand, JSON in and JSON out.
 
 A runner written in any language follows the schedule's contract through these
 commands: `call admit` before each provider contact, dispatch only on
@@ -41,7 +41,7 @@ from factory_schedule.tui.cli.output import (
     answer,
     emit,
 )
-from factory_schedule.tui.cli.parsers.runner import ADMIT, DEFER, END, RECONCILE, SETTLE, START
+from factory_schedule.tui.cli.parsers.schedule_commands import ADMIT, DEFER, END, RECONCILE, SETTLE, START
 
 if TYPE_CHECKING:
     from factory_schedule.core import CallAdmission, CallRefusal, LifecycleSchedule

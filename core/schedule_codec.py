@@ -6,13 +6,13 @@ and only the changed lanes are dumped, parsed back from the dump and checked, as
 would. A new text read from the journal is checked the same way: every member besides the
 lanes and every rule across lanes, and each lane unless its bytes are exactly those of a
 lane already checked under the same commission at the same or an earlier version; a text
-that fails anything is parsed and checked whole (`state.parse_state`), for its error.
+that fails anything is parsed and checked whole (`schedule_checks.parse_state`), for its error.
 The rules across lanes and the rest of the document are cheap and run every time. The
 text stored is joined from the parts' canonical texts, and equals what encoding the
 whole state would give (the tests hold both), so a full read of it sees the same state.
 
-Without this, every command parsed, checked and encoded the whole document (about
-90 KB with nine Products) two or three times, and its cost grew with the state's size.
+A command that parsed, checked and encoded the whole document (about 90 KB with nine
+Products) two or three times would cost more as the state grows.
 """
 
 from __future__ import annotations
@@ -22,13 +22,20 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
 
-from factory_schedule.store import CanonicalText, canonical_text
+from factory_schedule.store import CanonicalText, PartedText, canonical_text, parted
 from factory_schedule.store.canonical import encoded_as_canonical, join_array
 
 from .commission import Commission
 from .errors import ScheduleError, corrupt
-from .model import Doc, LaneState, Occurrence, ScheduleState
-from .state import LaneFacts, Schedule, check_across_lanes, check_lane, checked_commission, parse_state_and_facts
+from .schedule_checks import (
+    LaneDebits,
+    Schedule,
+    check_across_lanes,
+    check_lane,
+    checked_commission,
+    parse_state_and_facts,
+)
+from .schedule_document import LaneState, Occurrence, ScheduleModel, ScheduleState
 
 # The state's members besides its lanes: field name -> key in the stored document.
 _HEAD_MEMBERS = {
@@ -41,7 +48,7 @@ class _CheckedLane:
     """A lane that passed `check_lane` under a commission at a version, with its canonical text."""
 
     model: LaneState
-    facts: LaneFacts
+    facts: LaneDebits
     commission_digest: str
     version: int
     text: CanonicalText | None = None
@@ -186,8 +193,8 @@ class StateCodec:
         after = self._assembled(head, lanes, commission, version)
         # The next decision builds on `after`: its members, not the ones just checked, are what it keeps.
         self._member_texts = {key: (getattr(after.state, name), members[key]) for name, key in _HEAD_MEMBERS.items()}
-        members["lanes"] = join_array(lane.canonical() for lane in lanes)
-        return after, _joined(members)
+        return after, _parted(members, [lane.canonical() for lane in lanes],
+                              [lane.model.lane for lane in lanes])
 
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
         self._last = (version, text, schedule)
@@ -222,7 +229,8 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     occurrence a decision changed, its segments, calls, deferrals and reconciliations: a decision adds or
     changes one or two of those. An occurrence kept whole is not put through its own rules in `check_lane`
     again either (they hold at a later version too). Everything else, the changed parts' dumps, the lane's and
-    each changed occurrence's own members and every rule of the lane as a whole, is checked as before."""
+    each changed occurrence's own members and every rule of the lane as a whole, is checked as `_lane_checked`
+    checks it."""
     texts = _PartTexts(before.part_texts)
     checked = before.occurrences()
     document: dict[str, object] = lane.model_dump(by_alias=True, mode="json", exclude_defaults=True,
@@ -256,6 +264,27 @@ def _joined(members: dict[str, CanonicalText]) -> CanonicalText:
     """`join_object(members)` for the members of a state, a lane or an occurrence (keys of those models)."""
     body = ",".join(f"{_KEY_TEXTS[key]}:{members[key]}" for key in sorted(members))
     return CanonicalText("{" + body + "}")
+
+
+def _parted(members: dict[str, CanonicalText], lanes: list[CanonicalText], lane_ids: list[str]) -> PartedText:
+    """The state's text (as `_joined` of its members with the lanes joined into an array) in the parts the
+    journal stores apart: each member besides the lanes, and each lane (`lanes/<lane>`). A command changes one
+    or two lanes and the members it touched, so its commit carries those rows, not the whole state."""
+    pieces: list[tuple[str | None, str]] = []
+    keys = sorted([*members, "lanes"])
+    for index, key in enumerate(keys):
+        pieces.append((None, ("{" if index == 0 else ",") + _KEY_TEXTS[key] + ":"))
+        if key != "lanes":
+            pieces.append((key, members[key]))
+            continue
+        pieces.append((None, "["))
+        for position, (lane_id, text) in enumerate(zip(lane_ids, lanes, strict=True)):
+            if position:
+                pieces.append((None, ","))
+            pieces.append((f"lanes/{lane_id}", text))
+        pieces.append((None, "]"))
+    pieces.append((None, "}"))
+    return parted(pieces)
 
 
 def _member_texts(document: dict[str, object]) -> dict[str, CanonicalText]:
@@ -297,7 +326,7 @@ class _PartTexts:
                                                             exclude=set(_OCCURRENCE_LISTS))
         members = _member_texts(document)
         for name, key in _OCCURRENCE_LISTS.items():
-            items: list[Doc] = getattr(occurrence, name)
+            items: list[ScheduleModel] = getattr(occurrence, name)
             if not items and name != "segments":  # the others default to []: a dump leaves them out then
                 continue
             values: list[object] = []

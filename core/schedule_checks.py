@@ -19,7 +19,7 @@ from factory_schedule.store.canonical import encoded_as_canonical
 from .commission import Commission, Lane, commission_digest, parse_commission
 from .errors import ScheduleError, corrupt
 from .identity import is_weekly, occurrence_id
-from .model import LaneState, Occurrence, ScheduleState, at, lane_order_problem
+from .schedule_document import LaneState, Occurrence, ScheduleState, at, lane_order_problem
 from .zones import iso_week_of, local_date_of
 
 _TRANSITION = re.compile(r"^(admit|settle|resume/[1-8]|defer/[1-8]|reconcile/[1-8]|call/\d+|call/\d+/end)$")
@@ -49,7 +49,7 @@ def parse_state(document: Any, version: int) -> Schedule:
     return parse_state_and_facts(document, version)[0]
 
 
-def parse_state_and_facts(document: Any, version: int) -> tuple[Schedule, list[LaneFacts]]:
+def parse_state_and_facts(document: Any, version: int) -> tuple[Schedule, list[LaneDebits]]:
     """`parse_state`, with what each lane's check found (in the state's lane order)."""
     try:
         state = ScheduleState.model_validate(document)
@@ -96,7 +96,7 @@ def dump_state(state: ScheduleState) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class LaneFacts:
+class LaneDebits:
     """What the checks across lanes need from one checked lane."""
 
     debits: dict[str, int]  # tokens its recorded calls debit, by week
@@ -104,10 +104,10 @@ class LaneFacts:
 
 
 def check_lane(lane_state: LaneState, commission: Commission, version: int,
-               already_checked: frozenset[int] = frozenset()) -> LaneFacts:
+               already_checked: frozenset[int] = frozenset()) -> LaneDebits:
     """The rules one lane's record must hold against the commission and the version; CORRUPT if not.
 
-    `core.stored` keeps a lane's check while its bytes, the commission and the version allow (a later
+    `core.schedule_codec` keeps a lane's check while its bytes, the commission and the version allow (a later
     version admits only more): a rule here must depend on nothing else, or that reuse goes wrong. A rule
     that needs another lane or another member of the state belongs in `check_across_lanes`.
     `already_checked` names (by `id`) occurrences of this lane that passed their own rules
@@ -124,11 +124,11 @@ def check_lane(lane_state: LaneState, commission: Commission, version: int,
             for week, debit in occurrence.elided.debits.items():
                 debits[week] = debits.get(week, 0) + debit
     open_calls = lane_state.open.calls if lane_state.open is not None else []
-    return LaneFacts(debits=debits, in_flight_weeks=frozenset(call.week for call in open_calls if call.in_flight))
+    return LaneDebits(debits=debits, in_flight_weeks=frozenset(call.week for call in open_calls if call.in_flight))
 
 
 def check_across_lanes(state: ScheduleState, lane_ids: list[str], commission: Commission,
-                       facts: list[LaneFacts]) -> None:
+                       facts: list[LaneDebits]) -> None:
     """The rules that span lanes: one lane per ID in order, every commission lane present, and a
     ledger that debits at least what the lanes' calls do and keeps every week a call in flight debits."""
     problem = lane_order_problem(lane_ids)

@@ -74,8 +74,8 @@ CallOutcome = Literal["ok", "malformed", "usage-limit", "sign-in-needed", "unrea
 def instant_text(instant: _dt.datetime) -> str:
     """The stored form of an instant (UTC, milliseconds, `Z`); a naive one is read as UTC.
 
-    Formatted field by field: pendulum's `format` took most of a decision's formatting time. An instant
-    in UTC (every one the engine holds) is read as it is; any other goes through pendulum as before, whose
+    Formatted field by field: pendulum's `format` would take most of a decision's formatting time. An
+    instant in UTC (every one the engine holds) is read as it is; any other goes through pendulum, whose
     reading of a wall time a zone skips differs from the standard library's."""
     utc = instant
     if instant.utcoffset() != _ZERO:
@@ -93,7 +93,7 @@ def at(text: str) -> DateTime:
     return pendulum.instance(parsed, tz=pendulum.UTC)
 
 
-class Doc(BaseModel):
+class ScheduleModel(BaseModel):
     """A stored sub-document: frozen, camelCase on disk, nothing unknown allowed."""
 
     model_config = ConfigDict(
@@ -104,7 +104,7 @@ class Doc(BaseModel):
         return self.model_dump(by_alias=True, mode="json", exclude_defaults=True)
 
 
-class Observation(Doc):
+class Observation(ScheduleModel):
     """The fields of a usage-window event the schedule reads. A report may carry more
     (`ReportedObservation`); only these go into the call-ended event. The state keeps only their
     effect (the segment's window, the account's stops), so no report can grow it."""
@@ -129,7 +129,7 @@ class ReportedObservation(Observation):
         )
 
 
-class SegmentWindow(Doc):
+class SegmentWindow(ScheduleModel):
     """This segment's usage window closed: by a refusal (`stopped`) or a performed call's observation."""
 
     until: Instant
@@ -137,12 +137,12 @@ class SegmentWindow(Doc):
     stopped: StrictBool
 
 
-class SegmentEnd(Doc):
+class SegmentEnd(ScheduleModel):
     how: Literal["deferred", "settled", "reconciled"]
     at: Instant
 
 
-class Segment(Doc):
+class SegmentRecord(ScheduleModel):
     n: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
     runner: Token
     kind: Literal["admit", "resume"]
@@ -153,7 +153,7 @@ class Segment(Doc):
     ended: SegmentEnd | None = None
 
 
-class Call(Doc):
+class Call(ScheduleModel):
     k: Positive
     segment: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
     task: Token
@@ -208,7 +208,7 @@ class Call(Doc):
         return not self.unsent
 
 
-class Deferral(Doc):
+class Deferral(ScheduleModel):
     segment: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
     runner: Token
     reason: DeferralReason
@@ -225,7 +225,7 @@ class Deferral(Doc):
         return self
 
 
-class Reconciliation(Doc):
+class Reconciliation(ScheduleModel):
     segment: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_segments)]
     runner: Token
     confirmed_by: Token
@@ -233,20 +233,20 @@ class Reconciliation(Doc):
     at: Instant
 
 
-class Coalesced(Doc):
+class Coalesced(ScheduleModel):
     count: Positive
     first: Token
     last: Token
 
 
-class Settlement(Doc):
+class Settlement(ScheduleModel):
     status: SettlementStatus
     reason: Annotated[str, Field(min_length=1, max_length=200)]
     by: Token
     at: Instant
 
 
-class Elided(Doc):
+class Elided(ScheduleModel):
     """What a settled record in `recent` keeps of its calls: the whole calls are in its settlement event.
 
     Settled records are kept for the dashboard and for replies to late retries; their calls were
@@ -256,7 +256,7 @@ class Elided(Doc):
     debits: Annotated[dict[Week, Annotated[StrictInt, Field(ge=0)]], Field(min_length=1)]  # sums, as the ledger's
 
 
-class Occurrence(Doc):
+class Occurrence(ScheduleModel):
     id: Token
     lane: Token
     key: Token
@@ -265,7 +265,7 @@ class Occurrence(Doc):
     state: Literal["running", "deferred", "interrupted", "settled"]
     admitted_at: Instant
     coalesced: Coalesced | None = None
-    segments: Annotated[list[Segment], Field(min_length=1, max_length=SCHEDULE_LIMITS.max_segments)]
+    segments: Annotated[list[SegmentRecord], Field(min_length=1, max_length=SCHEDULE_LIMITS.max_segments)]
     calls: Annotated[list[Call], Field(max_length=64)] = []
     deferrals: list[Deferral] = []
     reconciliations: list[Reconciliation] = []
@@ -329,7 +329,7 @@ class Occurrence(Doc):
         return self
 
     @property
-    def running_segment(self) -> Segment | None:
+    def running_segment(self) -> SegmentRecord | None:
         return self.segments[-1] if self.state == "running" else None
 
     @property
@@ -361,12 +361,12 @@ class Occurrence(Doc):
         return next((call for call in self.calls if call.in_flight), None)
 
 
-class Watermark(Doc):
+class Watermark(ScheduleModel):
     occurrence: Token
     date: LocalDate
 
 
-class LaneState(Doc):
+class LaneState(ScheduleModel):
     lane: Token
     since: Instant
     watermark: Watermark | None = None
@@ -396,13 +396,13 @@ class LaneState(Doc):
         return self
 
 
-class LedgerWeek(Doc):
+class LedgerWeek(ScheduleModel):
     week: Week
     ceiling: Annotated[StrictInt, Field(ge=1, le=SCHEDULE_LIMITS.max_weekly_tokens)]
     debited: Annotated[StrictInt, Field(ge=0)]
 
 
-class AccountRecord(Doc):
+class AccountRecord(ScheduleModel):
     sequence: Positive
     sign_in: Token
     overage: StrictBool
@@ -410,7 +410,7 @@ class AccountRecord(Doc):
     recorded_at: Instant
 
 
-class AccountState(Doc):
+class AccountState(ScheduleModel):
     account: Account
     record: AccountRecord | None = None
     version: Count = 0
@@ -423,7 +423,7 @@ def lane_order_problem(lane_ids: list[str]) -> str | None:
     return None if lane_ids == sorted(set(lane_ids)) else "lanes: one per lane ID, sorted"
 
 
-class ScheduleState(Doc):
+class ScheduleState(ScheduleModel):
     protocol: Literal["sf-lifecycle-schedule/1"]
     commission: dict[str, Any]  # JSON: the commission document, checked against its digest
     commission_digest: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]

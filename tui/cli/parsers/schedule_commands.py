@@ -1,5 +1,5 @@
-"""The runner's command line, its commands and flags: every schedule method as a subcommand, JSON in and JSON
-out (what they do: tui/cli/runner.py)."""
+"""The schedule's commands' flags, as a runner calls them: every schedule method as a subcommand, JSON in and JSON
+out (what they do: tui/cli/schedule_commands.py)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ OWNER_RECORDS = "factory_schedule.tui.cli.owner_records"
 
 
 def _handled_by(function: str) -> str:
-    return f"factory_schedule.tui.cli.runner:{function}"
+    return f"factory_schedule.tui.cli.schedule_commands:{function}"
 
 
 def register(subcommands: Any) -> None:
