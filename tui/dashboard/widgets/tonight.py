@@ -179,9 +179,9 @@ class TonightView(VerticalScroll):
             self._show_rows(lane_rows(self.reading))
 
     def _show_rows(self, rows: dict[str, tuple[Cell, ...]]) -> None:
-        """The rows in the columns that fit whole (room kept for the view's scrollbar and the lanes' own)."""
+        """The rows in the columns that fit whole (room kept for the view's scrollbar)."""
         table = self.query_one(DataTable)
-        shown_columns = columns_that_fit(COLUMNS, rows, self.size.width - 4, GIVE_WAY)
+        shown_columns = columns_that_fit(COLUMNS, rows, self.size.width - 2, GIVE_WAY)
         set_columns(table, shown_columns)
         sync_rows(table, project(rows, COLUMNS, shown_columns))
 
