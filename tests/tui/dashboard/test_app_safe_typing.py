@@ -637,3 +637,19 @@ async def test_o_opens_an_empty_id_box_so_the_id_typed_after_it_is_the_whole_id(
         await pilot.press("t", "o", *"beta/basic/2026-12-20")
         await pilot.pause()
         assert app.query_one("#status-id", Input).value == "beta/basic/2026-12-20"
+
+
+@synchronously
+async def test_enter_with_a_field_still_needed_moves_to_that_field(demo_url: str) -> None:
+    """The escalation's decision typed and Enter pressed: the reason it still needs has the focus, so what
+    the owner types next is the reason (not typed again into the decision), and nothing is written."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        before = heads(app)
+        await open_form(pilot, "d")
+        await pilot.press(*"revise", "enter")
+        await pilot.pause()
+        assert app.screen.query_one("#reason", Input).has_focus
+        await pilot.press(*"one more round", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep) and heads(app) == before
