@@ -137,10 +137,13 @@ class ScheduleForm(ModalScreen[str | None]):
         notice.display = bool(message)
 
     def first_invalid(self) -> str | None:
+        """What the first field that does not hold is missing; that field takes the focus, so what the owner
+        types next goes where it is needed."""
         for field in self.query(Input):
             if field.validators:
                 result = field.validate(field.value)
                 if result is not None and not result.is_valid:
+                    field.focus()
                     return "; ".join(result.failure_descriptions)
         return None
 
