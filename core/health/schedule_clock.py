@@ -5,10 +5,10 @@ the clock that wrote them."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from factory_schedule.core.results import ScheduleView
-from factory_schedule.core.schedule_document import Occurrence, at
+from factory_schedule.core.schedule_document import Occurrence
 
 from .report import Finding
 from .staged_lanes import CLOCK_AHEAD_TOLERANCE
@@ -23,14 +23,15 @@ def _instants(occurrence: Occurrence) -> dict[str, str]:
 
 
 def schedule_clock_ahead_findings(view: ScheduleView, now: datetime) -> list[Finding]:
+    now = datetime.fromtimestamp(now.timestamp(), UTC)
     findings: list[Finding] = []
     for occurrence in view.occurrences:
         ahead = {name: instant for name, instant in _instants(occurrence).items()
-                 if at(instant) - now > CLOCK_AHEAD_TOLERANCE}
+                 if datetime.fromisoformat(instant) - now > CLOCK_AHEAD_TOLERANCE}
         if not ahead:
             continue
-        latest = max(ahead.values(), key=at)
-        hours = (at(latest) - now).total_seconds() / 3600
+        latest = max(ahead.values(), key=datetime.fromisoformat)
+        hours = (datetime.fromisoformat(latest) - now).total_seconds() / 3600
         findings.append(Finding(
             "schedule-clock-ahead", "warning",
             f"{occurrence.id} carries {len(ahead)} instant(s) up to {latest}, {hours:.1f} h ahead of this host's "
