@@ -55,7 +55,7 @@ class Ran(Generic[State, Change]):
     read: State
 
 
-class Refusal(Protocol):
+class Refuse(Protocol):
     """The service's own error for the loop's three refusals."""
 
     def __call__(self, code: Literal["CORRUPT", "CONFLICT", "CONTENDED"], message: str, /) -> Exception: ...
@@ -75,7 +75,7 @@ class CommandLoop(Generic[State, Change]):
     aggregate: str
     load: Callable[[], tuple[int, State]]
     decision: Callable[[Planned[Change], int], Decision]
-    refuse: Refusal
+    refuse: Refuse
     max_rounds: int = COMMAND_ROUNDS
     as_text: bool = False
 

@@ -26,7 +26,7 @@ from . import calls, lifecycle, owner, records
 from .calendar import nights_from
 from .change import Change
 from .clock import Clock, as_utc
-from .command_loop import CommandLoop, Planned, Ran
+from .command_loop import COMMAND_ROUNDS, CommandLoop, Planned, Ran
 from .commission import commission_document, parse_commission
 from .errors import ScheduleError, corrupt, invalid
 from .identity import OccurrenceRef, parse_occurrence_id
@@ -71,7 +71,7 @@ def _positive(name: str, value: Any, maximum: int | None = None) -> int:
 class LifecycleSchedule:
     """The schedule of one journal's `discovery/schedule` aggregate."""
 
-    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = SCHEDULE_LIMITS.max_rounds) -> None:
+    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = COMMAND_ROUNDS) -> None:
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds

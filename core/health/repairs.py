@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from factory_schedule.core.pipeline.lock_scopes import task_scope
+
 from .evidence import lease_evidence, reconcile_confirmation
 from .facts import HealthFacts
 from .lane_runs import dead_lane_runs
@@ -88,7 +90,7 @@ def plan_repairs(facts: HealthFacts, confirmed_by: str | None = None) -> tuple[P
         for lane, n, stage in run.claimed:
             confirmation = {**reconcile_confirmation(evidence, by), "runner": run.runner}
             reconciles.append(PlannedRepair(
-                "abandon-task", f"pipeline/{lane}/task/{n}", run.runner,
+                "abandon-task", task_scope(lane, n), run.runner,
                 f"its process is gone and its locks are stale since {evidence['stale_since']} while it claims "
                 f"{lane} task {n} ({stage})", evidence, confirmation=confirmation, lane=lane, task=n))
         for lock in run.locks:

@@ -109,8 +109,8 @@ def test_a_staged_lane_record_written_by_a_clock_30_days_ahead_is_told_to_the_ow
 def test_a_corrupt_pipeline_state_is_an_error_finding_of_health(sqlite_url: str) -> None:
     _harness(sqlite_url)
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:  # a hand edit of the stored state
-        db.execute("update aggregates set state = replace(state, 'bravo', 'bogus') where aggregate = ?",
-                   ("pipeline/lanes",))
+        db.execute("update state_parts set text = replace(text, 'bravo', 'bogus') where aggregate = ?",
+                   ("pipeline/lanes",))  # the state's parts: its head holds only their manifest
     code, report, err = cli(sqlite_url, "health", "--json")
     assert code == 1, err
     [finding] = [f for f in report["findings"] if f["kind"] == "pipeline-unreadable"]
@@ -137,8 +137,8 @@ def test_the_default_stall_hours_do_not_call_two_hours_a_stall(sqlite_url: str) 
 def test_a_corrupt_pipeline_state_is_told_to_the_owner_once(sqlite_url: str, notifier: tuple[str, Path]) -> None:
     _harness(sqlite_url)
     with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
-        db.execute("update aggregates set state = replace(state, 'bravo', 'bogus') where aggregate = ?",
-                   ("pipeline/lanes",))
+        db.execute("update state_parts set text = replace(text, 'bravo', 'bogus') where aggregate = ?",
+                   ("pipeline/lanes",))  # the state's parts: its head holds only their manifest
     command, log = notifier
     code, report, err = cli(sqlite_url, "health", "--json", "--notify", command, NOTIFY_LOG=str(log))
     assert code == 1, err
