@@ -14,14 +14,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widget import MountError, Widget
-from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
@@ -276,6 +276,17 @@ class ScheduleApp(App[None]):
             return bool(self.screen.query("HelpPanel"))
         return True
 
+    def on_key(self, event: events.Key) -> None:
+        """A printable key that no widget took while a text field has the focus is that field's.
+
+        Keys typed in one burst after a key that moves the focus (`o` and a pasted occurrence ID) were routed
+        to the widget that had the focus when they arrived; none of them is lost, and none runs as a key."""
+        field = self.screen.focused
+        if isinstance(field, Input) and event.is_printable and event.character is not None:
+            event.stop()
+            event.prevent_default()
+            field.insert_text_at_cursor(event.character)
+
     # -- views ---------------------------------------------------------------------------
 
     async def action_show_view(self, view: str) -> None:
@@ -293,6 +304,8 @@ class ScheduleApp(App[None]):
         chosen: Widget | None = next(iter(pane.query("#status-id")), None) or next(iter(pane.query(DataTable)), None)
         if chosen is None:
             chosen = next(iter(pane.query(LifecycleView)), None)  # no table: its text scrolls with the arrow keys
+        if isinstance(chosen, Input):
+            chosen.clear()  # `o` starts a new lookup: what an earlier one left is not the start of this ID
         if chosen is not None:
             self.screen.set_focus(chosen)
 

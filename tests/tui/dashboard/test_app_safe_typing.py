@@ -604,3 +604,36 @@ def test_the_empty_journals_first_steps_name_the_command_and_a_docs_page_that_ha
     page, section = re.search(r"(docs/\S+\.md),\s+section \"([^\"]+)\"", words).groups()  # type: ignore[union-attr]
     root = Path(__file__).resolve().parents[3]
     assert f"## {section}" in (root / page).read_text(encoding="utf-8")
+
+
+@synchronously
+async def test_an_id_pasted_with_o_in_one_burst_lands_whole_in_the_id_box(demo_url: str) -> None:
+    """`o` and the ID arrive before the dashboard draws again (a paste, or a fast typist over ssh): every
+    key after `o` is the ID's, none is lost and none runs as a view's key."""
+    from textual import events
+
+    wanted = "alpha/basic/2026-12-20"
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        before = heads(app)
+        for character in "o" + wanted:  # all queued at once, as the terminal delivers a burst
+            key = {"/": "slash", "-": "minus"}.get(character, character)
+            app.post_message(events.Key(key, character))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "occurrences" and not isinstance(app.screen, ScheduleForm)
+        assert app.query_one("#status-id", Input).value == wanted
+        assert heads(app) == before
+
+
+@synchronously
+async def test_o_opens_an_empty_id_box_so_the_id_typed_after_it_is_the_whole_id(demo_url: str) -> None:
+    """What an earlier visit left in the box is not kept: `o` then an ID looks up that ID, never the
+    earlier text with the ID appended."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o", *"alpha/basic/2026-12-20", "enter")
+        await pilot.pause()
+        await pilot.press("t", "o", *"beta/basic/2026-12-20")
+        await pilot.pause()
+        assert app.query_one("#status-id", Input).value == "beta/basic/2026-12-20"

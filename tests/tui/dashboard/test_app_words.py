@@ -102,3 +102,28 @@ async def test_the_ledger_shows_the_share_and_the_calls_in_flight_at_80_columns(
         await pilot.pause()
         screen = _screen_text(app)
         assert "in flight" in screen and "43.5%" in screen and "1 (150 000)" in screen, screen
+
+
+@synchronously
+async def test_at_80x24_tonight_shows_its_timeline_and_the_lanes_scroll_above_it(demo_url: str) -> None:
+    """Nine lanes fill a 24-row terminal: the lanes' table keeps a few rows and scrolls, so the night's
+    timeline (its heading and its first lanes) is on screen when Tonight opens, and the cursor still
+    reaches the last lane."""
+    from textual.widgets import DataTable
+
+    from .test_app_journeys import _screen_text
+
+    app = make_app(demo_url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        lines = _screen_text(app).splitlines()
+        heading = next((n for n, line in enumerate(lines) if "night of" in line), None)
+        assert heading is not None, "\n".join(lines)
+        below = [line for line in lines[heading + 1:-1] if "02:00" not in line and line.strip()]
+        assert len(below) >= 3, "\n".join(lines)  # at least three of the timeline's lanes are on screen
+        await pilot.press(*["down"] * 8)
+        await pilot.pause()
+        screen = _screen_text(app)
+        assert "portfolio/bundle:" in screen, screen  # the selected lane's line
+        assert " portfolio/bundle " in screen.split("portfolio/bundle:")[0], screen  # its row is in view
+        assert app.query_one("#tonight-table", DataTable).cursor_row == 8
