@@ -1,6 +1,7 @@
 """Leases and dead runners: leases stale past 2 x TTL, or with a heartbeat from the future (a clock that was
 wrong: no evidence of a live holder), each with the evidence a `reconcile` confirmation needs; a segment
-running well past its deadline under a fresh lease; a running segment with no lease."""
+running well past its deadline under a fresh lease; a running segment with no lease (past its deadline: the
+owner's to settle)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def lease_findings(leases: Sequence[LeaseFact], view: ScheduleView | None, now: 
     findings.extend(hung_lane_run_finding(runner, locks, now, host) for runner, locks in sorted(hung.items()))
     findings.extend(hung_segment_findings(leases, view, now))
     held = {lease.segment for lease in leases if lease.segment is not None}
-    findings.extend(_running_without_lease(view, held))
+    findings.extend(_running_without_lease(view, held, now))
     return findings
 
 
@@ -138,17 +139,29 @@ def _lease_finding(lease: LeaseFact, view: ScheduleView | None, now: datetime, h
         "owner decides", evidence)]
 
 
-def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]]) -> list[Finding]:
+def _running_without_lease(view: ScheduleView | None, held: set[tuple[str, int]], now: datetime) -> list[Finding]:
+    """Each running segment with no lease. Health cannot tell whether its runner lives, so it never reconciles
+    it; until HUNG_PAST_DEADLINE after its deadline that is information (a runner started by hand), after it the
+    segment holds its lane up and only the owner can settle it: an error told once (its evidence never
+    changes)."""
     findings = []
     for occurrence in view.occurrences if view is not None else []:
         running = occurrence.running_segment
         if running is None or (occurrence.id, running.n) in held:
             continue
+        deadline = at(running.deadline)
+        evidence = {"occurrence": occurrence.id, "segment": running.n, "runner": running.runner}
+        if now > deadline + HUNG_PAST_DEADLINE:
+            findings.append(Finding(
+                "run-unleased-past-deadline", "error",
+                f"{occurrence.id} segment {running.n} still runs under {running.runner} with no lease "
+                f"{int((now - deadline).total_seconds() // 60)} minutes past its deadline {deadline.isoformat()}: "
+                "health cannot tell whether its runner lives, so it never reconciles it and the lane waits; if "
+                "its runner is gone, `factory-schedule reconcile` it, else stop it",
+                {**evidence, "deadline": deadline.isoformat()}))
+            continue
         findings.append(Finding(
             "running-without-lease", "info",
             f"{occurrence.id} segment {running.n} runs under {running.runner} with no lease (not started by "
-            "`tick`, or its lease was removed): health cannot tell whether its runner lives",
-            {"occurrence": occurrence.id, "segment": running.n, "runner": running.runner}))
+            "`tick`, or its lease was removed): health cannot tell whether its runner lives", evidence))
     return findings
-
-

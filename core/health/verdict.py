@@ -28,6 +28,7 @@ from .owner import owner_key_findings
 from .provider_clis import runner_findings
 from .report import Finding, HealthReport
 from .runs import run_findings
+from .schedule_clock import schedule_clock_ahead_findings
 from .staged_lanes import staged_lane_findings
 
 
@@ -75,6 +76,7 @@ def judge(facts: HealthFacts) -> HealthReport:
         attempt("runners' CLIs", lambda: runner_findings(view))
         attempt("runs", lambda: run_findings(view, facts.runs, facts.now))
         attempt("ledger", lambda: ledger_findings(view, facts.now))
+        attempt("schedule's clock", lambda: schedule_clock_ahead_findings(view, facts.now))
         if facts.launch_agent is not None:
             agent = facts.launch_agent
             attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))

@@ -148,8 +148,8 @@ def one_kill(index: int, arrangement: str, url: str | None = None, tool: str = "
         view = schedule.read()
         occurrences = view.occurrences if view is not None else []
         occurrence = occurrences[0] if occurrences else None
-        if occurrence is None or (occurrence.state != "running" and not leases.list_leases(journal)):
-            break
+        if (occurrence is None or occurrence.state != "running") and not leases.list_leases(journal):
+            break  # (a tick killed before its admission leaves its worker lease: health clears it first)
         time.sleep(2 * TTL + 0.2)
         alive_before = [pid for pid in _call_pids(folder) if living(pid)]
         report = _health_repair(url, env)

@@ -3,7 +3,8 @@
 Health's findings wait in the dashboard; a 401 at 02:20 should not. A finding
 whose kind needs the owner (`NEEDS_OWNER`: a sign-in, an overage record, an
 expired or missing owner record, a dead runner the evidence cannot settle, a
-run that is alive but makes no progress (stopped or hung), a
+run that is alive but makes no progress (stopped or hung), a segment
+still running with no lease well past its deadline, a
 LaunchAgent that is not loaded, a broken hash chain, a prompt binding that cannot
 be read whole, a security-approve request or an escalation of a staged lane
 waiting for the owner's decision, a staged lane stalled past the owner's
@@ -59,8 +60,9 @@ NEEDS_OWNER = frozenset({
     "lease-heartbeat-in-future",
     "launch-agent-not-loaded", "journal-chain-broken", "binding-blocked", "security-approve-waiting",
     "escalation-waiting", "lane-stalled", "pipeline-unreadable", "run-failed", "run-outcome-disagrees",
-    "run-hung",
+    "run-hung", "run-unleased-past-deadline",
     "lane-logged-out", "provider-unreachable", "provider-stopped-account", "sign-in-mismatch", "pipeline-clock-ahead",
+    "schedule-clock-ahead",
 })  # fmt: skip
 VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation", "living_pids"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",

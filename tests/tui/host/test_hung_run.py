@@ -22,7 +22,7 @@ from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host import health
 from factory_schedule.tui.host.clock import SystemClock
-from factory_schedule.tui.host.notify import finding_key
+from factory_schedule.tui.host.notify import NEEDS_OWNER, finding_key, notify_owner
 from factory_schedule.tui.host.process_identity import process_start_time, this_host, this_machine
 from factory_schedule.tui.host.tokens import segment_scope
 from tests.core.pipeline.pipeline_support import adopt, top_n
@@ -113,3 +113,33 @@ def test_a_lane_run_that_is_alive_and_heartbeating_is_not_hung(sqlite_url: str) 
     assert code == 0, err
     _code, report, _err = cli(sqlite_url, "health", "--json")
     assert _hung(report) == []
+
+
+def test_a_segment_running_without_a_lease_past_its_deadline_is_a_finding_the_owner_is_told_of_once(
+    world: tuple[Any, Any, ManualClock], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No lease means health cannot tell whether its runner lives, so it never reconciles it; but a segment
+    still running that long after its deadline holds its lane up, and only the owner can settle it."""
+    journal, schedule, clock = world
+    _admitted(world, runner="r-unleased")
+    view = schedule.read()
+    [occurrence] = [o for o in view.occurrences if o.id == OCCURRENCE]
+    deadline = pendulum.instance(datetime.fromisoformat(occurrence.segments[-1].deadline.replace("Z", "+00:00")))
+
+    def findings_at(offset: timedelta) -> list[Any]:
+        clock.set((deadline + offset).isoformat())
+        report = health.check_health(journal, schedule, clock.now(), this_host(), health.HealthScope(chains=None))
+        return [f for f in report.findings if f.kind.startswith("run") and "lease" in f.kind]
+
+    assert [(f.kind, f.severity) for f in findings_at(HUNG_PAST_DEADLINE)] == [("running-without-lease", "info")]
+    first = findings_at(HUNG_PAST_DEADLINE + timedelta(minutes=1))
+    later = findings_at(HUNG_PAST_DEADLINE + timedelta(hours=3))
+    assert [(f.kind, f.severity) for f in first] == [("run-unleased-past-deadline", "error")]
+    assert first[0].evidence["runner"] == "r-unleased" and first[0].evidence["deadline"] == deadline.isoformat()
+    assert first[0].kind in NEEDS_OWNER and finding_key(first[0]) == finding_key(later[0])  # told once
+    assert schedule.status(OCCURRENCE).state == "running"  # health cannot tell its runner is gone: never reconciled
+    command, log = fake_notifier(tmp_path)
+    monkeypatch.setenv("NOTIFY_LOG", str(log))
+    for _ in range(2):
+        notify_owner(first + later, journal.url, clock.now(), configured=command)
+    assert len([sent for sent in notifications(log) if "r-unleased" in sent[-1]]) == 1

@@ -1,0 +1,42 @@
+"""An occurrence carrying instants from the future: a clock that was ahead admitted or ran it. The schedule's
+clock rule is per occurrence, so that occurrence refuses what would change it until the clock passes its latest
+instant, and while it is open its lane admits nothing else: the owner hears of it with the instants, to check
+the clock that wrote them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from factory_schedule.core.results import ScheduleView
+from factory_schedule.core.schedule_document import Occurrence
+
+from .report import Finding
+from .staged_lanes import CLOCK_AHEAD_TOLERANCE
+
+
+def _instants(occurrence: Occurrence) -> dict[str, str]:
+    """When things happened to the occurrence, by name (a deadline is ahead by design and is left out)."""
+    instants = {"admittedAt": occurrence.admitted_at} if occurrence.admitted_at else {}
+    for segment in occurrence.segments:
+        instants[f"segment {segment.n} startedAt"] = segment.started_at
+    return instants
+
+
+def schedule_clock_ahead_findings(view: ScheduleView, now: datetime) -> list[Finding]:
+    now = datetime.fromtimestamp(now.timestamp(), UTC)
+    findings: list[Finding] = []
+    for occurrence in view.occurrences:
+        ahead = {name: instant for name, instant in _instants(occurrence).items()
+                 if datetime.fromisoformat(instant) - now > CLOCK_AHEAD_TOLERANCE}
+        if not ahead:
+            continue
+        latest = max(ahead.values(), key=datetime.fromisoformat)
+        hours = (datetime.fromisoformat(latest) - now).total_seconds() / 3600
+        findings.append(Finding(
+            "schedule-clock-ahead", "warning",
+            f"{occurrence.id} carries {len(ahead)} instant(s) up to {latest}, {hours:.1f} h ahead of this host's "
+            "clock: a clock that was ahead wrote them; what would change this occurrence is refused until the "
+            "clock passes them" + (", and its lane admits nothing else meanwhile" if occurrence.state == "running"
+                                    else "") + " (check the clocks of the hosts that run the factory)",
+            {"occurrence": occurrence.id, "lane": occurrence.lane, "latest": latest, "instants": ahead}))
+    return findings
