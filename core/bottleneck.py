@@ -155,7 +155,7 @@ def account_holds(view: ScheduleView | None, plans: Sequence[LanePlan], findings
     return holds
 
 
-def _runner_holds(findings: Sequence[Finding]) -> list[Hold]:
+def _lane_cli_holds(findings: Sequence[Finding]) -> list[Hold]:
     """A lane whose CLI is signed out or signed in as another account than the record names (only the owner
     signs it in, or records it), a provider it could not reach, an account a provider's message stopped: each
     holds that lane's nights until the owner acts."""
@@ -269,7 +269,7 @@ def find_bottleneck(*, pipeline: PipelineState | None, view: ScheduleView | None
                     findings: Sequence[Finding], now: DateTime, zone: str) -> Bottleneck:
     """Every hold on the factory now, most pressing first (the first is the bottleneck)."""
     holds = _schedule_holds(view, plans, findings, zone) + account_holds(view, plans, findings, zone) \
-        + _runner_holds(findings)
+        + _lane_cli_holds(findings)
     if view is None and pipeline is None:
         holds.append(Hold("no-commission", "nothing is commissioned yet",
                           "the owner's first commission (its lanes, times and weekly ceiling) starts the factory"))

@@ -63,7 +63,7 @@ def _latest(view: ScheduleView) -> list[Occurrence]:
     return [latest[lane] for lane in sorted(latest)]
 
 
-def runner_findings(view: ScheduleView) -> list[Finding]:
+def provider_cli_findings(view: ScheduleView) -> list[Finding]:
     findings = []
     accounts = _accounts_of(view.commission)
     for occurrence in _latest(view):

@@ -25,7 +25,7 @@ from .leases import lease_findings
 from .ledger import ledger_findings
 from .nights import lane_findings
 from .owner import owner_key_findings
-from .provider_clis import runner_findings
+from .provider_clis import provider_cli_findings
 from .report import Finding, HealthReport
 from .runs import run_findings
 from .schedule_clock import schedule_clock_ahead_findings
@@ -73,7 +73,7 @@ def judge(facts: HealthFacts) -> HealthReport:
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))
-        attempt("runners' CLIs", lambda: runner_findings(view))
+        attempt("provider CLIs", lambda: provider_cli_findings(view))
         attempt("runs", lambda: run_findings(view, facts.runs, facts.now))
         attempt("ledger", lambda: ledger_findings(view, facts.now))
         attempt("schedule's clock", lambda: schedule_clock_ahead_findings(view, facts.now))
