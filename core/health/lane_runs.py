@@ -35,12 +35,12 @@ def dead_lane_runs(leases: Sequence[LeaseFact], pipeline: PipelineState | None,
     process, keeps the run the owner's."""
     if pipeline is None:
         return []
-    by_runner: dict[str, list[LeaseFact]] = {}
+    locks_by_owner: dict[str, list[LeaseFact]] = {}
     for lease in leases:
         if lease.lane_lock:
-            by_runner.setdefault(lease.owner, []).append(lease)
+            locks_by_owner.setdefault(lease.owner, []).append(lease)
     runs = []
-    for runner, locks in sorted(by_runner.items()):
+    for runner, locks in sorted(locks_by_owner.items()):
         if not all(lock.process_alive is False and lock.stale(now) and not lock.from_future(now) for lock in locks):
             continue
         claimed = tuple((lane.lane, task.n, task.stage) for lane in (pipeline.promotion, pipeline.maturation)
@@ -71,11 +71,11 @@ def dead_lane_run_finding(run: DeadLaneRun, now: datetime, host: str) -> Finding
 def hung_lane_runs(leases: Sequence[LeaseFact], now: datetime) -> dict[str, list[LeaseFact]]:
     """The staged lanes' runs whose process lives on this host while one of their locks has had no heartbeat for
     2 x TTL: a run heartbeats its locks through its call, so a live one that stopped is stopped or hung."""
-    by_runner: dict[str, list[LeaseFact]] = {}
+    locks_by_owner: dict[str, list[LeaseFact]] = {}
     for lease in leases:
         if lease.lane_lock:
-            by_runner.setdefault(lease.owner, []).append(lease)
-    return {runner: locks for runner, locks in by_runner.items()
+            locks_by_owner.setdefault(lease.owner, []).append(lease)
+    return {runner: locks for runner, locks in locks_by_owner.items()
             if any(lock.process_alive is True for lock in locks)
             and any(lock.stale(now) and not lock.from_future(now) for lock in locks)}
 
