@@ -24,8 +24,7 @@ from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
-from factory_schedule.core.clock import Clock
+from factory_schedule.core import SCHEDULE_AGGREGATE, Clock, LifecycleSchedule
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
 from factory_schedule.tui.dashboard.owner_signing import OwnerSigning

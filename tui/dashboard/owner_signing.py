@@ -47,7 +47,7 @@ class OwnerSigning:
 def with_owner_signer(app: Any, then: Callable[[Any], None], back: Callable[[], None]) -> None:
     """Call `then` with the owner's signer for an owner record: None while the journal holds no owner key, the
     key kept from a recent passphrase, or the key the passphrase step opens; `back` when the owner goes back."""
-    from factory_schedule.core.owner import load_owner
+    from factory_schedule.core import load_owner
     from factory_schedule.tui.dashboard.screens.passphrase import PassphraseStep
 
     state = load_owner(app.journal)[1]

@@ -15,10 +15,14 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
-from factory_schedule.core import ScheduleError
-from factory_schedule.core.commission import lanes_of, parse_commission, proposed_commission
-from factory_schedule.core.identity import PORTFOLIO
-from factory_schedule.core.zones import local_date_of
+from factory_schedule.core import (
+    PORTFOLIO,
+    ScheduleError,
+    lanes_of,
+    local_date_of,
+    parse_commission,
+    proposed_commission,
+)
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import FormProblem, ScheduleForm, as_int, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
