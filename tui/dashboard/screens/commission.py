@@ -23,6 +23,7 @@ from factory_schedule.core import (
     parse_commission,
     proposed_commission,
 )
+from factory_schedule.core.owner_commission import record_commission
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import FormProblem, ScheduleForm, as_int, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
@@ -306,8 +307,6 @@ class CommissionForm(ScheduleForm):
     def perform(self) -> str:
         if self.candidate is None:
             raise FormProblem("nothing previewed: use Proposed or Load first")
-        from factory_schedule.core.owner_commission import record_commission
-
         recorded = record_commission(self.schedule, self.candidate, signer=self.signer)
         adopted = "" if recorded.settings_revision is None else (
             f"; the staged lanes hold revision {recorded.settings_revision}'s settings")
