@@ -11,13 +11,9 @@ from typing import Any
 from factory_schedule.core import ScheduleError, launch_intervals, parse_commission, render_launch_agent_plist
 from factory_schedule.tui.cli.options import CommandParser
 from factory_schedule.tui.cli.options import read_commission_file as read_commission_document
-from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, BadInput
+from factory_schedule.tui.cli.output import EXIT_OK, BadInput
 from factory_schedule.tui.cli.parsers.launchd import add_print_options
 from factory_schedule.tui.host.clock import host_zone
-
-
-class Refused(Exception):
-    """A one-line reason the command cannot print the plist."""
 
 
 def _executable() -> str:
@@ -26,13 +22,10 @@ def _executable() -> str:
 
 
 def read_commission_file(path: str) -> dict[str, Any]:
-    """The commission document at `path` (one reader for every command), refused in one line as a Refused."""
-    try:
-        document = read_commission_document(path)
-    except BadInput as error:
-        raise Refused(str(error)) from None
+    """The commission document at `path` (one reader for every command); anything else is refused as BadInput."""
+    document = read_commission_document(path)
     if not isinstance(document, dict):
-        raise Refused(f"{path}: a commission is a JSON object")
+        raise BadInput(f"{path}: a commission is a JSON object")
     return document
 
 
@@ -52,7 +45,7 @@ def _split_tail(args: argparse.Namespace) -> list[str]:
 def _program(args: argparse.Namespace, program: list[str]) -> list[str]:
     if program:
         if not os.path.isabs(program[0]):
-            raise Refused(f"the program must be an absolute path, got {program[0]!r}")
+            raise BadInput(f"the program must be an absolute path, got {program[0]!r}")
         return program
     print(
         "factory-schedule launchd print: no program after `--`; the plist runs `factory-schedule tick`, "
@@ -68,14 +61,14 @@ def render(args: argparse.Namespace) -> str:
     try:
         parsed = parse_commission(commission)
     except ScheduleError as error:
-        raise Refused(f"{args.commission}: {error.message}") from None
+        raise BadInput(f"{args.commission}: {error.message}") from None
     zone = args.host_zone or host_zone()
     if not zone:
-        raise Refused("cannot tell this machine's zone from $TZ or /etc/localtime; pass --host-zone")
+        raise BadInput("cannot tell this machine's zone from $TZ or /etc/localtime; pass --host-zone")
     try:
         intervals = launch_intervals(parsed, zone)
     except ScheduleError as error:
-        raise Refused(error.message) from None
+        raise BadInput(error.message) from None
     spec: dict[str, Any] = {"label": args.label, "program_arguments": _program(args, program)}
     spec["start_calendar_interval"] = intervals
     journal = getattr(args, "journal", None)
@@ -88,14 +81,11 @@ def render(args: argparse.Namespace) -> str:
     try:
         return render_launch_agent_plist(spec)
     except ScheduleError as error:
-        raise Refused(error.message) from None
+        raise BadInput(error.message) from None
 
 
 def print_launch_agent(args: argparse.Namespace) -> int:
-    try:
-        text = render(args)
-    except Refused as error:
-        print(f"factory-schedule launchd print: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    """The plist as text on stdout; a refusal is raised, so it answers as every command does (JSON, exit 2)."""
+    text = render(args)
     sys.stdout.write(text)
     return EXIT_OK

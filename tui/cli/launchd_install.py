@@ -11,7 +11,7 @@ from typing import Any
 
 from factory_schedule.core import launch_intervals, render_launch_agent_plist
 from factory_schedule.tui.cli.journal import journal_url_of
-from factory_schedule.tui.cli.launchd import Refused, read_commission_file
+from factory_schedule.tui.cli.launchd import read_commission_file
 from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit, printable, shell_command
 from factory_schedule.tui.cli.parsers.launchd_install import DEFAULT_LABEL
 from factory_schedule.tui.host.clock import host_zone
@@ -64,17 +64,10 @@ def launch_agent_spec(
     return spec
 
 
-def _read_commission(path: str) -> dict[str, Any]:
-    try:
-        return read_commission_file(path)
-    except Refused as error:
-        raise BadInput(str(error)) from None
-
-
 def install_launch_agent(args: argparse.Namespace) -> int:
     if not args.print and not args.output:
         raise BadInput("say where the plist goes: --print, --output PATH, or both")
-    commission = _read_commission(args.commission)
+    commission = read_commission_file(args.commission)
     runner = list(args.runner_command or [])
     if runner and runner[0] == "--":
         runner = runner[1:]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import plistlib
 from typing import Any
 
@@ -141,8 +142,6 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 
 @pytest.fixture
 def commission_file(tmp_path: Any) -> str:
-    import json
-
     path = tmp_path / "commission.json"
     path.write_text(json.dumps(COMMISSION), encoding="utf-8")
     return str(path)
@@ -167,23 +166,34 @@ def test_launchd_print_refuses_a_machine_in_another_zone(
 ) -> None:
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     code, out, err = run_cli(["launchd", "print", commission_file], capsys)
-    assert (code, out) == (2, "")
-    assert "Asia/Tokyo" in err and "Europe/London" in err
+    refusal = json.loads(out)
+    assert (code, err, refusal["error"]) == (2, "", "INVALID")
+    assert "Asia/Tokyo" in refusal["message"] and "Europe/London" in refusal["message"]
     code, out, _err = run_cli(["launchd", "print", commission_file, "--host-zone", "Europe/London"], capsys)
     assert code == 0 and plistlib.loads(out.encode("utf-8"))["ProgramArguments"][-1] == "tick"
 
 
-def test_launchd_print_refuses_a_bad_commission_file_in_one_line(
+def test_launchd_print_refuses_a_bad_commission_file_with_the_json_error_document(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import json
-
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(COMMISSION | {"weeklyTokens": True}), encoding="utf-8")
     code, out, err = run_cli(["launchd", "print", str(bad), "--host-zone", "Europe/London"], capsys)
-    assert (code, out) == (2, "")
-    assert err.count("\n") == 1 and "weeklyTokens: " in err
+    refusal = json.loads(out)
+    assert (code, err, out.count("\n"), refusal["error"]) == (2, "", 1, "INVALID")
+    assert "weeklyTokens: " in refusal["message"]
     (tmp_path / "broken.json").write_text("{", encoding="utf-8")
     for path in (tmp_path / "broken.json", tmp_path / "missing.json"):
         code, out, err = run_cli(["launchd", "print", str(path), "--host-zone", "Europe/London"], capsys)
-        assert (code, out, err.count("\n")) == (2, "", 1)
+        assert (code, err, out.count("\n"), json.loads(out)["error"]) == (2, "", 1, "INVALID")
+
+
+def test_launchd_print_refuses_a_relative_program_with_the_json_error_document(
+    commission_file: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(
+        ["launchd", "print", commission_file, "--host-zone", "Europe/London", "--", "bin/tick"], capsys
+    )
+    refusal = json.loads(out)
+    assert (code, err, refusal["error"]) == (2, "", "INVALID")
+    assert "bin/tick" in refusal["message"]

@@ -17,7 +17,8 @@ before the agent can run (a note on stderr says so). A journal named with `--jou
 goes in the agent's EnvironmentVariables as FACTORY_JOURNAL, never on the command line
 (where `ps` shows a password), as `launchd install` does.
 
-Exit status: 0 printed; 2 the commission file or an argument was refused (one line on stderr).
+Exit status: 0 printed; 2 the commission file or an argument was refused (the JSON error document on stdout,
+as every command answers a refusal).
 """
 
 from __future__ import annotations
