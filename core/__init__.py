@@ -51,6 +51,7 @@ from .results import (
     Tick,
 )
 from .schedule_document import AccountRecord, AccountState, Call, Deferral, LaneState, Occurrence, SegmentRecord
+from .schedule_document import at as parse_instant
 from .service import LifecycleSchedule
 from .zones import (
     is_valid_zone,
@@ -121,6 +122,7 @@ __all__ = [
     "monday_of_week",
     "occurrence_id",
     "parse_commission",
+    "parse_instant",
     "parse_local_date",
     "parse_occurrence_id",
     "parse_wall_time",

@@ -18,7 +18,7 @@ from .model import (
     STAGES,
     PipelineState,
 )
-from .rules import ALLOWED_TRANSITIONS
+from .rules import ALLOWED_TRANSITIONS, eligible
 from .service import ApprovalUse, ClaimIdle, LaneView, PipelineLanes, PipelineResult, parse_pipeline, text
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "PipelineSettings",
     "PipelineState",
     "contract_fields",
+    "eligible",
     "parse_pipeline",
     "parse_report",
     "text",

@@ -57,6 +57,20 @@ def test_the_import_walk_sees_imports_inside_functions() -> None:
     assert found, "tui/cli imports the host's health check inside its handlers"
 
 
+def test_the_core_import_walk_sees_imports_under_type_checking() -> None:
+    """The dashboard names some of core's types only for the type checker; those imports are read too."""
+    under_type_checking = {(str(path.relative_to(TUI.parent)), node.lineno)
+                           for path in (TUI / "dashboard").rglob("*.py")
+                           for block in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                           if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+                           for node in ast.walk(block)
+                           if isinstance(node, ast.ImportFrom)
+                           and (node.module or "").startswith("factory_schedule.core")}
+    seen = {(where, line) for where, line, _module, _names in shell_imports_of_core(("dashboard",))}
+    assert under_type_checking, "the dashboard names core's types under TYPE_CHECKING"
+    assert under_type_checking <= seen
+
+
 # Core's public surface is what these packages export (their `__all__`, or for a package without one, the
 # names its `__init__` binds): the schedule, the staged lanes and health.
 CORE_SURFACES = ("factory_schedule.core", "factory_schedule.core.pipeline", "factory_schedule.core.health")
@@ -96,10 +110,13 @@ def shell_imports_of_core(folders: tuple[str, ...]) -> Iterator[tuple[str, int, 
                             yield where, node.lineno, alias.name, ()
 
 
-def test_the_command_line_and_the_host_import_only_cores_exported_names_or_its_shell_facing_modules() -> None:
+def test_the_command_line_the_host_and_the_dashboard_import_only_cores_exported_names_or_its_shell_facing_modules(
+) -> None:
+    """Every import counts: top-level, inside a function, and under `TYPE_CHECKING`, which names a type the
+    shell depends on as surely as a runtime import does."""
     exported = {package: _exported(package) for package in CORE_SURFACES}
     offending = []
-    for where, line, module, names in shell_imports_of_core(("cli", "host")):
+    for where, line, module, names in shell_imports_of_core(("cli", "host", "dashboard")):
         if module in SHELL_FACING_CORE_MODULES:
             continue
         missing = [name for name in names if name not in exported.get(module, ())] if names else [module]

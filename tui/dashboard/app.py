@@ -24,14 +24,20 @@ from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
-from factory_schedule.core.clock import Clock
+from factory_schedule.core import SCHEDULE_AGGREGATE, Clock, LifecycleSchedule
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
 from factory_schedule.tui.dashboard.owner_signing import OwnerSigning
 from factory_schedule.tui.dashboard.palette import DashboardCommands
 from factory_schedule.tui.dashboard.reading import Reading, take_reading
 from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
+from factory_schedule.tui.dashboard.screens.approval import ApprovalForm, pending_approvals
+from factory_schedule.tui.dashboard.screens.base import ScheduleForm
+from factory_schedule.tui.dashboard.screens.commission import CommissionForm
+from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
+from factory_schedule.tui.dashboard.screens.escalation import EscalationForm, open_escalations
+from factory_schedule.tui.dashboard.screens.reconcile import ReconcileForm, running_occurrences
 from factory_schedule.tui.dashboard.widgets.accounts import AccountsView
 from factory_schedule.tui.dashboard.widgets.banner import ProblemBanner
 from factory_schedule.tui.dashboard.widgets.empty import FirstSteps
@@ -43,6 +49,7 @@ from factory_schedule.tui.dashboard.widgets.lifecycle import LifecycleView
 from factory_schedule.tui.dashboard.widgets.occurrences import OccurrencesView
 from factory_schedule.tui.dashboard.widgets.tonight import TonightView
 from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.health import repair
 
 VIEWS: tuple[tuple[str, str, str], ...] = (
     ("tonight", "Tonight", "t"),
@@ -197,8 +204,6 @@ class ScheduleApp(App[None]):
         """Render a reading in every view, unless a form is open (then render when it closes, and hand the
         form the reading: it refreshes what it shows and says what another writer changed)."""
         if isinstance(self.screen, ModalScreen):
-            from factory_schedule.tui.dashboard.screens.base import ScheduleForm
-
             self._pending = reading
             for form in self.screen_stack:
                 if isinstance(form, ScheduleForm):
@@ -320,13 +325,9 @@ class ScheduleApp(App[None]):
         self.refresh_reading(force=True)
 
     def action_record_account(self, account: str | None = None) -> None:
-        from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
-
         self.push_screen(RecordAccountForm(self.schedule, self.reading, account=account), self._after_form)
 
     def action_reconcile(self, occurrence_id: str | None = None) -> None:
-        from factory_schedule.tui.dashboard.screens.reconcile import ReconcileForm, running_occurrences
-
         reading = self.reading
         running = running_occurrences(reading)
         if reading is None or not running:
@@ -339,14 +340,10 @@ class ScheduleApp(App[None]):
     def make_health_repairs(self) -> list[str]:
         """The repairs `factory-schedule health --repair` makes (a released lease removed, a dead runner
         reconciled on conclusive evidence, a missed firing recorded), each journaled; what was done, in words."""
-        from factory_schedule.tui.host.health import repair
-
         return [done.message for done in repair(self.journal, self.schedule, self.clock.now(), self.host)]
 
     def action_make_health_repairs(self) -> None:
         """Health's x: what `health --repair` does, from the dashboard, once the owner confirms the repairs."""
-        from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
-
         health = None if self.reading is None else self.reading.health
         due = [finding.message for finding in (health.findings if health is not None else ())
                if getattr(finding, "repairable", False)]
@@ -375,24 +372,18 @@ class ScheduleApp(App[None]):
         self.refresh_reading(force=True)
 
     def action_decide_approval(self) -> None:
-        from factory_schedule.tui.dashboard.screens.approval import ApprovalForm, pending_approvals
-
         if self.reading is None or not pending_approvals(self.reading):
             self.notify("No security-approve request waits for the owner.", severity="warning")
             return
         self.push_screen(ApprovalForm(self.lanes, self.reading), self._after_form)
 
     def action_decide_escalation(self) -> None:
-        from factory_schedule.tui.dashboard.screens.escalation import EscalationForm, open_escalations
-
         if self.reading is None or not open_escalations(self.reading):
             self.notify("No escalation waits for the owner.", severity="warning")
             return
         self.push_screen(EscalationForm(self.lanes, self.reading), self._after_form)
 
     def action_record_commission(self) -> None:
-        from factory_schedule.tui.dashboard.screens.commission import CommissionForm
-
         self.push_screen(CommissionForm(self.schedule, self.reading), self._after_form)
 
 

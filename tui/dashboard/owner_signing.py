@@ -11,6 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from factory_schedule.core import load_owner
+from factory_schedule.tui.dashboard.screens.passphrase import PassphraseStep
+from factory_schedule.tui.host.owner_key import OwnerKeyError, default_key_path, read_key_file, unseal
+
 DEFAULT_OWNER_MINUTES = 5.0
 
 
@@ -32,8 +36,6 @@ class OwnerSigning:
 
     def unlock(self, public_key: str, passphrase: str) -> Any:
         """Open the key file with `passphrase`; raise with the reason when it does not open this key."""
-        from factory_schedule.tui.host.owner_key import OwnerKeyError, default_key_path, read_key_file, unseal
-
         path = self.key_path or default_key_path()
         document = read_key_file(path)
         if document.get("publicKey") != public_key:
@@ -47,9 +49,6 @@ class OwnerSigning:
 def with_owner_signer(app: Any, then: Callable[[Any], None], back: Callable[[], None]) -> None:
     """Call `then` with the owner's signer for an owner record: None while the journal holds no owner key, the
     key kept from a recent passphrase, or the key the passphrase step opens; `back` when the owner goes back."""
-    from factory_schedule.core.owner import load_owner
-    from factory_schedule.tui.dashboard.screens.passphrase import PassphraseStep
-
     state = load_owner(app.journal)[1]
     if state is None:
         then(None)

@@ -15,19 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from pendulum import DateTime
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
+from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError, parse_commission
 from factory_schedule.core.bottleneck import Bottleneck, find_bottleneck
-from factory_schedule.core.commission import parse_commission
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineState
 from factory_schedule.store import Checkpoint, Event, Journal, JournalError, leases
 from factory_schedule.tui.host.health import AlreadyRead, ChainCheck, HealthScope, check_health, read_pipeline
 
 if TYPE_CHECKING:
-    from factory_schedule.core import LifecycleSchedule
-    from factory_schedule.core.commission import Commission, Lane
+    from factory_schedule.core import Commission, Lane, LanePlan, LaneState, LifecycleSchedule, Occurrence, ScheduleView
     from factory_schedule.core.health import HealthReport
-    from factory_schedule.core.results import LanePlan, ScheduleView
-    from factory_schedule.core.schedule_document import LaneState, Occurrence
     from factory_schedule.store.leases import Lease
 
 HISTORY_PAGE_SIZE = 50

@@ -13,9 +13,7 @@ from typing import overload
 import pendulum
 from pendulum import DateTime
 
-from factory_schedule.core.results import LanePlan
-from factory_schedule.core.schedule_document import Call, Deferral, Occurrence
-from factory_schedule.core.schedule_document import at as parse_instant
+from factory_schedule.core import Call, Deferral, LanePlan, Occurrence, parse_instant
 
 DEFERRAL_WORDS = {
     "usage-limit": "after the usage reset",

@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch
 
-from factory_schedule.core.schedule_document import AccountRecord
+from factory_schedule.core import AccountRecord
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import (

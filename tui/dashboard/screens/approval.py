@@ -12,6 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from factory_schedule.core.bottleneck import local
+from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import value_of
@@ -84,7 +85,7 @@ class ApprovalForm(OwnerDecisionForm):
     DECISIONS = DECISIONS
     EVIDENCE_ID = "approval-evidence"
 
-    def __init__(self, lanes: Any, reading: Reading, approval_id: str | None = None) -> None:
+    def __init__(self, lanes: PipelineLanes, reading: Reading, approval_id: str | None = None) -> None:
         super().__init__()
         self.lanes = lanes
         self.reading = reading

@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Static, Switch
 
 from factory_schedule.core import ScheduleError
+from factory_schedule.tui.dashboard.owner_signing import with_owner_signer
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
 
@@ -212,8 +213,6 @@ class ScheduleForm(ModalScreen[str | None]):
             self.in_flight = False
             return
         if self.OWNER_RECORD:
-            from factory_schedule.tui.dashboard.owner_signing import with_owner_signer
-
             with_owner_signer(self.app, self.record_signed, self.back_from_passphrase)
             return
         self.record_signed(None)

@@ -15,10 +15,15 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
-from factory_schedule.core import ScheduleError
-from factory_schedule.core.commission import lanes_of, parse_commission, proposed_commission
-from factory_schedule.core.identity import PORTFOLIO
-from factory_schedule.core.zones import local_date_of
+from factory_schedule.core import (
+    PORTFOLIO,
+    ScheduleError,
+    lanes_of,
+    local_date_of,
+    parse_commission,
+    proposed_commission,
+)
+from factory_schedule.core.owner_commission import record_commission
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import FormProblem, ScheduleForm, as_int, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
@@ -302,8 +307,6 @@ class CommissionForm(ScheduleForm):
     def perform(self) -> str:
         if self.candidate is None:
             raise FormProblem("nothing previewed: use Proposed or Load first")
-        from factory_schedule.core.owner_commission import record_commission
-
         recorded = record_commission(self.schedule, self.candidate, signer=self.signer)
         adopted = "" if recorded.settings_revision is None else (
             f"; the staged lanes hold revision {recorded.settings_revision}'s settings")

@@ -15,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label
 
 from factory_schedule.core.bottleneck import local
+from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, value_of
@@ -78,7 +79,7 @@ class EscalationForm(OwnerDecisionForm):
     DECISIONS = DECISIONS
     EVIDENCE_ID = "escalation-evidence"
 
-    def __init__(self, lanes: Any, reading: Reading, task: int | None = None) -> None:
+    def __init__(self, lanes: PipelineLanes, reading: Reading, task: int | None = None) -> None:
         super().__init__()
         self.lanes = lanes
         self.reading = reading

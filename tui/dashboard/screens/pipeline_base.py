@@ -9,7 +9,7 @@ the engine refuses before it records, nothing was written.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -17,7 +17,8 @@ from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
-from factory_schedule.core.pipeline import PipelineError, PipelineResult
+from factory_schedule.core.pipeline import PipelineError, PipelineResult, PipelineState
+from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import FormProblem, NotBlank, ScheduleForm, value_of
 
@@ -44,7 +45,7 @@ def through_engine(call: Callable[[], PipelineResult]) -> PipelineResult:
         raise FormProblem(f"{error.code}: {error.message}") from None
 
 
-def reading_pipeline(reading: Any) -> Any | None:
+def reading_pipeline(reading: Reading | None) -> PipelineState | None:
     return None if reading is None else reading.pipeline
 
 

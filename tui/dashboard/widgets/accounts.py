@@ -6,8 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from factory_schedule.core.schedule_document import AccountState
-from factory_schedule.core.schedule_document import at as parse_instant
+from factory_schedule.core import AccountState, parse_instant
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import age, when

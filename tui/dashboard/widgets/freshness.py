@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from factory_schedule.core.schedule_document import Occurrence
+from factory_schedule.core import Occurrence
 from factory_schedule.store import leases
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.words import age, clock_time

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from factory_schedule.core.schedule_document import Call, Occurrence
+from factory_schedule.core import Call, Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows

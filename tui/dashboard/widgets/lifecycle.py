@@ -16,10 +16,9 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from factory_schedule.core import parse_instant
 from factory_schedule.core.bottleneck import local, next_run
-from factory_schedule.core.pipeline.model import LANES, REVIEW_STAGES, STAGES
-from factory_schedule.core.pipeline.rules import eligible
-from factory_schedule.core.schedule_document import at
+from factory_schedule.core.pipeline import LANES, REVIEW_STAGES, STAGES, eligible
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 
@@ -98,7 +97,8 @@ def lane_block(reading: Reading, lane: str) -> Text:
     text.append(lane, style="bold")
     cooldown = record.cooldown_until
     cooled = "none" if cooldown is None else (
-        f"until {_when(cooldown, reading)}" if reading.now < at(cooldown) else f"ended {_when(cooldown, reading)}")
+        f"until {_when(cooldown, reading)}" if reading.now < parse_instant(cooldown)
+        else f"ended {_when(cooldown, reading)}")
     zone = reading.zone or "UTC"
     scheduler, reviewer = settings.scheduler(lane), settings.reviewer(lane)
     text.append(printable(

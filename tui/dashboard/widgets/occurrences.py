@@ -13,9 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from factory_schedule.core import ScheduleError
-from factory_schedule.core.results import OccurrenceStatusView
-from factory_schedule.core.schedule_document import Occurrence
+from factory_schedule.core import Occurrence, OccurrenceStatusView, ScheduleError
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import plain, printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence

@@ -17,8 +17,7 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
 
-from factory_schedule.core.commission import lane_occurrence_on
-from factory_schedule.core.schedule_document import Occurrence, SegmentRecord
+from factory_schedule.core import Occurrence, SegmentRecord, lane_occurrence_on
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.words import instant

@@ -10,8 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from factory_schedule.core.results import LanePlan
-from factory_schedule.core.schedule_document import Occurrence
+from factory_schedule.core import LanePlan, Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words
