@@ -9,6 +9,7 @@ each test then gets a database of its own, dropped afterwards, so tests never sh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
@@ -77,9 +78,15 @@ def postgres_url() -> Iterator[str]:
     admin_url = os.environ.get(POSTGRES_ENV)
     if not admin_url:
         pytest.skip(POSTGRES_SKIP_REASON)
+    with postgres_database(admin_url, f"fs_test_{uuid.uuid4().hex[:16]}") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def postgres_database(admin_url: str, name: str) -> Iterator[str]:
+    """A new, empty database named `name` on the server `admin_url` reaches, dropped after: its journal URL."""
     from sqlalchemy.engine import make_url
 
-    name = f"fs_test_{uuid.uuid4().hex[:16]}"
     with connect_postgres(admin_url) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:

@@ -27,13 +27,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host.clock import SystemClock
+from tests.conftest import postgres_database
 from tests.tui.host.test_provider_call_outlives_no_runner import kill_session, living
 from tests.tui.host.test_run import lanes_commission, record, write_lane
 from tests.tui.provider_support import FAKE_LANE_ENV, TRANSCRIPTS, fake_path
@@ -187,22 +187,6 @@ def one_kill(index: int, arrangement: str, url: str | None = None, tool: str = "
             "runner_killed": runner is not None or arrangement == "tick",
             "state": status.state if status else None, "status": getattr(status, "status", None),
             "sent": len(sent), "repairs": repairs, "health_errors": health_errors, "violations": violations}
-
-
-@contextlib.contextmanager
-def postgres_database(admin_url: str, name: str) -> Iterator[str]:
-    """A new, empty database on the server `admin_url` reaches, dropped after: its journal URL."""
-    from sqlalchemy.engine import make_url
-
-    from tests.conftest import connect_postgres
-
-    with connect_postgres(admin_url) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with connect_postgres(admin_url) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def kill_on(index: int, arrangement: str, tool: str, postgres: str | None) -> dict[str, Any]:
