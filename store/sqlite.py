@@ -65,6 +65,9 @@ class SqliteJournal(Journal):
     """A journal on one SQLite file; writers serialise on SQLite's own write lock."""
 
     dialect = "sqlite"
+    # `BEGIN IMMEDIATE` takes the file's write lock before anything is read, and a transaction reads one snapshot:
+    # no connection, in this process or another, can commit a change until the writer's transaction ends.
+    snapshot_held = True
 
     def __init__(self, path: str, url: str, read_only: str | None = None, immutable: bool = False) -> None:
         pool = Pool(connector(path, read_only is not None, immutable), _reset)

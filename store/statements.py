@@ -53,18 +53,20 @@ _RECEIPT_READ = (
     "LEFT JOIN receipts r ON r.command_id = q.id "
     "LEFT JOIN events e ON e.aggregate = r.aggregate AND e.version = r.last_version"
 )
-# The head is read with the event it names, whether any event lies beyond it and the state's parts (a row
-# each, the head's columns repeated; one statement, so that they are one snapshot under PostgreSQL's READ
-# COMMITTED too), so that every read of the state checks the seal of the command that left it
-# (`Journal._checked_head`).
+# The head is read with the event it names, whether any event lies beyond it and the state's parts (one
+# statement, so that they are one snapshot under PostgreSQL's READ COMMITTED too), so that every read of the
+# state checks the seal of the command that left it (`Journal._checked_head`). The head's row comes once, its
+# part columns empty, and each part a row of its own, its head columns empty: the head's columns (its manifest
+# and its event's data, a few KB) are not repeated on every part's row.
 _HEAD_READ = (
     "SELECT a.version, a.hash, a.state, e.command_id, e.type, e.data, e.prev_hash, e.hash, e.state_sha256, "
     "e.receipt_sha256, (SELECT n.version FROM events n WHERE n.aggregate = q.name "
-    "AND n.version > COALESCE(a.version, 0) ORDER BY n.version LIMIT 1), p.name, p.text "
+    "AND n.version > COALESCE(a.version, 0) ORDER BY n.version LIMIT 1), NULL, NULL "
     "FROM (SELECT CAST(:aggregate AS TEXT) AS name) q "
     "LEFT JOIN aggregates a ON a.aggregate = q.name "
     "LEFT JOIN events e ON e.aggregate = a.aggregate AND e.version = a.version "
-    "LEFT JOIN state_parts p ON p.aggregate = q.name"
+    "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, p.name, p.text "
+    "FROM state_parts p WHERE p.aggregate = CAST(:aggregate AS TEXT)"
 )
 
 
