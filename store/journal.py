@@ -430,15 +430,9 @@ class Journal:
     ) -> Outcome:
         # Both reads are sent before either answer is awaited: one round trip to a server, not two.
         receipt_rows = self._statement(conn, "receipt", {"command_id": command_id})
-        held = self._held_heads()
-        current = held.get(aggregate) if held is not None else None
-        head_rows = self._statement(conn, "head", {"aggregate": aggregate}) if current is None else None
+        reading = self._head_reading(conn, aggregate)
         recorded = check_receipt(command_id, receipt_rows.fetchone())
-        if head_rows is not None:
-            current = self._checked_head(aggregate, head_key(head_rows.fetchall()))
-            if held is not None:
-                held[aggregate] = current
-        assert current is not None
+        current = reading()
         version = current.version
         if recorded is not None:
             if recorded.digest != digest or recorded.aggregate != aggregate:
@@ -516,12 +510,14 @@ class Journal:
         last_event = rows[-1]
         whole = CanonicalText(decision.state) if parts else CanonicalText(state_json)
         written_head = Head(last, prev, whole, parts)
-        self._checked_heads.remember(
+        self._wrote_head(
+            conn,
             aggregate,
             ((last, prev, state_json, command_id, last_event["type"], last_event["data"], last_event["prev_hash"],
               prev, seal[0], seal[1], None), tuple(sorted((name, text) for name, (text, _digest) in parts.items()))),
             written_head,
         )
+        held = self._held_heads()
         if held is not None:
             held[aggregate] = written_head
         return Outcome(
@@ -536,17 +532,39 @@ class Journal:
     # -- seals and rows ---------------------------------------------------------------------
 
     def _read_head(self, conn: Any, aggregate: str) -> Head:
-        """The aggregate's head, checked against its seal: as the `head` statement reads it, or inside a write
-        transaction whose snapshot no one else can change (`snapshot_held`), as this transaction already read or
-        wrote it: the rows a second statement would read are those same rows."""
+        """The aggregate's head, checked against its seal (`_head_reading`)."""
+        return self._head_reading(conn, aggregate)()
+
+    def _head_reading(self, conn: Any, aggregate: str) -> Callable[[], Head]:
+        """The aggregate's head, checked against its seal, as a call that answers it: what reads it is sent now,
+        its answer awaited when called (a server gets it together with whatever was sent before the call).
+
+        Inside a write transaction whose snapshot no one else can change (`snapshot_held`), the head this
+        transaction already read or wrote is the answer: the rows a second statement would read are those same
+        rows."""
         held = self._held_heads()
-        head = held.get(aggregate) if held is not None else None
-        if head is None:
-            head = self._checked_head(aggregate, head_key(self._statement(conn, "head", {"aggregate": aggregate})
-                                                          .fetchall()))
+        known = held.get(aggregate) if held is not None else None
+        if known is not None:
+            return lambda: known
+        answer = self._send_head_read(conn, aggregate)
+
+        def checked() -> Head:
+            head = answer()
             if held is not None:
                 held[aggregate] = head
-        return head
+            return head
+
+        return checked
+
+    def _send_head_read(self, conn: Any, aggregate: str) -> Callable[[], Head]:
+        """Send the `head` statement; the call returns its rows' head, checked (`_checked_head`)."""
+        rows = self._statement(conn, "head", {"aggregate": aggregate})
+        return lambda: self._checked_head(aggregate, head_key(rows.fetchall()))
+
+    def _wrote_head(self, conn: Any, aggregate: str, key: tuple[Any, ...], head: Head) -> None:
+        """A command on `conn` wrote this head, whose rows `key` is (as `head_key` gives them): remembered as
+        checked, since the command has just computed every hash they hold."""
+        self._checked_heads.remember(aggregate, key, head)
 
     def _held_heads(self) -> dict[str, Head] | None:
         """The heads the write transaction this thread holds has read or written, where its snapshot is held."""

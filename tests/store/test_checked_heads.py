@@ -78,14 +78,15 @@ def test_a_checked_head_edited_behind_the_journal_in_any_column_is_refused_as_a_
         assert str(refusal.value) == str(fresh_refusal.value)
 
 
-def _head_reads(journal: Any) -> list[str]:
-    """The `head` statements the journal sends from now on (at `_statement`, where every statement goes)."""
+def _head_reads(journal: Any, keys: tuple[str, ...] = ("head", "head_row")) -> list[str]:
+    """The statements that read a head (or, given `keys`, others) the journal sends from now on (at `_statement`,
+    where every statement goes)."""
     sent: list[str] = []
     statement = journal._statement
 
     def counting(conn: Any, key: str, values: Any) -> Any:
-        if key == "head":
-            sent.append(values["aggregate"])
+        if key in keys:
+            sent.append(values.get("aggregate", key))
         return statement(conn, key, values)
 
     journal._statement = counting
