@@ -81,6 +81,7 @@ from factory_schedule.core import (
     zoned_instant,
 )
 from factory_schedule.store import canonical_json, open_journal
+from tests.bench import floor as command_floor  # the journal's own statements, replayed bare
 from tests.bench import year_lanes  # the staged lanes' runs, scheduled like every other lane
 from tests.bench.journal import raw_loop  # the same raw sqlite3 loop as the journal's bench
 
@@ -103,6 +104,7 @@ GROWTH_TARGET = 1.2
 FIRST_PAINT_TARGET = 0.300
 HEALTH_SHOWN_TARGET = 0.500
 RERENDER_TARGET = 0.050
+FLOOR_DAYS = 30  # the last days of the run whose commands' statements are replayed bare (`floor.py`)
 YOUNG_DAYS = 60  # the young journal of the side-by-side comparison: its state has stopped growing by then
 
 
@@ -374,6 +376,8 @@ class Year:
         self.raw_path: Path | None = None  # where to interleave raw sqlite3 commits, when set
         self.raw = Period()  # raw commits and their seconds, interleaved with the simulation
         self.statements: StatementTimes | None = None  # per-statement means each period, when asked for
+        self.floor_copy: Path | None = None  # where to copy the journal for the floor's replay, when set (SQLite)
+        self.capture: command_floor.Capture | None = None  # the last FLOOR_DAYS' write transactions
         # The staged lanes' runs (tests/bench/year_lanes.py); their own pipeline commands are kept out of the figures.
         self.staged = year_lanes.StagedLanes(self, self.journal._journal, SIGN_IN) if lanes else None
 
@@ -612,6 +616,24 @@ class Year:
         self.raw.seconds += commits / rate
         return rate
 
+    def start_capture(self) -> None:
+        """Copy the journal as it is now and record every write transaction from here (`floor.Capture`)."""
+        if self.floor_copy is None or not self.url.startswith("sqlite:///"):
+            return
+        command_floor.snapshot(Path(self.url.removeprefix("sqlite:///")), self.floor_copy)
+        self.capture = command_floor.Capture(self.journal._journal)
+
+    def replay_floor(self) -> command_floor.Floor | None:
+        """The captured transactions replayed bare on the copy, timed; the copy is removed after."""
+        if self.capture is None or self.floor_copy is None:
+            return None
+        transactions = self.capture.transactions
+        try:
+            return command_floor.Floor.of(transactions, command_floor.replay(self.floor_copy, transactions))
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.floor_copy}{suffix}").unlink(missing_ok=True)
+
     def timed_day(self, offset: int) -> Period:
         """The day `offset` days after the first: its commands and seconds (without the state's sampling)."""
         commits, sampling = self.journal.commits, self.sampling_seconds
@@ -626,6 +648,8 @@ class Year:
         self.setup()
         period = Period()
         for offset in range(days):
+            if offset == max(0, days - FLOOR_DAYS):
+                self.start_capture()
             if offset % PERIOD_DAYS == 0 and offset:
                 figures.periods.append(period)
                 raw = self.raw_sample(RAW_SAMPLE)
@@ -643,6 +667,8 @@ class Year:
             figures.daily.append(today)
             figures.seconds += today.seconds
         figures.periods.append(period)
+        if self.capture is not None:
+            self.capture.stop()
         if progress and self.statements is not None:
             print(f"  days {days - (days - 1) % PERIOD_DAYS}-{days}:\n{self.statements.line()}", file=sys.stderr,
                   flush=True)
@@ -740,7 +766,9 @@ def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -
     health. A paint is
     timed to the screen's first refresh after the reading was applied (`call_after_refresh`, which the dashboard
     also uses to start its chain check only once the first reading is on screen), not with `pilot.pause()`, which
-    also waits for a 20 ms window of idle CPU.
+    also waits for a 20 ms window of idle CPU. The re-render is timed once the views behind the other tabs are up
+    (they mount after the first paint, beside the chain check), so that it renders every view, as on a dashboard
+    that has been open a while.
     """
     try:
         from factory_schedule.tui.dashboard.app import build_app
@@ -772,6 +800,7 @@ def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -
                 await asyncio.sleep(0.001)
             await painted()
             checked = time.perf_counter() - started
+            await app.views_up()  # the views behind the tabs, mounted after the first paint: the re-render shows them
             schedule = LifecycleSchedule(journal, clock)
             schedule.record_account(account=account, sequence=sequence, sign_in=SIGN_IN, overage=False,
                                     recorded_by=OWNER)
@@ -843,6 +872,7 @@ def main() -> int:
         beside = Path(url.removeprefix("sqlite:///")).parent if url.startswith("sqlite:///") else Path(folder)
         raw_folder = Path(tempfile.mkdtemp(prefix="bench-raw-", dir=beside))
         year.raw_path = raw_folder / "raw.db"
+        year.floor_copy = raw_folder / "floor.db"
         if args.statements:
             year.statements = StatementTimes(year.journal._journal, SqlitePages.of(url))
         profiler = cProfile.Profile() if args.profile else None
@@ -854,6 +884,7 @@ def main() -> int:
             profiler.dump_stats(args.profile)
             pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)
         year.raw_sample(args.raw_commits)
+        floor = year.replay_floor()  # beside the raw loop, on the same disk, right after it
         raw = year.raw.rate
         shutil.rmtree(raw_folder)
         size = journal_size(url)
@@ -865,7 +896,7 @@ def main() -> int:
             health_seconds(year)  # the checkpoint a morning's `health` (or the tick) leaves beside the journal
         dash = None if args.no_dashboard else dashboard_times(url, year.clock, "claude",
                                                               year.sequence["claude"] + 1)
-        print_report(args, backend, figures, raw, size, dash, year, side)
+        print_report(args, backend, figures, raw, size, dash, year, side, floor)
     return 0
 
 
@@ -886,11 +917,38 @@ def print_the_three_lines(cost: float, year: Year, raw_ms: float, side: SideBySi
         print(f"health (chain checked) on the year's journal / on a young journal: {ratio:.2f}")
         print(f"  medians {1000 * statistics.median(side.old_health):.1f} ms / "
               f"{1000 * statistics.median(side.young_health):.1f} ms, {len(side.old_health)} mornings each")
+
+
+def print_the_floor(floor: command_floor.Floor | None, command_ms: float, journal_ms: float, raw_ms: float,
+                    year: Year) -> None:
+    """The floor's lines: the journal's own statements for the last FLOOR_DAYS' commands, replayed bare
+    (`floor.py`), against the raw commit, and each command against it."""
+    from factory_schedule.core.pipeline import PIPELINE_AGGREGATE
+
+    schedule_ms = floor.mean_ms(SCHEDULE_AGGREGATE) if floor is not None else None
+    if floor is None or schedule_ms is None:
+        print("command floor (the journal's statements, bare sqlite3) / raw commit: not measured (SQLite only)")
+        print()
+        return
+    print(f"command floor (the journal's statements, bare sqlite3) / raw commit: {schedule_ms / raw_ms:.2f}x")
+    print(f"command / its floor: {command_ms / schedule_ms:.2f}x")
+    print(f"  of a command: the journal's own calls / its floor: {journal_ms / schedule_ms:.2f}x")
+    written = [seconds for period in year.staged.figures.each for seconds in period] if year.staged else []
+    pipeline_ms = floor.mean_ms(PIPELINE_AGGREGATE)
+    if written and pipeline_ms is not None:
+        print(f"pipeline command floor (the journal's statements, bare sqlite3) / raw commit: "
+              f"{pipeline_ms / raw_ms:.2f}x")
+        print(f"pipeline command / its floor: {1000 * statistics.fmean(written) / pipeline_ms:.2f}x")
+    print(f"  floor: {floor.transactions} write transactions of the last {FLOOR_DAYS} days replayed, "
+          f"{floor.count(SCHEDULE_AGGREGATE)} schedule commands {schedule_ms:.3f} ms each"
+          + (f", {floor.count(PIPELINE_AGGREGATE)} pipeline commands {pipeline_ms:.3f} ms each"
+             if pipeline_ms is not None else ""))
     print()
 
 
 def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: float, size: int | None,
-                 dash: tuple[float, float, float] | None, year: Year, side: SideBySide | None) -> None:
+                 dash: tuple[float, float, float] | None, year: Year, side: SideBySide | None,
+                 floor: command_floor.Floor | None = None) -> None:
     overall = figures.commands / figures.seconds
     span = min(PERIOD_DAYS, figures.days)
     first, last = figures.span(first=True), figures.span(first=False)
@@ -929,6 +987,7 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     if year.staged is not None:
         year.staged.print_report()
     print_the_three_lines(cost, year, raw_ms, side)
+    print_the_floor(floor, command_ms, journal_ms, raw_ms, year)
     print(f"journal size: {kib(size)}")
     print(f"faults injected: {dict(sorted(figures.faults.items()))}")
     print(f"outcomes: {dict(sorted(figures.outcomes.items()))}")

@@ -97,7 +97,9 @@ def test_the_script_prints_every_figure_and_the_table(tmp_path):
                    "journal size:", "dashboard"):
         assert figure in printed, printed
     for headline in (r"command / raw commit: \d+\.\d\dx", r"pipeline command / raw commit: \d+\.\d\dx",
-                     r"health \(chain checked\) on the year's journal / on a young journal: \d+\.\d\d"):
+                     r"health \(chain checked\) on the year's journal / on a young journal: \d+\.\d\d",
+                     r"command floor \(the journal's statements, bare sqlite3\) / raw commit: \d+\.\d\dx",
+                     r"command / its floor: \d+\.\d\dx"):
         assert re.search(f"^{headline}$", printed, re.MULTILINE), (headline, printed)
     table = [line for line in printed.splitlines() if line.startswith("| ")]
     assert len(table) == 13, printed  # header, rule, eleven figures
