@@ -8,6 +8,7 @@ debits less than its calls, a transition map that does not match the record).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -147,6 +148,8 @@ def check_across_lanes(state: ScheduleState, lane_ids: list[str], commission: Co
             raise corrupt(f"ledger {ledger_week.week}: debits less than its recorded calls")
     kept = {week.week for week in state.ledger}
     for lane_facts in facts:
+        if not lane_facts.in_flight_weeks:
+            continue
         for week_of_call in sorted(lane_facts.in_flight_weeks - kept):
             raise corrupt(f"ledger: the week {week_of_call} a call in flight debits is missing")
 
@@ -169,7 +172,7 @@ def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int
             raise corrupt(f"{lane_state.lane}.watermark: not an occurrence of the lane") from None
         if expected != lane_state.watermark.occurrence:
             raise corrupt(f"{lane_state.lane}.watermark: its date is not its occurrence's")
-        admitted_since_joining = lane_state.watermark.date > local_date_of(zone, at(lane_state.since)).isoformat()
+        admitted_since_joining = lane_state.watermark.date > _joined_on(zone, lane_state.since)
         if lane_id_in_commission and admitted_since_joining and not _admitted(lane_state):
             # A lane that left a revision drops its settled records; one that rejoined later keeps
             # only its watermark. Any other lane always holds the admission its watermark names.
@@ -182,9 +185,22 @@ def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int
         raise corrupt(f"{lane_state.lane}.lastWeek: a daily lane keeps none")
 
 
+# A command checks the occurrence it changed and its lane's watermark: their expected IDs and the lane's joining
+# date depend on these few strings alone, the same from one command to the next, and parsing dates and zones
+# again costs more than the rest of a lane's check. An answer is kept only for the strings it was derived from
+# (a defect raises and is never kept), and the memo is bounded.
+
+
+@functools.lru_cache(maxsize=1024)
 def _expected_id(product: str, rhythm: str, weekly: bool, date: str) -> str:
     key = iso_week_of(date) if weekly else date
     return occurrence_id(product, rhythm, key)
+
+
+@functools.lru_cache(maxsize=256)
+def _joined_on(zone: str, since: str) -> str:
+    """The local date ("YYYY-MM-DD") of a lane's stored `since` instant in the commission's zone."""
+    return local_date_of(zone, at(since)).isoformat()
 
 
 def _check_occurrence(occurrence: Occurrence, product: str, rhythm: str, weekly: bool, version: int) -> None:

@@ -776,7 +776,9 @@ def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -
     health. A paint is
     timed to the screen's first refresh after the reading was applied (`call_after_refresh`, which the dashboard
     also uses to start its chain check only once the first reading is on screen), not with `pilot.pause()`, which
-    also waits for a 20 ms window of idle CPU.
+    also waits for a 20 ms window of idle CPU. The re-render is timed once the views behind the other tabs are up
+    (they mount after the first paint, beside the chain check), so that it renders every view, as on a dashboard
+    that has been open a while.
     """
     try:
         from factory_schedule.tui.dashboard.app import build_app
@@ -808,6 +810,7 @@ def dashboard_times(url: str, clock: ManualClock, account: str, sequence: int) -
                 await asyncio.sleep(0.001)
             await painted()
             checked = time.perf_counter() - started
+            await app.views_up()  # the views behind the tabs, mounted after the first paint: the re-render shows them
             schedule = LifecycleSchedule(journal, clock)
             schedule.record_account(account=account, sequence=sequence, sign_in=SIGN_IN, overage=False,
                                     recorded_by=OWNER)

@@ -116,6 +116,7 @@ class ScheduleApp(App[None]):
         self._verified: Mapping[str, Checkpoint] | None = None  # how far it has checked each hash chain
         self._poll_timer: Timer | None = None
         self._hidden_views: asyncio.Task[None] | None = None  # mounting the views behind the other tabs
+        self._views_up: list[Widget] = []  # those of them whose mount has finished, in the tabs' order
 
     # -- layout --------------------------------------------------------------------------
 
@@ -220,41 +221,55 @@ class ScheduleApp(App[None]):
                 self.query_one(TonightView).show(reading)
             self._show_hidden_views(reading)
         if self._hidden_views is None:
-            self.call_after_refresh(self._ensure_hidden_views)
+            self.call_after_refresh(self._start_hidden_views)
 
-    async def _ensure_hidden_views(self) -> None:
-        """Mount the views behind the other tabs (once): after the first reading is on screen, or
-        sooner when the owner asks for one of them.
+    def _start_hidden_views(self) -> None:
+        """Start mounting the views behind the other tabs once the first reading is on screen, without
+        waiting for them: what runs after the first paint (the chain check) starts at once."""
+        if self._hidden_views is None:
+            self._hidden_views = asyncio.create_task(self._mount_hidden_views())
+
+    async def views_up(self) -> None:
+        """Mount the views behind the other tabs (once) and return when every one of them is up: they start
+        after the first reading is on screen, or sooner when the owner asks for one of them.
 
         Composing and styling five views with their tables took about a quarter of the first
         paint, for views nobody sees until they press a key.
         """
-        if self._hidden_views is None:
-            self._hidden_views = asyncio.create_task(self._mount_hidden_views())
+        self._start_hidden_views()
+        assert self._hidden_views is not None
         await asyncio.shield(self._hidden_views)
 
     async def _mount_hidden_views(self) -> None:
         for view, make in HIDDEN_VIEWS.items():
+            widget = make(id=f"{view}-view")
             try:
-                await self.query_one(f"#{view}", TabPane).mount(make(id=f"{view}-view"))
+                await self.query_one(f"#{view}", TabPane).mount(widget)
             except (MountError, NoMatches):  # the owner quit before the views behind the tabs were up
                 return
-        if self.reading is not None and not isinstance(self.screen, ModalScreen):
-            with self.batch_update():
-                self._show_hidden_views(self.reading)
+            self._views_up.append(widget)
+            if self.reading is not None and not isinstance(self.screen, ModalScreen):
+                with self.batch_update():
+                    self._show_in(widget, self.reading)
 
     def _show_hidden_views(self, reading: Reading) -> None:
-        """Show a reading in the views behind the other tabs that are mounted (none before the first paint)."""
-        for history in self.query(HistoryView):
-            history.show(reading.history)
-        for lifecycle in self.query(LifecycleView):  # the staged lanes read even when the schedule does not
-            lifecycle.show(reading)
-        if reading.problem is None:
-            kinds: tuple[type[OccurrencesView | LedgerView | AccountsView | HealthView], ...] = (
-                OccurrencesView, LedgerView, AccountsView, HealthView)
-            for kind in kinds:
-                for view in self.query(kind):
-                    view.show(reading)
+        """Show a reading in the views behind the other tabs that are up (none before the first paint).
+
+        A view is up once its mount has finished (its table has its columns): a reading that arrives while
+        the views are still mounting shows in those that are up, and each later one shows the newest
+        reading as it comes up."""
+        for view in self._views_up:
+            self._show_in(view, reading)
+
+    @staticmethod
+    def _show_in(view: Widget, reading: Reading) -> None:
+        if isinstance(view, HistoryView):
+            view.show(reading.history)
+            return
+        # The staged lanes (Lifecycle) read even when the schedule does not.
+        reads = isinstance(view, LifecycleView) or reading.problem is None
+        if reads and isinstance(view, LifecycleView | OccurrencesView | LedgerView | AccountsView | HealthView):
+            view.show(reading)
 
     def on_history_view_page_wanted(self, message: HistoryView.PageWanted) -> None:
         self.history_before = message.before
@@ -295,7 +310,7 @@ class ScheduleApp(App[None]):
     # -- views ---------------------------------------------------------------------------
 
     async def action_show_view(self, view: str) -> None:
-        await self._ensure_hidden_views()
+        await self.views_up()
         self.query_one(TabbedContent).active = view
         self._focus_table_of(view)
 

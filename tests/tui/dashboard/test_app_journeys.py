@@ -465,6 +465,28 @@ async def test_history_keeps_the_newest_events_in_view_as_they_arrive(demo_url: 
 
 
 @synchronously
+async def test_readings_that_arrive_while_the_views_behind_the_tabs_mount_show_in_each_once_it_is_up(
+        demo_url: str) -> None:
+    """The views behind the tabs mount after the first paint, while readings keep arriving (the chain check's,
+    another process's commits): a reading never reaches a view whose table is not up yet, and each view shows
+    the newest reading once it is up."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        mounting = asyncio.ensure_future(app.views_up())
+        sequence = 1
+        while not mounting.done():
+            sequence += 1
+            _record_sign_in(app, sequence)
+            await asyncio.sleep(0)
+        await mounting
+        await pilot.pause()
+        assert sequence > 2, "every view was up before the first reading after the first paint"
+        table = app.query_one("#accounts-table", DataTable)
+        shown = [str(value) for key in table.rows for value in table.get_row(key)]
+        assert any(f"#{sequence}" in value for value in shown), shown
+
+
+@synchronously
 async def test_occurrences_opened_after_the_dashboard_started_appear_in_order(demo_url: str) -> None:
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:

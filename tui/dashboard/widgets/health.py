@@ -107,8 +107,10 @@ class HealthView(Vertical):
 
     def show(self, reading: Reading) -> None:
         caption = self.query_one("#health-caption", Static)
+        could_repair = self.repairable()
         self.report = reading.health
-        self.refresh_bindings()
+        if self.repairable() != could_repair:
+            self.refresh_bindings()  # x's place in the keys panel follows check_action; the footer recomposes
         rows = finding_rows(reading.health)
         sync_rows(self.query_one(DataTable), rows)
         self._show_detail()
