@@ -179,7 +179,8 @@ class StateCodec:
 
         A member besides the lanes that is the very object the last state written held (checked then, and
         frozen) is neither dumped nor validated again: it goes into the head's validation as the model it
-        already is, which the model's own rules across members then see; when every member is such an object,
+        already is, which the model's own rules across members then see (so does each item of a changed list
+        member that is such an object); when every member is such an object,
         the head is that state's, whose rules across members held for exactly these objects. Every other member
         is dumped and validated from its dump. The state becomes the last one known only through `remember`,
         once it is committed.
@@ -195,6 +196,12 @@ class StateCodec:
             else:
                 dumped = state.model_dump(by_alias=True, mode="json", exclude_defaults=True, include={name})[key]
                 document[key], members[key] = dumped, canonical_text(dumped)
+                if isinstance(value, list) and self._written is not None:
+                    # A changed list (the ledger, the accounts) changes one or two items: an item that is the
+                    # very one the last state written held goes into the validation as the model it is.
+                    held = {id(item): item for item in getattr(self._written, name)}
+                    document[key] = [item if held.get(id(item)) is item else part
+                                     for item, part in zip(value, dumped, strict=True)]
         head = self._written
         if head is None or len(kept) != len(_HEAD_MEMBERS):
             try:
