@@ -128,10 +128,20 @@ def check_lane(lane_state: LaneState, commission: Commission, version: int,
     return LaneDebits(debits=debits, in_flight_weeks=frozenset(call.week for call in open_calls if call.in_flight))
 
 
+def summed_debits(facts: list[LaneDebits]) -> dict[str, int]:
+    """What the lanes' recorded calls debit, by week."""
+    debits: dict[str, int] = {}
+    for lane_facts in facts:
+        for week, debit in lane_facts.debits.items():
+            debits[week] = debits.get(week, 0) + debit
+    return debits
+
+
 def check_across_lanes(state: ScheduleState, lane_ids: list[str], commission: Commission,
-                       facts: list[LaneDebits]) -> None:
+                       facts: list[LaneDebits], debits: dict[str, int] | None = None) -> None:
     """The rules that span lanes: one lane per ID in order, every commission lane present, and a
-    ledger that debits at least what the lanes' calls do and keeps every week a call in flight debits."""
+    ledger that debits at least what the lanes' calls do and keeps every week a call in flight debits.
+    `debits` is `summed_debits(facts)` when the caller has it already."""
     problem = lane_order_problem(lane_ids)
     if problem:
         raise corrupt(f"stored schedule: lanes: {problem}")
@@ -139,10 +149,8 @@ def check_across_lanes(state: ScheduleState, lane_ids: list[str], commission: Co
     for lane in commission.lanes:
         if lane.lane not in present:
             raise corrupt(f"lanes: the commission's lane {lane.lane} is missing")
-    debits: dict[str, int] = {}
-    for lane_facts in facts:
-        for week, debit in lane_facts.debits.items():
-            debits[week] = debits.get(week, 0) + debit
+    if debits is None:
+        debits = summed_debits(facts)
     for ledger_week in state.ledger:
         if ledger_week.debited < debits.get(ledger_week.week, 0):
             raise corrupt(f"ledger {ledger_week.week}: debits less than its recorded calls")

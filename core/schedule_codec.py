@@ -34,6 +34,7 @@ from .schedule_checks import (
     check_lane,
     checked_commission,
     parse_state_and_facts,
+    summed_debits,
 )
 from .schedule_document import LaneState, Occurrence, ScheduleModel, ScheduleState
 
@@ -113,6 +114,9 @@ class StateCodec:
         # The state the last write checked: when a decision keeps every one of its members besides the lanes,
         # their check together (the head's own rules across them) is that state's.
         self._written: ScheduleState | None = None
+        # The last lanes' facts checked across lanes, and their debits summed: a command changes one lane's
+        # facts (frozen), so the next sum is this one with that lane's taken out and its new ones put in.
+        self._debits: tuple[list[LaneDebits], dict[str, int]] | None = None
 
     def read(self, version: int, text: str | None) -> Schedule | None:
         """The state a stored text holds: from memory when it is the text last read or written at this
@@ -164,10 +168,29 @@ class StateCodec:
                    version: int, members: dict[str, object] | None = None) -> Schedule:
         """The state of checked members (the head's, or `members` by field name in their place) and lanes, once
         the rules across lanes hold; its lanes are the ones this codec knows from now on."""
-        check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
+        facts = [lane.facts for lane in lanes]
+        check_across_lanes(head, [lane.model.lane for lane in lanes], commission, facts, self._summed(facts))
         self._keep(lanes)
         state = head.model_copy(update={**(members or {}), "lanes": [lane.model for lane in lanes]})
         return Schedule(state=state, commission=commission, version=version)
+
+    def _summed(self, facts: list[LaneDebits]) -> dict[str, int]:
+        """`summed_debits(facts)`, from the last sum when the lanes are as many: each lane's facts that are not the
+        very object summed then are taken out of it (those) and put in (these)."""
+        last = self._debits
+        if last is None or len(last[0]) != len(facts):
+            debits = summed_debits(facts)
+        else:
+            debits = dict(last[1])
+            for before, now in zip(last[0], facts, strict=True):
+                if before is now:
+                    continue
+                for week, debit in before.debits.items():
+                    debits[week] -= debit
+                for week, debit in now.debits.items():
+                    debits[week] = debits.get(week, 0) + debit
+        self._debits = (facts, debits)
+        return debits
 
     def _keep(self, lanes: list[_CheckedLane]) -> None:
         """These checked lanes are the ones this codec knows from now on."""
@@ -179,7 +202,8 @@ class StateCodec:
 
         A member besides the lanes that is the very object the last state written held (checked then, and
         frozen) is neither dumped nor validated again: it goes into the head's validation as the model it
-        already is, which the model's own rules across members then see; when every member is such an object,
+        already is, which the model's own rules across members then see (so does each item of a changed list
+        member that is such an object); when every member is such an object,
         the head is that state's, whose rules across members held for exactly these objects. Every other member
         is dumped and validated from its dump. The state becomes the last one known only through `remember`,
         once it is committed.
@@ -195,6 +219,12 @@ class StateCodec:
             else:
                 dumped = state.model_dump(by_alias=True, mode="json", exclude_defaults=True, include={name})[key]
                 document[key], members[key] = dumped, canonical_text(dumped)
+                if isinstance(value, list) and self._written is not None:
+                    # A changed list (the ledger, the accounts) changes one or two items: an item that is the
+                    # very one the last state written held goes into the validation as the model it is.
+                    held = {id(item): item for item in getattr(self._written, name)}
+                    document[key] = [item if held.get(id(item)) is item else part
+                                     for item, part in zip(value, dumped, strict=True)]
         head = self._written
         if head is None or len(kept) != len(_HEAD_MEMBERS):
             try:

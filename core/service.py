@@ -142,6 +142,9 @@ class LifecycleSchedule:
         if not outcome.replayed and outcome.version in decided:
             new_text, after = decided[outcome.version]
             self._codec.remember(outcome.version, new_text, after)
+            change = ran.planned.change
+            assert change is not None  # a decided version was planned with its change
+            self._settled.written(change.event_type, change.event_data)
             return ran.planned, outcome, after
         return ran.planned, outcome, ran.read
 

@@ -15,7 +15,7 @@ A run the current commission schedules may claim only that way. An unscheduled c
 stays for a run the commission does not schedule: by hand, in tests, or for an owner who keeps the
 staged lanes off the nightly schedule; such a run makes no provider call through the schedule.
 
-Pure: it reads what of the schedule the service hands it (`admission`).
+Pure: it reads the schedule's view the service hands it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from ..errors import ScheduleError
 from ..identity import PORTFOLIO, is_pipeline_rhythm, parse_occurrence_id, pipeline_lane_of_run
 from ..pipeline_settings import PipelineSettings
 from ..results import ScheduleView
-from .admission import ClaimedSchedule
 from .errors import PipelineError
 
 
@@ -67,13 +66,12 @@ def adopted_run(settings: PipelineSettings, lane: str, rhythm: str) -> str:
     return settings.reviewer(lane) if rhythm.endswith("-reviewer") else settings.scheduler(lane)
 
 
-def admitted_problem(schedule: ClaimedSchedule | None, occurrence_id: str, runner: str) -> PipelineError | None:
-    """NOT_ADMITTED unless `occurrence_id` is its lane's open occurrence, running for `runner` (`schedule`:
-    the recorded schedule with that occurrence's lane, `admission.read_for_claim`)."""
-    if schedule is None:
+def admitted_problem(view: ScheduleView | None, occurrence_id: str, runner: str) -> PipelineError | None:
+    """NOT_ADMITTED unless `occurrence_id` is its lane's open occurrence, running for `runner`."""
+    if view is None:
         return PipelineError("NOT_ADMITTED", "no commission is recorded: nothing is admitted")
     ref = parse_occurrence_id(occurrence_id)
-    lane_state = schedule.lane if schedule.lane is not None and schedule.lane.lane == ref.lane else None
+    lane_state = next((lane for lane in view.lanes if lane.lane == ref.lane), None)
     open_occurrence = lane_state.open if lane_state is not None else None
     if open_occurrence is None or open_occurrence.id != occurrence_id:
         return PipelineError("NOT_ADMITTED", f"{occurrence_id} is not an admitted, open occurrence of {ref.lane}")
@@ -85,22 +83,20 @@ def admitted_problem(schedule: ClaimedSchedule | None, occurrence_id: str, runne
     return None
 
 
-def earlier_runners(schedule: ClaimedSchedule | None, occurrence_id: str, runner: str) -> frozenset[str]:
+def earlier_runners(view: ScheduleView | None, occurrence_id: str, runner: str) -> frozenset[str]:
     """The runner tokens of an occurrence's segments before `runner`'s: the runs whose claim a resumed segment
-    may take over, or whose report ended the occurrence's task (`schedule`: as `admitted_problem` reads it)."""
-    lane_state = schedule.lane if schedule is not None else None
-    kept = (lane_state.open, *lane_state.recent) if lane_state is not None else ()
-    occurrence = next((o for o in kept if o is not None and o.id == occurrence_id), None)
+    may take over, or whose report ended the occurrence's task."""
+    occurrence = next((o for o in view.occurrences if o.id == occurrence_id), None) if view is not None else None
     segments = occurrence.segments if occurrence is not None else []
     return frozenset(segment.runner for segment in segments if segment.runner != runner)
 
 
-def unscheduled_problem(schedule: ClaimedSchedule | None, run: str) -> PipelineError | None:
+def unscheduled_problem(view: ScheduleView | None, run: str) -> PipelineError | None:
     """NOT_ADMITTED when the current commission schedules `run`: such a run claims through its occurrence."""
-    if schedule is None or not is_pipeline_rhythm(run):
+    if view is None or not is_pipeline_rhythm(run):
         return None
     lane = f"{PORTFOLIO}/{run}"
-    if any(scheduled.lane == lane for scheduled in schedule.commission.lanes):
+    if any(scheduled.lane == lane for scheduled in lanes_of(view.commission)):
         return PipelineError("NOT_ADMITTED", f"the commission schedules the run {run!r} ({lane}): claim with the "
                                              f"occurrence the schedule admitted for your runner token")
     return None

@@ -31,11 +31,9 @@ from ..clock import Clock, as_utc
 from ..command_loop import COMMAND_ROUNDS, CommandLoop, Planned
 from ..commission import parse_commission
 from ..errors import ScheduleError
-from ..identity import parse_occurrence_id
 from ..service import LifecycleSchedule
 from ..text import checked_document, checked_token
 from . import approvals, claims, rules, scheduled, transitions
-from .admission import read_for_claim
 from .codec import PipelineCodec
 from .contracts import contract_fields
 from .errors import PipelineError
@@ -202,7 +200,7 @@ class PipelineLanes:
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds
-        self._schedule = LifecycleSchedule(journal, clock)  # the schedule, for a run's admission and settings
+        self._schedule = LifecycleSchedule(journal, clock)  # the schedule's view, for a run's admission
         self._codec = PipelineCodec()  # the last state read or written, and its members' checked texts
 
     def _now(self) -> DateTime:
@@ -336,7 +334,7 @@ class PipelineLanes:
         command_id = f"pipeline/{lane}/claim/{runner}"
 
         def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
-            problem = scheduled.unscheduled_problem(read_for_claim(self.journal, self._schedule, None), run)
+            problem = scheduled.unscheduled_problem(self._schedule.read(), run)
             if problem is not None:
                 raise problem
             recorded = self.journal.receipt(command_id)
@@ -357,8 +355,8 @@ class PipelineLanes:
 
         def plan(state: PipelineState | None, now: DateTime) -> _Command | rules.Idle:
             # Admitted first, replay or not: a retry after its segment ended must not hand the task back.
-            schedule = read_for_claim(self.journal, self._schedule, parse_occurrence_id(occurrence_id).lane)
-            problem = scheduled.admitted_problem(schedule, occurrence_id, runner)
+            view = self._schedule.read()
+            problem = scheduled.admitted_problem(view, occurrence_id, runner)
             if problem is not None:
                 raise problem
             recorded = self.journal.receipt(command_id)
@@ -367,7 +365,7 @@ class PipelineLanes:
             current = rules.configured(state)
             as_run = scheduled.adopted_run(current.settings, lane, run)
             if recorded is not None:  # an earlier segment of this occurrence claimed: one claim per occurrence,
-                earlier = scheduled.earlier_runners(schedule, occurrence_id, runner)
+                earlier = scheduled.earlier_runners(view, occurrence_id, runner)
                 return self._hand_over(lane, as_run, runner, occurrence_id, recorded.result.get("task"), earlier,
                                        state, now)
             change = claims.claim(current, lane, as_run, runner, now)

@@ -235,6 +235,27 @@ def test_a_member_besides_the_lanes_is_kept_while_unchanged_and_checked_with_the
     assert caught.value.code == "CORRUPT"
 
 
+
+def test_a_changed_ledger_keeps_the_weeks_it_held_and_checks_the_week_that_changed(tmp_path):
+    h, _bravo = busy_night(tmp_path)
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    codec = StateCodec()
+    schedule = codec.read(version, text)
+    first, _ = codec.write(schedule.state, version + 1)
+    [week] = first.state.ledger
+    later = week.model_copy(update={"week": "2026-W51"})
+    grown, _ = codec.write(first.state.model_copy(update={"ledger": [week, later]}), version + 2)
+    assert grown.state.ledger[0] is week
+
+    overdrawn = later.model_copy(update={"debited": -1})  # each changed week is checked from its dump
+    with pytest.raises(ScheduleError) as caught:
+        codec.write(grown.state.model_copy(update={"ledger": [week, overdrawn]}), version + 3)
+    assert caught.value.code == "CORRUPT"
+    misspelt = later.model_copy(update={"week": "2026-W5"})
+    with pytest.raises(ScheduleError) as caught:
+        codec.write(grown.state.model_copy(update={"ledger": [week, misspelt]}), version + 3)
+    assert caught.value.code == "CORRUPT"
+
 # -- the parts a command stores ---------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
-"""A scheduled claim reads of the schedule what it decides on (the commission and its occurrence's lane),
-each checked by the schedule's own rules: a stored schedule that breaks any of them is CORRUPT for the claim,
-in a fresh process and in one that has claimed before, and nothing is written. Real journal files."""
+"""A scheduled claim reads the schedule as every read of it does: a stored schedule that breaks any of its rules
+(in the claimed lane, in another lane, across lanes or in the commission) is CORRUPT for the claim, in a fresh
+process and in one that has read it for a claim before, and nothing is written. Real journal files."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 
 from factory_schedule.core import ScheduleError
 from factory_schedule.core.limits import SCHEDULE_AGGREGATE
-from factory_schedule.core.pipeline import PipelineError, PipelineLanes, PipelineResult, admission
+from factory_schedule.core.pipeline import PipelineError, PipelineLanes
 from factory_schedule.store import open_journal
-from tests.core.pipeline.test_pipeline_scheduled_runs import PROMOTION, admitted_promotion, make_world
+from tests.core.pipeline.test_pipeline_scheduled_runs import admitted_promotion, make_world
 from tests.store.forgery import put_whole_state, reseal_head, stored_state
 
 Edit = Callable[[dict[str, Any]], None]
@@ -58,6 +58,18 @@ def _account_unknown(document: dict[str, Any]) -> None:
     document["accounts"][0]["account"] = "someone"
 
 
+def _another_daily_lane_keeps_a_week(document: dict[str, Any]) -> None:
+    _lane(document, "alpha/basic")["lastWeek"] = "2026-W49"
+
+
+def _another_lane_joined_at_no_instant(document: dict[str, Any]) -> None:
+    _lane(document, "alpha/basic")["since"] = "yesterday"
+
+
+def _another_lane_holds_this_occurrence(document: dict[str, Any]) -> None:
+    _lane(document, "portfolio/maturation")["open"] = _lane(document)["open"]
+
+
 def _forge_schedule(path: Path, edit: Edit, reseal: bool) -> None:
     with sqlite3.connect(path) as db:
         document = json.loads(stored_state(db, SCHEDULE_AGGREGATE))
@@ -69,10 +81,11 @@ def _forge_schedule(path: Path, edit: Edit, reseal: bool) -> None:
 
 @pytest.mark.parametrize("edit", [_open_occurrence_of_another_lane, _unknown_transition, _transition_from_the_future,
                                   _watermark_of_another_occurrence, _commission_not_its_digest, _claimed_lane_missing,
-                                  _lanes_out_of_order, _account_unknown])
+                                  _lanes_out_of_order, _account_unknown, _another_daily_lane_keeps_a_week,
+                                  _another_lane_joined_at_no_instant, _another_lane_holds_this_occurrence])
 @pytest.mark.parametrize("reseal", [True, False], ids=["resealed-by-a-forger", "hand-edited"])
 @pytest.mark.parametrize("process", ["fresh", "warm"])
-def test_a_claim_on_a_schedule_that_breaks_a_rule_of_what_it_reads_is_corrupt_and_writes_nothing(
+def test_a_claim_on_a_schedule_that_breaks_any_of_its_rules_is_corrupt_and_writes_nothing(
         tmp_path: Path, edit: Edit, reseal: bool, process: str) -> None:
     world = make_world(tmp_path)
     occurrence = admitted_promotion(world)
@@ -87,30 +100,3 @@ def test_a_claim_on_a_schedule_that_breaks_a_rule_of_what_it_reads_is_corrupt_an
         lanes.claim(lane="promotion", runner="r-promo", occurrence=occurrence)
     assert refused.value.code == "CORRUPT" and "\n" not in refused.value.message
     assert world.pipeline_head() == before
-
-
-def test_a_scheduled_claim_checks_its_occurrences_lane_alone_and_reads_no_settled_record(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    world = make_world(tmp_path)
-    occurrence = admitted_promotion(world)
-    checked: list[str] = []
-    check_lane = getattr(admission, "check_lane")  # noqa: B009 - the schedule's rule, as admission calls it
-
-    def counted(lane: Any, *args: Any, **kwargs: Any) -> Any:
-        checked.append(lane.lane)
-        return check_lane(lane, *args, **kwargs)
-
-    monkeypatch.setattr(admission, "check_lane", counted)
-    journal: Any = world.lanes.journal
-    events_of = journal.events_of
-    asked: list[Any] = []
-
-    def watched(*args: Any) -> Any:
-        asked.append(args)
-        return events_of(*args)
-
-    monkeypatch.setattr(journal, "events_of", watched)
-    claimed = world.lanes.claim(lane="promotion", runner="r-promo", occurrence=occurrence)
-    assert isinstance(claimed, PipelineResult) and claimed.result["stage"] == "select"
-    assert checked == ["portfolio/promotion"] and asked == []
-    assert occurrence == PROMOTION
