@@ -7,6 +7,7 @@ lands late never moves a stop back before a newer one.
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass
 
 import pendulum
@@ -64,7 +65,9 @@ def record_unverified(account: AccountState, sign_in: str, now: DateTime, max_ag
     recorded = at(record.recorded_at)
     if recorded > now:
         return f"{account.account}'s record is dated after the clock"
-    if now > recorded.add(days=max_age_days):
+    # Both are UTC, where a day is 24 hours: the standard library's exact difference, not pendulum's calendar
+    # arithmetic, which a call's admission would pay for on every command.
+    if _dt.datetime.__sub__(now, recorded) > _dt.timedelta(days=max_age_days):
         return f"{account.account}'s record is older than {max_age_days} days"
     if record.overage:
         return f"{account.account}'s record has paid overage on"

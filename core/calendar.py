@@ -30,10 +30,12 @@ def night_on(commission: Commission, lane: Lane, date: Date) -> Night | None:
 
 def nights_from(commission: Commission, lane: Lane, date: Date, days: int = SEARCH_DAYS) -> Iterator[Night]:
     """The lane's nights on `date` and the `days - 1` dates after it."""
-    return _nights_from_ordinal(commission, lane, date.toordinal(), days)
+    return nights_from_ordinal(commission, lane, date.toordinal(), days)
 
 
-def _nights_from_ordinal(commission: Commission, lane: Lane, first: int, days: int) -> Iterator[Night]:
+def nights_from_ordinal(commission: Commission, lane: Lane, first: int, days: int = SEARCH_DAYS) -> Iterator[Night]:
+    """`nights_from` the date of this proleptic ordinal: a tick's searches start a day before or after a date it
+    holds, which is one integer step here and a calendar computation on a date."""
     for ordinal in range(first, first + days):
         night = lane_night(commission, lane, ordinal)
         if night is not None:
@@ -51,7 +53,7 @@ def night_containing(commission: Commission, lane: Lane, instant: DateTime) -> N
 def first_slot_at_or_after(commission: Commission, lane: Lane, instant: DateTime, strictly: bool = False) -> Night:
     """The lane's first night whose slot is at (or strictly after) the instant."""
     start = local_date_of(commission.zone, instant).toordinal() - 1
-    for night in _nights_from_ordinal(commission, lane, start, SEARCH_DAYS + 8):
+    for night in nights_from_ordinal(commission, lane, start, SEARCH_DAYS + 8):
         if night.slot > instant or (not strictly and night.slot == instant):
             return night
     raise AssertionError("a lane has a slot at least once a week")  # pragma: no cover

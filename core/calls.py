@@ -141,13 +141,12 @@ def refusal(schedule: Schedule, occurrence: Occurrence, task: CommissionTask, wo
     return None
 
 
-def _put_week(state: ScheduleState, week: str, ceiling: int, delta: int) -> ScheduleState:
+def _ledger_with(state: ScheduleState, week: str, ceiling: int, delta: int) -> list[LedgerWeek]:
+    """The ledger with `delta` more debited in `week` (a new entry at `ceiling` when the week has none)."""
     entry = state.week(week)
     if entry is None:
-        weeks = sorted([*state.ledger, LedgerWeek(week=week, ceiling=ceiling, debited=delta)], key=lambda w: w.week)
-    else:
-        weeks = [replace(w, debited=w.debited + delta) if w.week == week else w for w in state.ledger]
-    return replace(state, ledger=weeks)
+        return sorted([*state.ledger, LedgerWeek(week=week, ceiling=ceiling, debited=delta)], key=lambda w: w.week)
+    return [replace(w, debited=w.debited + delta) if w.week == week else w for w in state.ledger]
 
 
 def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: CommissionTask, work: str, bound: int,
@@ -167,7 +166,8 @@ def admit(schedule: Schedule, occurrence: Occurrence, runner: str, task: Commiss
         calls=[*occurrence.calls, call],
         transitions={**occurrence.transitions, f"call/{k}": schedule.version + 1},
     )
-    state = _put_week(put_open(schedule.state, updated), week, schedule.commission.weekly_tokens, bound)
+    ledger = _ledger_with(schedule.state, week, schedule.commission.weekly_tokens, bound)
+    state = put_open(schedule.state, updated, ledger=ledger)
     return Change(
         event_type="call-admitted",
         event_data={"occurrence": occurrence.id, "call": k, "runner": runner, "task": task.task, "work": work,
@@ -216,22 +216,22 @@ def end(schedule: Schedule, occurrence: Occurrence, call: Call, report: Any, now
             until = at(segment.window.until)
         stopped = stopped_by_limit or (segment.window is not None and segment.window.stopped)
         segment = replace(segment, window=SegmentWindow(until=instant_text(until), observed_at=stamp, stopped=stopped))
-    state = schedule.state
-    account = state.account(call.account)
+    account = schedule.state.account(call.account)
     if reading.closes and reading.reset is not None:
         account = replace(account, window_closed_until=later(account.window_closed_until, reading.reset))
     if isinstance(parsed, SignInReport):
         account = replace(account, sign_in_refused_at=later(account.sign_in_refused_at, now))
     if overage:
         account = replace(account, overage_observed_at=later(account.overage_observed_at, now))
-    state = replace(state, accounts=[account if a.account == account.account else a for a in state.accounts])
+    accounts = [account if a.account == account.account else a for a in schedule.state.accounts]
     updated = replace(
         occurrence,
         calls=[ended if c.k == call.k else c for c in occurrence.calls],
         segments=[*occurrence.segments[:-1], segment],
         transitions={**occurrence.transitions, f"call/{call.k}/end": schedule.version + 1},
     )
-    state = _put_week(put_open(state, updated), call.week, schedule.commission.weekly_tokens, debit - call.bound)
+    ledger = _ledger_with(schedule.state, call.week, schedule.commission.weekly_tokens, debit - call.bound)
+    state = put_open(schedule.state, updated, accounts=accounts, ledger=ledger)
     return Change(
         event_type="call-ended",
         event_data={"occurrence": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit,

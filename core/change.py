@@ -37,16 +37,18 @@ def replace(model: Model, **changes: Any) -> Model:
     return model.model_copy(update=changes)
 
 
-def put_lane(state: ScheduleState, lane: LaneState) -> ScheduleState:
+def put_lane(state: ScheduleState, lane: LaneState, **members: Any) -> ScheduleState:
+    """The state with this lane in place of its namesake, and any other `members` of the state changed with it
+    (one copy of the state for the whole change)."""
     lanes = [lane if existing.lane == lane.lane else existing for existing in state.lanes]
-    return replace(state, lanes=lanes)
+    return replace(state, lanes=lanes, **members)
 
 
-def put_open(state: ScheduleState, occurrence: Occurrence) -> ScheduleState:
+def put_open(state: ScheduleState, occurrence: Occurrence, **members: Any) -> ScheduleState:
     lane = state.lane(occurrence.lane)
     if lane is None:  # pragma: no cover - callers find the occurrence through its lane
         raise ScheduleError("CORRUPT", f"lane {occurrence.lane} is missing")
-    return put_lane(state, replace(lane, open=occurrence))
+    return put_lane(state, replace(lane, open=occurrence), **members)
 
 
 def last_instant(occurrence: Occurrence) -> DateTime:

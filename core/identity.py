@@ -23,6 +23,7 @@ rhythms and refused as a Product ID.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from dataclasses import dataclass
 
@@ -155,6 +156,13 @@ def parse_occurrence_id(value: object) -> OccurrenceRef:
     `parse_occurrence_id(x).id == x` for every accepted `x`."""
     if not isinstance(value, str):
         raise invalid(f"an occurrence ID is a string, got {type(value).__name__}")
+    return _parsed_occurrence_id(str(value))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_occurrence_id(value: str) -> OccurrenceRef:
+    """`parse_occurrence_id` of a string, memoised: a runner names the same few occurrences in every command, and
+    the answer (frozen, of immutable values) depends on the text alone; a refusal raises and is never kept."""
     checked_text("occurrence ID", value)
     parts = value.split("/")
     if len(parts) != 4 or parts[0] != OCCURRENCE_PREFIX:

@@ -12,10 +12,10 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Any
 
-from pendulum import Date, DateTime
+from pendulum import DateTime
 
 from .accounts import sign_in_stopped, window_closed
-from .calendar import Night, first_slot_at_or_after, night_containing, night_on, nights_from
+from .calendar import Night, first_slot_at_or_after, night_containing, nights_from, nights_from_ordinal
 from .calls import current_week, remaining
 from .change import Change, put_lane, put_open, refuse_backwards, replace
 from .commission import Lane
@@ -49,8 +49,16 @@ MAX_COALESCE_DAYS = 4000
 # -- what is due ---------------------------------------------------------------------------
 
 
-def _effective_from(schedule: Schedule) -> Date:
-    return parse_local_date(schedule.commission.effective_from)
+def _effective_from(schedule: Schedule) -> int:
+    """The proleptic ordinal of the commission's first date."""
+    return parse_local_date(schedule.commission.effective_from).toordinal()
+
+
+def _day_after_watermark(lane_state: LaneState) -> int | None:
+    """The proleptic ordinal of the date after the lane's watermark, if it has one."""
+    if lane_state.watermark is None:
+        return None
+    return parse_local_date(lane_state.watermark.date).toordinal() + 1
 
 
 def joined_after(lane_state: LaneState, night: Night) -> bool:
@@ -84,10 +92,11 @@ def due_night(schedule: Schedule, lane: Lane, lane_state: LaneState, now: DateTi
 def next_due(schedule: Schedule, lane: Lane, lane_state: LaneState, now: DateTime) -> Night | None:
     """The next night whose window is still ahead (or open) and would be due."""
     zone = schedule.commission.zone
-    start = max(local_date_of(zone, now).subtract(days=1), _effective_from(schedule))
-    if lane_state.watermark is not None:
-        start = max(start, parse_local_date(lane_state.watermark.date).add(days=1))
-    for night in nights_from(schedule.commission, lane, start):
+    start = max(local_date_of(zone, now).toordinal() - 1, _effective_from(schedule))
+    after_watermark = _day_after_watermark(lane_state)
+    if after_watermark is not None:
+        start = max(start, after_watermark)
+    for night in nights_from_ordinal(schedule.commission, lane, start):
         if night.closes > now and is_due(schedule, lane_state, night):
             return night
     return None
@@ -96,20 +105,17 @@ def next_due(schedule: Schedule, lane: Lane, lane_state: LaneState, now: DateTim
 def missed_before(schedule: Schedule, lane: Lane, lane_state: LaneState, night: Night) -> list[Night]:
     """Every earlier night of the lane that was due and never admitted: they coalesce into `night`."""
     zone = schedule.commission.zone
-    floor = max(_effective_from(schedule), local_date_of(zone, at(lane_state.since)))
-    if lane_state.watermark is not None:
-        floor = max(floor, parse_local_date(lane_state.watermark.date).add(days=1))
+    day = max(_effective_from(schedule), local_date_of(zone, at(lane_state.since)).toordinal())
+    after_watermark = _day_after_watermark(lane_state)
+    if after_watermark is not None:
+        day = max(day, after_watermark)
     missed: list[Night] = []
     seen: set[str] = {night.id}
-    day = floor
-    for _ in range(MAX_COALESCE_DAYS):
-        if day >= night.date:
-            break
-        candidate = night_on(schedule.commission, lane, day)
-        if candidate is not None and candidate.id not in seen and is_due(schedule, lane_state, candidate):
+    last = min(night.date.toordinal(), day + MAX_COALESCE_DAYS)
+    for candidate in nights_from_ordinal(schedule.commission, lane, day, max(0, last - day)):
+        if candidate.id not in seen and is_due(schedule, lane_state, candidate):
             missed.append(candidate)
             seen.add(candidate.id)
-        day = day.add(days=1)
     return missed
 
 
@@ -168,7 +174,7 @@ def resume_check(schedule: Schedule, occurrence: Occurrence, now: DateTime) -> R
             end = min(end, deadline)
         return start if start < end else None
 
-    for night in nights_from(schedule.commission, lane, local_date_of(zone, now).subtract(days=1)):
+    for night in nights_from_ordinal(schedule.commission, lane, local_date_of(zone, now).toordinal() - 1):
         start = opening(night)
         if start is None:
             continue

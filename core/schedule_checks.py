@@ -8,6 +8,7 @@ debits less than its calls, a transition map that does not match the record).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -127,10 +128,20 @@ def check_lane(lane_state: LaneState, commission: Commission, version: int,
     return LaneDebits(debits=debits, in_flight_weeks=frozenset(call.week for call in open_calls if call.in_flight))
 
 
+def summed_debits(facts: list[LaneDebits]) -> dict[str, int]:
+    """What the lanes' recorded calls debit, by week."""
+    debits: dict[str, int] = {}
+    for lane_facts in facts:
+        for week, debit in lane_facts.debits.items():
+            debits[week] = debits.get(week, 0) + debit
+    return debits
+
+
 def check_across_lanes(state: ScheduleState, lane_ids: list[str], commission: Commission,
-                       facts: list[LaneDebits]) -> None:
+                       facts: list[LaneDebits], debits: dict[str, int] | None = None) -> None:
     """The rules that span lanes: one lane per ID in order, every commission lane present, and a
-    ledger that debits at least what the lanes' calls do and keeps every week a call in flight debits."""
+    ledger that debits at least what the lanes' calls do and keeps every week a call in flight debits.
+    `debits` is `summed_debits(facts)` when the caller has it already."""
     problem = lane_order_problem(lane_ids)
     if problem:
         raise corrupt(f"stored schedule: lanes: {problem}")
@@ -138,15 +149,15 @@ def check_across_lanes(state: ScheduleState, lane_ids: list[str], commission: Co
     for lane in commission.lanes:
         if lane.lane not in present:
             raise corrupt(f"lanes: the commission's lane {lane.lane} is missing")
-    debits: dict[str, int] = {}
-    for lane_facts in facts:
-        for week, debit in lane_facts.debits.items():
-            debits[week] = debits.get(week, 0) + debit
+    if debits is None:
+        debits = summed_debits(facts)
     for ledger_week in state.ledger:
         if ledger_week.debited < debits.get(ledger_week.week, 0):
             raise corrupt(f"ledger {ledger_week.week}: debits less than its recorded calls")
     kept = {week.week for week in state.ledger}
     for lane_facts in facts:
+        if not lane_facts.in_flight_weeks:
+            continue
         for week_of_call in sorted(lane_facts.in_flight_weeks - kept):
             raise corrupt(f"ledger: the week {week_of_call} a call in flight debits is missing")
 
@@ -169,7 +180,7 @@ def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int
             raise corrupt(f"{lane_state.lane}.watermark: not an occurrence of the lane") from None
         if expected != lane_state.watermark.occurrence:
             raise corrupt(f"{lane_state.lane}.watermark: its date is not its occurrence's")
-        admitted_since_joining = lane_state.watermark.date > local_date_of(zone, at(lane_state.since)).isoformat()
+        admitted_since_joining = lane_state.watermark.date > _joined_on(zone, lane_state.since)
         if lane_id_in_commission and admitted_since_joining and not _admitted(lane_state):
             # A lane that left a revision drops its settled records; one that rejoined later keeps
             # only its watermark. Any other lane always holds the admission its watermark names.
@@ -182,9 +193,22 @@ def _check_lane(lane_state: LaneState, lane_id_in_commission: bool, version: int
         raise corrupt(f"{lane_state.lane}.lastWeek: a daily lane keeps none")
 
 
+# A command checks the occurrence it changed and its lane's watermark: their expected IDs and the lane's joining
+# date depend on these few strings alone, the same from one command to the next, and parsing dates and zones
+# again costs more than the rest of a lane's check. An answer is kept only for the strings it was derived from
+# (a defect raises and is never kept), and the memo is bounded.
+
+
+@functools.lru_cache(maxsize=1024)
 def _expected_id(product: str, rhythm: str, weekly: bool, date: str) -> str:
     key = iso_week_of(date) if weekly else date
     return occurrence_id(product, rhythm, key)
+
+
+@functools.lru_cache(maxsize=256)
+def _joined_on(zone: str, since: str) -> str:
+    """The local date ("YYYY-MM-DD") of a lane's stored `since` instant in the commission's zone."""
+    return local_date_of(zone, at(since)).isoformat()
 
 
 def _check_occurrence(occurrence: Occurrence, product: str, rhythm: str, weekly: bool, version: int) -> None:

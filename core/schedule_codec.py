@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError
 
-from factory_schedule.store import CanonicalText, PartedText, canonical_text, parted
+from factory_schedule.store import CanonicalText, PartedText, canonical_text
 from factory_schedule.store.canonical import encoded_as_canonical, join_array
 
 from .commission import Commission
@@ -34,6 +34,7 @@ from .schedule_checks import (
     check_lane,
     checked_commission,
     parse_state_and_facts,
+    summed_debits,
 )
 from .schedule_document import LaneState, Occurrence, ScheduleModel, ScheduleState
 
@@ -55,10 +56,19 @@ class _CheckedLane:
     # The canonical texts of its parts that are known (occurrences, their list items), by the object.
     part_texts: dict[int, tuple[object, CanonicalText]] = field(default_factory=dict)
 
+    # Its part of the stored state when another lane comes before it (`,` and its text), made once: an
+    # unchanged lane gives the journal the very string it gave before, with no copy of its kilobytes.
+    later_part: tuple[str, str] | None = None
+
     def canonical(self) -> CanonicalText:
         if self.text is None:
             self.text = canonical_text(self.model.doc())
         return self.text
+
+    def part_after_another(self) -> tuple[str, str]:
+        if self.later_part is None:
+            self.later_part = (f"lanes/{self.model.lane}", "," + self.canonical())
+        return self.later_part
 
     def occurrences(self) -> dict[int, Occurrence]:
         """Its checked occurrences, by identity."""
@@ -101,6 +111,12 @@ class StateCodec:
         # accounts and most often the ledger are the same (frozen, never changed in place) from one state to
         # the next.
         self._member_texts: dict[str, tuple[object, CanonicalText]] = {}
+        # The state the last write checked: when a decision keeps every one of its members besides the lanes,
+        # their check together (the head's own rules across them) is that state's.
+        self._written: ScheduleState | None = None
+        # The last lanes' facts checked across lanes, and their debits summed: a command changes one lane's
+        # facts (frozen), so the next sum is this one with that lane's taken out and its new ones put in.
+        self._debits: tuple[list[LaneDebits], dict[str, int]] | None = None
 
     def read(self, version: int, text: str | None) -> Schedule | None:
         """The state a stored text holds: from memory when it is the text last read or written at this
@@ -149,13 +165,32 @@ class StateCodec:
             return None
 
     def _assembled(self, head: ScheduleState, lanes: list[_CheckedLane], commission: Commission,
-                   version: int) -> Schedule:
-        """The state of checked members and lanes, once the rules across lanes hold; its lanes are the ones
-        this codec knows from now on."""
-        check_across_lanes(head, [lane.model.lane for lane in lanes], commission, [lane.facts for lane in lanes])
+                   version: int, members: dict[str, object] | None = None) -> Schedule:
+        """The state of checked members (the head's, or `members` by field name in their place) and lanes, once
+        the rules across lanes hold; its lanes are the ones this codec knows from now on."""
+        facts = [lane.facts for lane in lanes]
+        check_across_lanes(head, [lane.model.lane for lane in lanes], commission, facts, self._summed(facts))
         self._keep(lanes)
-        state = head.model_copy(update={"lanes": [lane.model for lane in lanes]})
+        state = head.model_copy(update={**(members or {}), "lanes": [lane.model for lane in lanes]})
         return Schedule(state=state, commission=commission, version=version)
+
+    def _summed(self, facts: list[LaneDebits]) -> dict[str, int]:
+        """`summed_debits(facts)`, from the last sum when the lanes are as many: each lane's facts that are not the
+        very object summed then are taken out of it (those) and put in (these)."""
+        last = self._debits
+        if last is None or len(last[0]) != len(facts):
+            debits = summed_debits(facts)
+        else:
+            debits = dict(last[1])
+            for before, now in zip(last[0], facts, strict=True):
+                if before is now:
+                    continue
+                for week, debit in before.debits.items():
+                    debits[week] -= debit
+                for week, debit in now.debits.items():
+                    debits[week] = debits.get(week, 0) + debit
+        self._debits = (facts, debits)
+        return debits
 
     def _keep(self, lanes: list[_CheckedLane]) -> None:
         """These checked lanes are the ones this codec knows from now on."""
@@ -167,9 +202,11 @@ class StateCodec:
 
         A member besides the lanes that is the very object the last state written held (checked then, and
         frozen) is neither dumped nor validated again: it goes into the head's validation as the model it
-        already is, which the model's own rules across members then see. Every other member is dumped and
-        validated from its dump. The state becomes the last one known only through `remember`, once it is
-        committed.
+        already is, which the model's own rules across members then see (so does each item of a changed list
+        member that is such an object); when every member is such an object,
+        the head is that state's, whose rules across members held for exactly these objects. Every other member
+        is dumped and validated from its dump. The state becomes the last one known only through `remember`,
+        once it is committed.
         """
         document: dict[str, object] = {"lanes": []}
         members: dict[str, CanonicalText] = {}
@@ -182,27 +219,40 @@ class StateCodec:
             else:
                 dumped = state.model_dump(by_alias=True, mode="json", exclude_defaults=True, include={name})[key]
                 document[key], members[key] = dumped, canonical_text(dumped)
-        try:
-            head = ScheduleState.model_validate(document)
-        except ValidationError as error:
-            raise corrupt(_message(error, "")) from None
-        if kept:  # the checked objects themselves, not the validator's copies: the next command recognises them
-            head = head.model_copy(update=kept)
-        commission = checked_commission(head.commission, head.commission_digest)
-        lanes = [self._checked(lane, commission, head.commission_digest, version) for lane in state.lanes]
-        after = self._assembled(head, lanes, commission, version)
+                if isinstance(value, list) and self._written is not None:
+                    # A changed list (the ledger, the accounts) changes one or two items: an item that is the
+                    # very one the last state written held goes into the validation as the model it is.
+                    held = {id(item): item for item in getattr(self._written, name)}
+                    document[key] = [item if held.get(id(item)) is item else part
+                                     for item, part in zip(value, dumped, strict=True)]
+        head = self._written
+        if head is None or len(kept) != len(_HEAD_MEMBERS):
+            try:
+                head = ScheduleState.model_validate(document)
+            except ValidationError as error:
+                raise corrupt(_message(error, "")) from None
+        digest = head.commission_digest
+        # The kept commission is the very document checked before (the validator's copy is not): its check is known.
+        commission = checked_commission(state.commission if "commission" in kept else head.commission, digest)
+        lanes: list[_CheckedLane] = []
+        for lane in state.lanes:
+            known_lane = self._lanes.get(id(lane))
+            if known_lane is not None and known_lane.model is lane and known_lane.still_checked(digest, version):
+                lanes.append(known_lane)
+            else:
+                lanes.append(self._checked(lane, commission, digest, version))
+        # The checked objects themselves, not the validator's copies: the next command recognises them.
+        after = self._assembled(head, lanes, commission, version, kept)
+        self._written = after.state
         # The next decision builds on `after`: its members, not the ones just checked, are what it keeps.
         self._member_texts = {key: (getattr(after.state, name), members[key]) for name, key in _HEAD_MEMBERS.items()}
-        return after, _parted(members, [lane.canonical() for lane in lanes],
-                              [lane.model.lane for lane in lanes])
+        return after, _parted(members, lanes)
 
     def remember(self, version: int, text: str, schedule: Schedule) -> None:
         self._last = (version, text, schedule)
 
     def _checked(self, lane: LaneState, commission: Commission, digest: str, version: int) -> _CheckedLane:
-        known = self._lanes.get(id(lane))
-        if known is not None and known.model is lane and known.still_checked(digest, version):
-            return known
+        """A lane of a decision that is not the very lane object last checked, checked."""
         try:
             before = self._lanes_by_id.get(lane.lane)
             if before is not None and before.still_checked(digest, version):
@@ -266,25 +316,32 @@ def _joined(members: dict[str, CanonicalText]) -> CanonicalText:
     return CanonicalText("{" + body + "}")
 
 
-def _parted(members: dict[str, CanonicalText], lanes: list[CanonicalText], lane_ids: list[str]) -> PartedText:
+def _parted(members: dict[str, CanonicalText], lanes: list[_CheckedLane]) -> PartedText:
     """The state's text (as `_joined` of its members with the lanes joined into an array) in the parts the
     journal stores apart: each member besides the lanes, and each lane (`lanes/<lane>`). A command changes one
-    or two lanes and the members it touched, so its commit carries those rows, not the whole state."""
-    pieces: list[tuple[str | None, str]] = []
-    keys = sorted([*members, "lanes"])
-    for index, key in enumerate(keys):
-        pieces.append((None, ("{" if index == 0 else ",") + _KEY_TEXTS[key] + ":"))
+    or two lanes and the members it touched, so its commit carries those rows, not the whole state. As
+    `store.parted` cuts it: the glue between parts (a brace, a key, a comma) goes with the part after it, and
+    the glue at the end with the last part."""
+    parts: list[tuple[str, str]] = []
+    glue = "{"
+    for index, key in enumerate(sorted([*members, "lanes"])):
+        glue += ("," if index else "") + _KEY_TEXTS[key] + ":"
         if key != "lanes":
-            pieces.append((key, members[key]))
-            continue
-        pieces.append((None, "["))
-        for position, (lane_id, text) in enumerate(zip(lane_ids, lanes, strict=True)):
-            if position:
-                pieces.append((None, ","))
-            pieces.append((f"lanes/{lane_id}", text))
-        pieces.append((None, "]"))
-    pieces.append((None, "}"))
-    return parted(pieces)
+            parts.append((key, glue + members[key]))
+            glue = ""
+        elif not lanes:
+            glue += "[]"
+        else:
+            first = lanes[0]
+            parts.append((f"lanes/{first.model.lane}", glue + "[" + first.canonical()))
+            parts.extend(lane.part_after_another() for lane in lanes[1:])
+            glue = "]"
+    glue += "}"
+    if not parts:
+        return PartedText([("state", glue)])
+    name, text = parts[-1]
+    parts[-1] = (name, text + glue)
+    return PartedText(parts)
 
 
 def _member_texts(document: dict[str, object]) -> dict[str, CanonicalText]:

@@ -126,8 +126,8 @@ class LifecycleSchedule:
             change = planned.change
             assert change is not None  # the loop runs no decision for a recorded command
             after, new_text = self._codec.write(change.state, at_version + 1)
-            if change.growing:
-                size = len(new_text.encode("utf-8"))
+            if change.growing:  # an ASCII text's length is its size: encoding 60-90 KB only to count it costs more
+                size = len(new_text) if new_text.isascii() else len(new_text.encode("utf-8"))
                 if size > SCHEDULE_LIMITS.max_state_bytes:
                     raise ScheduleError("LIMIT", f"the schedule would grow to {size} bytes, above the limit")
             decided[at_version + 1] = (new_text, after)
@@ -142,6 +142,9 @@ class LifecycleSchedule:
         if not outcome.replayed and outcome.version in decided:
             new_text, after = decided[outcome.version]
             self._codec.remember(outcome.version, new_text, after)
+            change = ran.planned.change
+            assert change is not None  # a decided version was planned with its change
+            self._settled.written(change.event_type, change.event_data)
             return ran.planned, outcome, after
         return ran.planned, outcome, ran.read
 

@@ -8,6 +8,8 @@ not know yet, and any difference is CORRUPT.
 
 from __future__ import annotations
 
+from typing import Any
+
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
 from .errors import corrupt
@@ -65,6 +67,19 @@ class SettledRecords:
                 raise corrupt(f"{occurrence_id}: its settlement event holds the record without its calls")
             records[occurrence_id] = record
         return records
+
+    def written(self, event_type: str, event_data: dict[str, Any]) -> None:
+        """Remember the whole record of a settlement event this engine has just committed, parsed as `records`
+        parses it from the journal: the command that wrote it needs no read of it back. Anything else (another
+        event, a record that does not parse) is left to be read."""
+        if event_type != SETTLED_EVENT:
+            return
+        try:
+            record = Occurrence.model_validate(event_data["occurrence"])
+        except Exception:
+            return
+        if record.elided is None:
+            self._remember_whole(record.id, record)
 
     def pruned(self, occurrence_id: str, up_to: int) -> Occurrence | None:
         """A settled occurrence that left the state: its record is its settlement event."""

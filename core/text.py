@@ -83,7 +83,8 @@ def checked_document(field: str, document: Any, max_depth: int = MAX_DOCUMENT_DE
     while pending:
         path, value = pending.pop()
         if isinstance(value, str):
-            checked_text(_where(field, path), value)
+            if text_problem(value) is not None:  # the path is spelled only for the refusal that names it
+                checked_text(_where(field, path), value)
         elif isinstance(value, dict | list | tuple):
             if len(path) >= max_depth:
                 raise invalid(f"{_where(field, path[:3])}: nested deeper than {max_depth} levels")
@@ -91,7 +92,8 @@ def checked_document(field: str, document: Any, max_depth: int = MAX_DOCUMENT_DE
                 for key, item in value.items():
                     if not isinstance(key, str):
                         raise invalid(f"{_where(field, path)}: keys are strings, got {type(key).__name__}")
-                    checked_text(f"{_where(field, path)} key", key)
+                    if text_problem(key) is not None:
+                        checked_text(f"{_where(field, path)} key", key)
                     pending.append(((*path, key), item))
             else:
                 pending.extend(((*path, index), item) for index, item in enumerate(value))

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .canonical import CanonicalJsonError, CanonicalText, canonical_digest, canonical_json, canonical_json_parsed
@@ -33,7 +33,7 @@ from .records import (
     sha256_text,
 )
 from .sealed_rows import Head, check_head, check_receipt, event_from_row, head_key, parse_json
-from .state_parts import stored_form
+from .state_parts import PartedText, stored_form
 from .statements import EVENT_COLUMNS, statements_for
 from .urls import shown_url
 from .verifying import verify_chain
@@ -47,10 +47,12 @@ T = TypeVar("T")
 
 @dataclass
 class _Held:
-    """The write transaction `writing()` holds for its thread."""
+    """The write transaction `writing()` holds for its thread, and the heads it has read or written, checked
+    (kept only where the dialect's write transaction reads one snapshot: `Journal.snapshot_held`)."""
 
     driver: Any
     failed: bool = False
+    heads: dict[str, Head] = field(default_factory=dict)
 
 
 def _state_text(state: Any, command_id: str) -> str:
@@ -74,6 +76,10 @@ class Journal:
     """
 
     dialect = ""
+    # Whether a write transaction reads one snapshot that no one else can change until it ends. Then a head
+    # read (or written) inside `writing()` is the head every later read in the same transaction would find,
+    # row for row, and is not read again (`_read_head`).
+    snapshot_held = False
 
     def __init__(self, pool: Pool, url: str, *, paramstyle: str, driver: Any, read_only: str | None = None) -> None:
         self.pool = pool
@@ -269,14 +275,15 @@ class Journal:
         """The aggregate's version and its state's stored canonical text, read together.
 
         For a reader that keeps its own parse: when the text is the one it parsed last,
-        it need not decode or check it again. The text is the one the head's command sealed
-        (JournalCorruptError otherwise): an edited state row is refused on every read.
+        it need not decode or check it again. A state stored in parts is a `PartedText`, its
+        `parts` the checked texts it joins from, so a reader may take only the parts it needs.
+        The text is the one the head's command sealed (JournalCorruptError otherwise): an
+        edited state row is refused on every read.
         """
 
         def read() -> tuple[int, CanonicalText | None]:
             with self._transaction(write=False) as conn:
-                rows = self._statement(conn, "head", {"aggregate": aggregate}).fetchall()
-            head = self._checked_head(aggregate, head_key(rows))
+                head = self._read_head(conn, aggregate)
             return head.version, head.state
 
         return self._retrying(read)
@@ -425,9 +432,9 @@ class Journal:
     ) -> Outcome:
         # Both reads are sent before either answer is awaited: one round trip to a server, not two.
         receipt_rows = self._statement(conn, "receipt", {"command_id": command_id})
-        head_rows = self._statement(conn, "head", {"aggregate": aggregate})
-        recorded, head = check_receipt(command_id, receipt_rows.fetchone()), head_key(head_rows.fetchall())
-        current = self._checked_head(aggregate, head)
+        reading = self._head_reading(conn, aggregate)
+        recorded = check_receipt(command_id, receipt_rows.fetchone())
+        current = reading()
         version = current.version
         if recorded is not None:
             if recorded.digest != digest or recorded.aggregate != aggregate:
@@ -503,13 +510,18 @@ class Journal:
             raise VersionConflictError(aggregate, expected_version, -1)
         # The head rows as the `head` statement will read them back, sealed by the hashes just computed.
         last_event = rows[-1]
-        whole = CanonicalText(decision.state) if parts else CanonicalText(state_json)
-        self._checked_heads.remember(
+        whole = decision.state if isinstance(decision.state, PartedText) else CanonicalText(state_json)
+        written_head = Head(last, prev, whole, parts)
+        self._wrote_head(
+            conn,
             aggregate,
             ((last, prev, state_json, command_id, last_event["type"], last_event["data"], last_event["prev_hash"],
               prev, seal[0], seal[1], None), tuple(sorted((name, text) for name, (text, _digest) in parts.items()))),
-            Head(last, prev, whole, parts),
+            written_head,
         )
+        held = self._held_heads()
+        if held is not None:
+            held[aggregate] = written_head
         return Outcome(
             command_id=command_id,
             aggregate=aggregate,
@@ -520,6 +532,46 @@ class Journal:
         )
 
     # -- seals and rows ---------------------------------------------------------------------
+
+    def _read_head(self, conn: Any, aggregate: str) -> Head:
+        """The aggregate's head, checked against its seal (`_head_reading`)."""
+        return self._head_reading(conn, aggregate)()
+
+    def _head_reading(self, conn: Any, aggregate: str) -> Callable[[], Head]:
+        """The aggregate's head, checked against its seal, as a call that answers it: what reads it is sent now,
+        its answer awaited when called (a server gets it together with whatever was sent before the call).
+
+        Inside a write transaction whose snapshot no one else can change (`snapshot_held`), the head this
+        transaction already read or wrote is the answer: the rows a second statement would read are those same
+        rows."""
+        held = self._held_heads()
+        known = held.get(aggregate) if held is not None else None
+        if known is not None:
+            return lambda: known
+        answer = self._send_head_read(conn, aggregate)
+
+        def checked() -> Head:
+            head = answer()
+            if held is not None:
+                held[aggregate] = head
+            return head
+
+        return checked
+
+    def _send_head_read(self, conn: Any, aggregate: str) -> Callable[[], Head]:
+        """Send the `head` statement; the call returns its rows' head, checked (`_checked_head`)."""
+        rows = self._statement(conn, "head", {"aggregate": aggregate})
+        return lambda: self._checked_head(aggregate, head_key(rows.fetchall()))
+
+    def _wrote_head(self, conn: Any, aggregate: str, key: tuple[Any, ...], head: Head) -> None:
+        """A command on `conn` wrote this head, whose rows `key` is (as `head_key` gives them): remembered as
+        checked, since the command has just computed every hash they hold."""
+        self._checked_heads.remember(aggregate, key, head)
+
+    def _held_heads(self) -> dict[str, Head] | None:
+        """The heads the write transaction this thread holds has read or written, where its snapshot is held."""
+        held: _Held | None = getattr(self._local, "held", None)
+        return held.heads if held is not None and self.snapshot_held else None
 
     def _checked_head(self, aggregate: str, row: Any) -> Head:
         """`sealed_rows.check_head`, answered from the memo of rows already checked when this row is one of them."""

@@ -31,11 +31,14 @@ class Head:
 
 
 def head_key(rows: list[Any]) -> tuple[Any, ...]:
-    """The rows a `head` statement read, as one value: the head's columns, then its parts (name, text) by name."""
-    first = tuple(rows[0][:HEAD_COLUMNS])
-    parts = tuple(sorted((row[HEAD_COLUMNS], row[HEAD_COLUMNS + 1]) for row in rows
-                         if row[HEAD_COLUMNS] is not None))
-    return (first, parts)
+    """The rows a `head` statement read, as one value: the head's columns, then its parts (name, text) by name.
+
+    The head's row is the one with no part's name (a part's name is never empty: NOT NULL); there is one."""
+    heads = [tuple(row[:HEAD_COLUMNS]) for row in rows if row[HEAD_COLUMNS] is None]
+    if len(heads) != 1:
+        raise JournalCorruptError(f"the head was read as {len(heads)} rows, not one")
+    parts = sorted((row[HEAD_COLUMNS], row[HEAD_COLUMNS + 1]) for row in rows if row[HEAD_COLUMNS] is not None)
+    return (heads[0], tuple(parts))
 
 
 def parse_json(text: str, what: str) -> Any:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from .journal import Journal
 from .pool import Pool
+from .sealed_rows import HEAD_COLUMNS, Head
 
 BUSY_TIMEOUT_MS = 30_000
 PARAMSTYLE = "named"  # sqlite3 reads :name parameters in every style
@@ -65,10 +67,42 @@ class SqliteJournal(Journal):
     """A journal on one SQLite file; writers serialise on SQLite's own write lock."""
 
     dialect = "sqlite"
+    # `BEGIN IMMEDIATE` takes the file's write lock before anything is read, and a transaction reads one snapshot:
+    # no connection, in this process or another, can commit a change until the writer's transaction ends.
+    snapshot_held = True
 
     def __init__(self, path: str, url: str, read_only: str | None = None, immutable: bool = False) -> None:
         pool = Pool(connector(path, read_only is not None, immutable), _reset)
         super().__init__(pool, url, paramstyle=PARAMSTYLE, driver=sqlite3, read_only=read_only)
+        # Per aggregate, the head (and so its parts) last read or written on a connection: the connection itself
+        # (held, so that no other connection can take its identity), its data version then, the head's row.
+        self._parts_read: dict[str, tuple[sqlite3.Connection, int, tuple[Any, ...], Head]] = {}
+
+    def _send_head_read(self, driver: Any, aggregate: str) -> Callable[[], Head]:
+        """The head's row first, and its parts (about 60 KB for the schedule) only when they may have changed.
+
+        SQLite's data version of a connection moves whenever any other connection, in this process or another,
+        commits to the file, and stays when only the connection itself commits. The journal changes parts only
+        together with the head's row (a command writes both, in one transaction, `_wrote_head`), so on the
+        connection that last read or wrote them, at the same data version, a head's row equal column for column
+        to the one read then has the same parts, already checked with it. Any other commit, any edit by any other
+        connection, or another connection reads the parts again, and they are checked in full
+        (tests/store/test_checked_heads.py edits them from a second process)."""
+        row = self._statement(driver, "head_row", {"aggregate": aggregate}).fetchone()
+        columns, data_version = tuple(row[:HEAD_COLUMNS]), row[HEAD_COLUMNS]
+        seen = self._parts_read.get(aggregate)
+        if seen is not None and seen[0] is driver and seen[1] == data_version and seen[2] == columns:
+            head = seen[3]
+        else:
+            parts = self._statement(driver, "parts", {"aggregate": aggregate}).fetchall()
+            head = self._checked_head(aggregate, (columns, tuple(sorted((name, text) for name, text in parts))))
+            self._parts_read[aggregate] = (driver, data_version, columns, head)
+        return lambda: head
+
+    def _wrote_head(self, driver: Any, aggregate: str, key: tuple[Any, ...], head: Head) -> None:
+        super()._wrote_head(driver, aggregate, key, head)
+        (data_version,) = self._statement(driver, "data_version", {}).fetchone()
+        self._parts_read[aggregate] = (driver, data_version, key[0], head)
 
     def _begin(self, driver: Any, write: bool) -> None:
         driver.execute("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -53,19 +53,30 @@ _RECEIPT_READ = (
     "LEFT JOIN receipts r ON r.command_id = q.id "
     "LEFT JOIN events e ON e.aggregate = r.aggregate AND e.version = r.last_version"
 )
-# The head is read with the event it names, whether any event lies beyond it and the state's parts (a row
-# each, the head's columns repeated; one statement, so that they are one snapshot under PostgreSQL's READ
-# COMMITTED too), so that every read of the state checks the seal of the command that left it
-# (`Journal._checked_head`).
-_HEAD_READ = (
-    "SELECT a.version, a.hash, a.state, e.command_id, e.type, e.data, e.prev_hash, e.hash, e.state_sha256, "
+# The head is read with the event it names, whether any event lies beyond it and the state's parts (one
+# statement, so that they are one snapshot under PostgreSQL's READ COMMITTED too), so that every read of the
+# state checks the seal of the command that left it (`Journal._checked_head`). The head's row comes once, its
+# part columns empty, and each part a row of its own, its head columns empty: the head's columns (its manifest
+# and its event's data, a few KB) are not repeated on every part's row.
+_HEAD_COLUMNS_READ = (
+    "a.version, a.hash, a.state, e.command_id, e.type, e.data, e.prev_hash, e.hash, e.state_sha256, "
     "e.receipt_sha256, (SELECT n.version FROM events n WHERE n.aggregate = q.name "
-    "AND n.version > COALESCE(a.version, 0) ORDER BY n.version LIMIT 1), p.name, p.text "
+    "AND n.version > COALESCE(a.version, 0) ORDER BY n.version LIMIT 1)"
+)
+_HEAD_FROM = (
     "FROM (SELECT CAST(:aggregate AS TEXT) AS name) q "
     "LEFT JOIN aggregates a ON a.aggregate = q.name "
-    "LEFT JOIN events e ON e.aggregate = a.aggregate AND e.version = a.version "
-    "LEFT JOIN state_parts p ON p.aggregate = q.name"
+    "LEFT JOIN events e ON e.aggregate = a.aggregate AND e.version = a.version"
 )
+_HEAD_READ = (
+    f"SELECT {_HEAD_COLUMNS_READ}, NULL, NULL {_HEAD_FROM} "
+    "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, p.name, p.text "
+    "FROM state_parts p WHERE p.aggregate = CAST(:aggregate AS TEXT)"
+)
+# SQLite's reads of a head in two steps (`SqliteJournal._send_head_read`), in one transaction: the head's row
+# with the connection's data version (which moves when any other connection commits), then its parts only
+# when the row or the data version is not the one this connection last read or wrote.
+_HEAD_ROW_READ = f"SELECT {_HEAD_COLUMNS_READ}, (SELECT data_version FROM pragma_data_version) {_HEAD_FROM}"
 
 
 def _next_names(name: str, table: str) -> str:
@@ -81,6 +92,9 @@ STATEMENTS = {
     "update_format": "UPDATE journal_meta SET value = :value WHERE key = 'format'",
     "receipt": _RECEIPT_READ,
     "head": _HEAD_READ,
+    "head_row": _HEAD_ROW_READ,
+    "parts": "SELECT name, text FROM state_parts WHERE aggregate = :aggregate",
+    "data_version": "PRAGMA data_version",
     "version": "SELECT version FROM aggregates WHERE aggregate = :aggregate",
     # Every aggregate any table names: a head, an event or a receipt left without the others is still a chain
     # to verify (and its verify says what is missing). The events', receipts' and parts' names are found by

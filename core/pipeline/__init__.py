@@ -7,6 +7,7 @@ verifier, the MVP boundary, caps, cooldown, owner escalation and the security-ap
 """
 
 from ..pipeline_settings import PipelineSettings
+from .codec import parse_pipeline
 from .contracts import CONTRACTS, contract_fields, parse_report
 from .errors import PIPELINE_ERROR_CODES, PipelineError
 from .model import (
@@ -19,7 +20,7 @@ from .model import (
     PipelineState,
 )
 from .rules import ALLOWED_TRANSITIONS, eligible
-from .service import ApprovalUse, ClaimIdle, LaneView, PipelineLanes, PipelineResult, parse_pipeline, text
+from .service import ApprovalUse, ClaimIdle, LaneView, PipelineLanes, PipelineResult, text
 
 __all__ = [
     "ALLOWED_TRANSITIONS",

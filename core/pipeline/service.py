@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pendulum import DateTime
-from pydantic import ValidationError
 
 from factory_schedule.store import (
     CanonicalJsonError,
@@ -24,7 +23,6 @@ from factory_schedule.store import (
     NewEvent,
     canonical_digest,
     canonical_json,
-    parted_members,
 )
 from factory_schedule.store import CommandJournal as Journal  # the protocol: no database library loads
 
@@ -33,10 +31,10 @@ from ..clock import Clock, as_utc
 from ..command_loop import COMMAND_ROUNDS, CommandLoop, Planned
 from ..commission import parse_commission
 from ..errors import ScheduleError
-from ..schedule_checks import validation_message
 from ..service import LifecycleSchedule
 from ..text import checked_document, checked_token
 from . import approvals, claims, rules, scheduled, transitions
+from .codec import PipelineCodec
 from .contracts import contract_fields
 from .errors import PipelineError
 from .model import (
@@ -166,14 +164,6 @@ def _top_n_entries(entries: Any) -> list[dict[str, Any]]:
 # -- the state ----------------------------------------------------------------------------------
 
 
-def parse_pipeline(stored: str) -> PipelineState:
-    """The stored pipeline's text, parsed and checked whole as JSON; any defect is CORRUPT."""
-    try:
-        return PipelineState.model_validate_json(stored)
-    except ValidationError as error:
-        raise PipelineError("CORRUPT", f"stored pipeline: {validation_message(error)}") from None
-
-
 @dataclass(frozen=True)
 class LaneView:
     """One staged lane as the runner interface and the dashboard read it."""
@@ -211,7 +201,7 @@ class PipelineLanes:
         self.clock = clock
         self.max_rounds = max_rounds
         self._schedule = LifecycleSchedule(journal, clock)  # the schedule's view, for a run's admission
-        self._parsed: tuple[str, PipelineState] | None = None  # the last text parsed, and its state
+        self._codec = PipelineCodec()  # the last state read or written, and its members' checked texts
 
     def _now(self) -> DateTime:
         return as_utc(self.clock.now())
@@ -223,26 +213,16 @@ class PipelineLanes:
             raise PipelineError("CORRUPT", str(error)) from None
         if stored is None:
             return version, None
-        return version, self._parse(stored)
-
-    def _parse(self, stored: str) -> PipelineState:
-        """`parse_pipeline`, answered from the last text parsed when it is that very text: a command parses the
-        state it decides before storing it, and the next command reads those bytes back. A pure function of
-        the text, so an equal text needs no second parse; any other text is parsed and checked whole."""
-        last = self._parsed
-        if last is not None and last[0] == stored:
-            return last[1]
-        state = parse_pipeline(stored)
-        self._parsed = (stored, state)
-        return state
+        return version, self._codec.read(stored)
 
     def state(self) -> PipelineState | None:
         """The checked state (CORRUPT on any defect), or None before any settings."""
         return self._load()[1]
 
     def _run(self, plan: Plan) -> PipelineResult | rules.Idle:
+        # as_text: the decision stores the state the plan read, so the journal need not decode it again.
         loop = CommandLoop(self.journal, self.clock, PIPELINE_AGGREGATE, self._load, self._decision, PipelineError,
-                           self.max_rounds)
+                           self.max_rounds, as_text=True)
         ran = loop.run(plan)
         if isinstance(ran, rules.Idle):
             return ran
@@ -252,9 +232,9 @@ class PipelineLanes:
     def _decision(self, planned: _Command, _at_version: int) -> Decision:
         change = planned.change
         assert change is not None  # the loop runs no decision for a recorded command
-        # In parts, one per member (its lanes, candidates, decisions...): a command rewrites the few it changed.
-        stored = parted_members(change.state.doc())
-        self._parse(stored)  # what a reader of these bytes would say, before they are stored
+        # In parts, one per member (its lanes, candidates, decisions...): a command rewrites the few it changed,
+        # checked as a reader of the stored bytes checks them, before they are stored.
+        stored, _after = self._codec.write(change.state)
         size = len(stored.encode("utf-8"))
         if size > MAX_STATE_BYTES:
             raise PipelineError("LIMIT", f"the pipeline would grow to {size} bytes, above {MAX_STATE_BYTES}")

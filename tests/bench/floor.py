@@ -4,7 +4,7 @@ What a command could at best cost is what its statements cost with nothing above
 pool, no seals, no JSON, no engine. `Capture` records every statement (and its parameters) the
 journal sends in each write transaction it commits, at the journal's two seams (`Journal._statement`
 and `Journal._send`, through which every statement goes) and its `_begin` and `_commit`; `snapshot`
-copies the journal file as it is when the capture starts; `replay` then runs the captured
+copies the journal file as it is when the capture starts; `Replay` then runs the captured
 transactions on that copy, in order, each as `BEGIN IMMEDIATE`, its statements exactly as sent
 (every answer fetched), `COMMIT`, on a connection with the journal's settings (WAL,
 synchronous=FULL), and times each. Since the copy is the journal as the first captured transaction
@@ -115,12 +115,23 @@ def connect_bare(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def replay(copy: Path, transactions: list[Transaction], clock: Callable[[], float] = time.perf_counter) -> list[float]:
-    """Each transaction run on `copy` as the journal sent it, in order; the seconds each took, BEGIN to COMMIT."""
-    connection = connect_bare(copy)
-    seconds: list[float] = []
-    try:
-        for transaction in transactions:
+class Replay:
+    """A bare connection on the copy that replays captured transactions as they come, in order, timing each.
+
+    The year replays each command's transactions right after the command (`Year.timed`), so that the
+    journal's command and its floor are timed within milliseconds of each other: this machine's disk moves a
+    commit's time several times over within minutes, and a floor timed after the run would not be timed
+    under the load its commands met."""
+
+    def __init__(self, copy: Path, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.connection = connect_bare(copy)
+        self.clock = clock
+        self.seconds: list[float] = []  # of each transaction replayed, in order
+
+    def catch_up(self, transactions: list[Transaction]) -> None:
+        """Replay every transaction of `transactions` (the capture's list so far) not yet replayed."""
+        connection, clock = self.connection, self.clock
+        for transaction in transactions[len(self.seconds):]:
             started = clock()
             connection.execute("BEGIN IMMEDIATE")
             for text, values in transaction.statements:
@@ -129,10 +140,20 @@ def replay(copy: Path, transactions: list[Transaction], clock: Callable[[], floa
                 else:
                     connection.execute(text, values).fetchall()
             connection.execute("COMMIT")
-            seconds.append(clock() - started)
+            self.seconds.append(clock() - started)
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def replay(copy: Path, transactions: list[Transaction], clock: Callable[[], float] = time.perf_counter) -> list[float]:
+    """Each transaction run on `copy` as the journal sent it, in order; the seconds each took, BEGIN to COMMIT."""
+    replaying = Replay(copy, clock)
+    try:
+        replaying.catch_up(transactions)
     finally:
-        connection.close()
-    return seconds
+        replaying.close()
+    return replaying.seconds
 
 
 @dataclass

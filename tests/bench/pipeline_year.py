@@ -6,12 +6,14 @@ failed verifications, PIVOT / PARK, revised slices, owner escalations answered r
 the state's size and the mean milliseconds per command for each quarter, beside the first four weeks'
 mean measured in the same run (the baseline), and the largest state seen.
 
-    .venv/bin/python tests/bench/pipeline_year.py [--weeks 52] [--seed 7]
+    .venv/bin/python tests/bench/pipeline_year.py [--weeks 52] [--seed 7] [--profile FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import random
 import sys
 import tempfile
@@ -132,10 +134,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--weeks", type=int, default=52)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--profile", default=None, help="write a cProfile of the weeks' commands to this file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         year = Year(Path(folder), args.seed)
+        profiler = cProfile.Profile() if args.profile else None
+        if profiler:
+            profiler.enable()
         sizes = year.go(args.weeks)
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
+            pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)
         baseline = [s for w, s in year.timings if w < 4]
         base_ms = 1000 * sum(baseline) / len(baseline)
         print(f"{args.weeks} weeks, {len(year.timings)} commands, journal head "

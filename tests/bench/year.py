@@ -378,6 +378,7 @@ class Year:
         self.statements: StatementTimes | None = None  # per-statement means each period, when asked for
         self.floor_copy: Path | None = None  # where to copy the journal for the floor's replay, when set (SQLite)
         self.capture: command_floor.Capture | None = None  # the last FLOOR_DAYS' write transactions
+        self.replaying: command_floor.Replay | None = None  # those transactions replayed on the copy as they come
         # The staged lanes' runs (tests/bench/year_lanes.py); their own pipeline commands are kept out of the figures.
         self.staged = year_lanes.StagedLanes(self, self.journal._journal, SIGN_IN) if lanes else None
 
@@ -394,6 +395,14 @@ class Year:
                 self.figures.command_seconds += time.perf_counter() - started
                 self.figures.command_journal_seconds += self.journal.seconds - journal_before
                 self.figures.committed_calls += 1
+            self.replay_captured()
+
+    def replay_captured(self) -> None:
+        """The floor's replay of what the journal committed since the last one, its time kept out of the figures."""
+        if self.replaying is not None and self.capture is not None:
+            started = time.perf_counter()
+            self.replaying.catch_up(self.capture.transactions)
+            self.sampling_seconds += time.perf_counter() - started
 
     # -- the owner ------------------------------------------------------------------------------
 
@@ -622,17 +631,17 @@ class Year:
             return
         command_floor.snapshot(Path(self.url.removeprefix("sqlite:///")), self.floor_copy)
         self.capture = command_floor.Capture(self.journal._journal)
+        self.replaying = command_floor.Replay(self.floor_copy)
 
-    def replay_floor(self) -> command_floor.Floor | None:
-        """The captured transactions replayed bare on the copy, timed; the copy is removed after."""
-        if self.capture is None or self.floor_copy is None:
+    def replayed_floor(self) -> command_floor.Floor | None:
+        """The captured transactions as replayed bare on the copy beside each command; the copy is removed."""
+        if self.capture is None or self.replaying is None or self.floor_copy is None:
             return None
-        transactions = self.capture.transactions
-        try:
-            return command_floor.Floor.of(transactions, command_floor.replay(self.floor_copy, transactions))
-        finally:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.floor_copy}{suffix}").unlink(missing_ok=True)
+        self.replaying.catch_up(self.capture.transactions)
+        self.replaying.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.floor_copy}{suffix}").unlink(missing_ok=True)
+        return command_floor.Floor.of(self.capture.transactions, self.replaying.seconds)
 
     def timed_day(self, offset: int) -> Period:
         """The day `offset` days after the first: its commands and seconds (without the state's sampling)."""
@@ -668,6 +677,7 @@ class Year:
             figures.seconds += today.seconds
         figures.periods.append(period)
         if self.capture is not None:
+            self.replay_captured()
             self.capture.stop()
         if progress and self.statements is not None:
             print(f"  days {days - (days - 1) % PERIOD_DAYS}-{days}:\n{self.statements.line()}", file=sys.stderr,
@@ -884,7 +894,7 @@ def main() -> int:
             profiler.dump_stats(args.profile)
             pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)
         year.raw_sample(args.raw_commits)
-        floor = year.replay_floor()  # beside the raw loop, on the same disk, right after it
+        floor = year.replayed_floor()
         raw = year.raw.rate
         shutil.rmtree(raw_folder)
         size = journal_size(url)
@@ -921,8 +931,8 @@ def print_the_three_lines(cost: float, year: Year, raw_ms: float, side: SideBySi
 
 def print_the_floor(floor: command_floor.Floor | None, command_ms: float, journal_ms: float, raw_ms: float,
                     year: Year) -> None:
-    """The floor's lines: the journal's own statements for the last FLOOR_DAYS' commands, replayed bare
-    (`floor.py`), against the raw commit, and each command against it."""
+    """The floor's lines: the journal's own statements for the last FLOOR_DAYS' commands, each replayed bare
+    right after its command (`floor.py`), against the raw commit, and each command against it."""
     from factory_schedule.core.pipeline import PIPELINE_AGGREGATE
 
     schedule_ms = floor.mean_ms(SCHEDULE_AGGREGATE) if floor is not None else None

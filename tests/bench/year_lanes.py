@@ -61,6 +61,7 @@ class LaneFigures:
     """The pipeline's own commands: each one's seconds per 30 days, the largest state, outcomes."""
 
     each: list[list[float]] = field(default_factory=list)  # every written command's seconds, per 30 days
+    by_command: dict[str, list[float]] = field(default_factory=dict)  # every written command's seconds, by name
     largest_state: int = 0
     outcomes: Counter = field(default_factory=Counter)
 
@@ -98,6 +99,7 @@ class StagedLanes:
             self.year.sampling_seconds += spent  # kept out of the schedule's figures
             if self.lanes.journal.head(PIPELINE_AGGREGATE) != head:
                 self.figures.each[period].append(spent)
+                self.figures.by_command.setdefault(call.__name__, []).append(spent)
                 self.sample()
 
     def sample(self) -> None:
@@ -198,4 +200,7 @@ class StagedLanes:
             mean, median = 1000 * statistics.fmean(times), 1000 * statistics.median(times)
             print(f"    days {index * PERIOD_DAYS + 1:>3}-{(index + 1) * PERIOD_DAYS:<3} {len(times):>5} commands "
                   f"{mean:>7.2f} ms mean {median:>7.2f} ms median  {median / base:>5.2f}x")
+        print("  by command, over the run: " + ", ".join(
+            f"{name} {len(times)} x {1000 * statistics.fmean(times):.2f} ms mean, "
+            f"{1000 * statistics.median(times):.2f} median" for name, times in sorted(figures.by_command.items())))
 

@@ -7,6 +7,8 @@ refuses it. On SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -74,3 +76,71 @@ def test_a_checked_head_edited_behind_the_journal_in_any_column_is_refused_as_a_
         with pytest.raises(JournalCorruptError) as refusal:
             read()
         assert str(refusal.value) == str(fresh_refusal.value)
+
+
+def _head_reads(journal: Any, keys: tuple[str, ...] = ("head", "head_row")) -> list[str]:
+    """The statements that read a head (or, given `keys`, others) the journal sends from now on (at `_statement`,
+    where every statement goes)."""
+    sent: list[str] = []
+    statement = journal._statement
+
+    def counting(conn: Any, key: str, values: Any) -> Any:
+        if key in keys:
+            sent.append(values.get("aggregate", key))
+        return statement(conn, key, values)
+
+    journal._statement = counting
+    return sent
+
+
+def test_inside_a_writing_block_a_head_read_once_is_not_read_again_where_its_snapshot_is_held(journal_url):
+    journal = open_journal(journal_url)
+    journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    sent = _head_reads(journal)
+    with journal.writing():
+        version, _state = journal.load_text(AGGREGATE)
+        journal.execute(AGGREGATE, "c2", {}, version, bump("c2"))
+        after = journal.load(AGGREGATE)
+
+    assert after.version == 2 and after.state == {"count": 2, "last": "c2"}
+    assert open_journal(journal_url).load(AGGREGATE) == after
+    # SQLite: the write lock is taken before the first read and the transaction reads one snapshot. PostgreSQL
+    # reads each statement at READ COMMITTED, which another connection's edit can move: every read reads.
+    assert sent == [AGGREGATE] * (1 if journal.snapshot_held else 3)
+    assert journal.snapshot_held == journal_url.startswith("sqlite")
+
+
+_EDIT_STATE = """
+import sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)
+try:
+    connection.execute("UPDATE aggregates SET state = '{\\"count\\":9,\\"last\\":\\"c2\\"}' WHERE aggregate = ?",
+                       (sys.argv[2],))
+except sqlite3.OperationalError as error:
+    print(error)
+    sys.exit(3)
+"""
+
+
+def _edit_from_another_process(path: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", _EDIT_STATE, path, AGGREGATE], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_no_other_process_can_edit_a_head_between_a_writing_blocks_reads_and_an_edit_after_it_is_refused(sqlite_url):
+    path = sqlite_url.removeprefix("sqlite:///")
+    journal = open_journal(sqlite_url)
+    journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    with journal.writing():
+        version, _state = journal.load_text(AGGREGATE)
+        blocked = _edit_from_another_process(path)
+        assert blocked.returncode == 3 and "locked" in blocked.stdout, blocked
+        journal.execute(AGGREGATE, "c2", {}, version, bump("c2"))
+        assert journal.load(AGGREGATE).state == {"count": 2, "last": "c2"}
+
+    edited = _edit_from_another_process(path)
+    assert edited.returncode == 0, edited
+    with pytest.raises(JournalCorruptError, match="not the state event 2 sealed"):
+        journal.load_text(AGGREGATE)
+    with pytest.raises(JournalCorruptError, match="not the state event 2 sealed"), journal.writing():
+        journal.load_text(AGGREGATE)

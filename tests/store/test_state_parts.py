@@ -8,6 +8,8 @@ checked heads does not hide the edit), by a command, and by `verify`. On SQLite 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -152,3 +154,78 @@ def test_the_glue_between_named_pieces_joins_the_piece_after_it():
     assert state.parts == (("a", '{"a":1'), ("b", ',"b":2}'))
     with pytest.raises(ValueError, match="distinct names"):
         parted([("a", "{"), ("a", "}")])
+
+
+def _part_reads(journal: Any) -> list[str]:
+    """The statements that read a state's parts on their own (SQLite's `parts`) the journal sends from now on."""
+    sent: list[str] = []
+    statement = journal._statement
+
+    def counting(conn: Any, key: str, values: Any) -> Any:
+        if key == "parts":
+            sent.append(values["aggregate"])
+        return statement(conn, key, values)
+
+    journal._statement = counting
+    return sent
+
+
+def test_on_sqlite_a_head_read_again_with_nothing_committed_by_another_connection_reads_no_parts(sqlite_url):
+    journal = _three_commands(sqlite_url)
+    reads = _part_reads(journal)
+    whole = journal.load_text(AGGREGATE)
+    assert journal.load_text(AGGREGATE) == whole and journal.load(AGGREGATE).version == 3
+    assert reads == [], "the parts this connection wrote, at the same data version, are not read again"
+
+    other = open_journal(sqlite_url)  # another connection commits, here to another aggregate
+    other.execute("test/elsewhere", "e1", {}, 0, _count_on("z"))
+    assert journal.load_text(AGGREGATE) == whole
+    assert reads == [AGGREGATE], "a commit by another connection moves the data version: the parts are read"
+    assert journal.load_text(AGGREGATE) == whole and reads == [AGGREGATE]
+
+
+_EDIT_PART = """
+import sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+statements = {
+    "a part edited, same length": "UPDATE state_parts SET text = replace(text, '1', '7') WHERE aggregate = ? "
+                                  "AND name = 'lanes/b'",
+    "a part deleted": "DELETE FROM state_parts WHERE aggregate = ? AND name = 'lanes/b'",
+    "a part added": "INSERT INTO state_parts (aggregate, name, text) VALUES (?, 'lanes/z', ',{}')",
+}
+assert connection.execute(statements[sys.argv[3]], (sys.argv[2],)).rowcount == 1
+"""
+
+
+@pytest.mark.parametrize("edit", ["a part edited, same length", "a part deleted", "a part added"])
+def test_a_part_edited_by_another_process_after_the_journal_read_it_is_refused_by_its_next_read(sqlite_url, edit):
+    journal = _three_commands(sqlite_url)
+    journal.load_text(AGGREGATE)  # the parts this connection wrote and read, at its data version
+    subprocess.run([sys.executable, "-c", _EDIT_PART, sqlite_url.removeprefix("sqlite:///"), AGGREGATE, edit],
+                   check=True, timeout=120)
+
+    reads: list[Any] = [lambda: journal.load_text(AGGREGATE), lambda: journal.load(AGGREGATE),
+                        lambda: journal.execute(AGGREGATE, "c4", {}, 3, _count_on("a"))]
+    for read in reads:
+        with pytest.raises(JournalCorruptError, match="part"):
+            read()
+    with pytest.raises(JournalCorruptError, match="part"), journal.writing():
+        journal.load_text(AGGREGATE)
+
+
+def test_a_parted_state_is_read_with_its_checked_parts_and_a_whole_state_as_plain_text(journal_url):
+    journal = _three_commands(journal_url)
+    expected = (("lanes/a", '{"lanes":[{"count":1,"lane":"a"}'), ("lanes/b", ',{"count":1,"lane":"b"}'),
+                ("lanes/c", ',{"count":1,"lane":"c"}'), ("total", '],"total":3}'))
+    _version, remembered = journal.load_text(AGGREGATE)  # the head this journal wrote
+    _version, fresh = open_journal(journal_url).load_text(AGGREGATE)  # read and checked from the rows
+    with journal.writing():
+        journal.execute(AGGREGATE, "c4", {}, 3, _count_on("a"))
+        _version, held = journal.load_text(AGGREGATE)  # inside the transaction that wrote it
+
+    for read in (remembered, fresh):
+        assert isinstance(read, PartedText) and read.parts == expected
+    assert isinstance(held, PartedText) and held.parts[0] == ("lanes/a", '{"lanes":[{"count":2,"lane":"a"}')
+    journal.execute("test/whole", "w1", {}, 0, lambda state, version: Decision([NewEvent("set", {})], {"n": 1}))
+    assert not isinstance(open_journal(journal_url).load_text("test/whole")[1], PartedText)
+    assert not isinstance(journal.load_text("test/whole")[1], PartedText)

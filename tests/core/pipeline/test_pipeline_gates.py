@@ -12,7 +12,7 @@ from factory_schedule.core import LifecycleSchedule, parse_commission
 from factory_schedule.core.commission import commission_digest
 from factory_schedule.core.pipeline import PipelineError, PipelineLanes, claims, transitions
 from factory_schedule.core.pipeline import rules as pipeline_rules
-from factory_schedule.store import open_journal
+from factory_schedule.store import canonical_json, open_journal
 from tests.core.pipeline.pipeline_support import (
     BOUNDARY,
     CRITERIA,
@@ -410,26 +410,30 @@ def _tamper_count_as_text(doc):
     doc["nextTask"] = str(doc["nextTask"])
 
 
+@pytest.mark.parametrize("process", ["fresh", "warm"])
+@pytest.mark.parametrize("form", [json.dumps, canonical_json], ids=["spaced", "canonical"])
 @pytest.mark.parametrize("forged", [False, True], ids=["hand-edited", "resealed-by-a-forger"])
 @pytest.mark.parametrize("tamper", [_tamper_stage, _tamper_second_task, _tamper_unknown_key, _tamper_revisions,
                                     _tamper_wip, _tamper_maturation_without_go, _tamper_count_as_text])
 def test_stored_state_that_breaks_a_rule_is_corrupt_on_every_read_and_command_and_never_written_over(
-        tmp_path, tamper, forged):
+        tmp_path, tamper, forged, form, process):
     """A hand edit breaks the journal's seal; a forger who also reseals the head meets the lanes' own checks.
-    Either way every read and command answers the pipeline's CORRUPT, never a raw journal error."""
+    Either way every read and command answers the pipeline's CORRUPT, never a raw journal error: in a fresh
+    process, and in the one that wrote the state before (which has every other member's bytes checked), the
+    forged text in canonical form (read member by member) or not."""
     h, _runs, _pending = _promoted_to(tmp_path, "review")
     path = h.url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:
         state = stored_state(db, "pipeline/lanes")
         document = json.loads(state)
         tamper(document)
-        put_whole_state(db, "pipeline/lanes", json.dumps(document))
+        put_whole_state(db, "pipeline/lanes", form(document))
         if forged:
             reseal_head(db, "pipeline/lanes")
-    fresh = PipelineLanes(open_journal(h.url), h.clock)
-    for call in (fresh.state, lambda: fresh.lane_view("promotion"),
-                 lambda: fresh.claim(lane="promotion", run="promotion-reviewer", runner="rev-z"),
-                 lambda: fresh.record_top_n(week="2026-W51", candidates=top_n("delta"))):
+    lanes = h.lanes if process == "warm" else PipelineLanes(open_journal(h.url), h.clock)
+    for call in (lanes.state, lambda: lanes.lane_view("promotion"),
+                 lambda: lanes.claim(lane="promotion", run="promotion-reviewer", runner="rev-z"),
+                 lambda: lanes.record_top_n(week="2026-W51", candidates=top_n("delta"))):
         with writes_nothing(h), pytest.raises(PipelineError) as refused:
             call()
         assert refused.value.code == "CORRUPT"

@@ -42,34 +42,48 @@ def _year(year: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, day
     return simulation
 
 
-def test_the_replayed_statements_leave_the_copy_equal_to_the_journal_row_for_row(year, tmp_path, monkeypatch):
-    simulation = _year(year, tmp_path, monkeypatch, days=2, span=1)
-    simulation.run(2, progress=False)
-    copy = simulation.floor_copy
-    captured = simulation.capture.transactions
-    assert _rows(copy) != _rows(tmp_path / "journal.db"), "the copy was taken when the span began"
-
-    seconds = command_floor.replay(copy, captured)
-
-    assert _rows(copy) == _rows(tmp_path / "journal.db")
-    assert len(seconds) == len(captured) and all(spent > 0 for spent in seconds)
-
-
-def test_every_command_the_span_committed_is_one_captured_transaction(year, tmp_path, monkeypatch):
+def test_every_command_the_span_committed_is_one_replayed_transaction(year, tmp_path, monkeypatch):
     simulation = _year(year, tmp_path, monkeypatch, days=2, span=1)
     simulation.setup()
     simulation.day(simulation.first_day)
     commits = simulation.journal.commits
     simulation.start_capture()
-    simulation.day(simulation.first_day.add(days=1))
+    at_start = _rows(simulation.floor_copy)
+    simulation.day(simulation.first_day.add(days=1))  # each command's transactions replayed right after it
+    floor = simulation.replayed_floor()
     simulation.capture.stop()
 
-    floor = command_floor.Floor.of(simulation.capture.transactions,
-                                   command_floor.replay(simulation.floor_copy, simulation.capture.transactions))
-
-    assert floor.count(SCHEDULE_AGGREGATE) == simulation.journal.commits - commits > 0
-    assert floor.mean_ms(SCHEDULE_AGGREGATE) > 0
+    assert floor is not None and floor.count(SCHEDULE_AGGREGATE) == simulation.journal.commits - commits > 0
     assert floor.count(PIPELINE_AGGREGATE) > 0, "the staged lanes' commands are captured too"
+    assert floor.mean_ms(SCHEDULE_AGGREGATE) > 0
+    assert at_start != _rows(tmp_path / "journal.db")
+
+
+def test_a_year_replays_its_last_days_commands_on_the_copy_which_then_equals_the_journal(year, tmp_path,
+                                                                                         monkeypatch):
+    simulation = _year(year, tmp_path, monkeypatch, days=2, span=1)
+    simulation.run(2, progress=False)
+
+    assert simulation.capture.transactions
+    assert len(simulation.replaying.seconds) == len(simulation.capture.transactions)
+    assert _rows(simulation.floor_copy) == _rows(tmp_path / "journal.db")
+
+
+def test_replaying_captured_transactions_on_a_copy_taken_before_them_reproduces_every_row(year, tmp_path,
+                                                                                          monkeypatch):
+    simulation = _year(year, tmp_path, monkeypatch, days=2, span=1)
+    simulation.setup()
+    simulation.day(simulation.first_day)
+    command_floor.snapshot(tmp_path / "journal.db", tmp_path / "copy.db")
+    capture = command_floor.Capture(simulation.journal._journal)
+    simulation.day(simulation.first_day.add(days=1))
+    capture.stop()
+    assert _rows(tmp_path / "copy.db") != _rows(tmp_path / "journal.db")
+
+    seconds = command_floor.replay(tmp_path / "copy.db", capture.transactions)
+
+    assert _rows(tmp_path / "copy.db") == _rows(tmp_path / "journal.db")
+    assert len(seconds) == len(capture.transactions) and all(spent > 0 for spent in seconds)
 
 
 def test_a_transaction_rolled_back_is_not_captured_and_the_seams_come_back(year, tmp_path, monkeypatch):

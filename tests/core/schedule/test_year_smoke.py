@@ -112,7 +112,8 @@ def test_statement_times_cover_every_statement_a_command_sends_and_start_afresh_
     simulation.setup()  # the commission and two account records: three commands
 
     line = times.line()
-    for statement in ("receipt", "head", "insert_event", "insert_head", "update_head", "insert_receipt", "COMMIT"):
+    for statement in ("receipt", "head_row", "parts", "insert_event", "insert_head", "update_head", "insert_receipt",
+                      "data_version", "COMMIT"):
         assert f" {statement} " in line, line
     assert times.counts["insert_receipt"] == 0 and times.line() == "    ms per statement: "
 

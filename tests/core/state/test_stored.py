@@ -7,6 +7,7 @@ stands in for a check a reader of the stored bytes would make.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, Schedul
 from factory_schedule.core.schedule_checks import dump_state, parse_state
 from factory_schedule.core.schedule_codec import StateCodec
 from factory_schedule.core.schedule_document import Watermark
-from factory_schedule.store import canonical_json, open_journal
+from factory_schedule.store import canonical_json, open_journal, parted
 from tests.core.schedule.support import ALPHA, BRAVO, FULL, basic_id, refused, result_report
 from tests.core.state.support import THREE_LANES, busy_night, lane_of, one_call_night
 
@@ -232,3 +233,68 @@ def test_a_member_besides_the_lanes_is_kept_while_unchanged_and_checked_with_the
     with pytest.raises(ScheduleError) as caught:
         codec.write(doubled, version + 2)
     assert caught.value.code == "CORRUPT"
+
+
+
+def test_a_changed_ledger_keeps_the_weeks_it_held_and_checks_the_week_that_changed(tmp_path):
+    h, _bravo = busy_night(tmp_path)
+    version, text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    codec = StateCodec()
+    schedule = codec.read(version, text)
+    first, _ = codec.write(schedule.state, version + 1)
+    [week] = first.state.ledger
+    later = week.model_copy(update={"week": "2026-W51"})
+    grown, _ = codec.write(first.state.model_copy(update={"ledger": [week, later]}), version + 2)
+    assert grown.state.ledger[0] is week
+
+    overdrawn = later.model_copy(update={"debited": -1})  # each changed week is checked from its dump
+    with pytest.raises(ScheduleError) as caught:
+        codec.write(grown.state.model_copy(update={"ledger": [week, overdrawn]}), version + 3)
+    assert caught.value.code == "CORRUPT"
+    misspelt = later.model_copy(update={"week": "2026-W5"})
+    with pytest.raises(ScheduleError) as caught:
+        codec.write(grown.state.model_copy(update={"ledger": [week, misspelt]}), version + 3)
+    assert caught.value.code == "CORRUPT"
+
+# -- the parts a command stores ---------------------------------------------------------------------------------------
+
+
+def _stored_parts(path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(path) as db:
+        (manifest,) = db.execute("SELECT state FROM aggregates WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
+        texts = dict(db.execute("SELECT name, text FROM state_parts WHERE aggregate = ?", (SCHEDULE_AGGREGATE,)))
+    return [(name, texts[name]) for name, _digest in json.loads(manifest)]
+
+
+def _cut_as_the_journal_cuts(document: dict) -> list[tuple[str, str]]:
+    """The state in `store.parted`'s pieces: each member besides the lanes and each lane named, the glue between."""
+    pieces: list[tuple[str | None, str]] = []
+    for index, key in enumerate(sorted(document)):
+        pieces.append((None, ("," if index else "{") + json.dumps(key) + ":"))
+        if key != "lanes":
+            pieces.append((key, canonical_json(document[key])))
+            continue
+        pieces.append((None, "["))
+        for position, lane in enumerate(document["lanes"]):
+            pieces += [(None, ",")] if position else []
+            pieces.append((f"lanes/{lane['lane']}", canonical_json(lane)))
+        pieces.append((None, "]"))
+    pieces.append((None, "}"))
+    return list(parted(pieces).parts)
+
+
+def test_a_commands_state_is_stored_in_the_parts_the_journal_cuts_from_its_members_and_lanes(tmp_path):
+    h, bravo = busy_night(tmp_path)
+    stored = [_stored_parts(h.path)]
+    h.schedule.end_call(occurrence_id=bravo, runner="r5", call=1, report=result_report(50))  # one lane, the ledger
+    stored.append(_stored_parts(h.path))
+    h.schedule.start(lane=FULL, runner="r9")  # nothing due: no command
+    h.schedule.settle(occurrence_id=bravo, settled_by="r5", status="completed", reason="done")  # one lane only
+    stored.append(_stored_parts(h.path))
+
+    for parts in stored:
+        document = json.loads("".join(text for _name, text in parts))
+        assert parts == _cut_as_the_journal_cuts(document)
+    assert [name for name, _text in stored[-1]] == [
+        "accounts", "commission", "commissionDigest", *(f"lanes/{lane}" for lane in sorted([ALPHA, BRAVO, FULL])),
+        "ledger", "protocol", "revisionRecordedAt"]
