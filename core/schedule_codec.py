@@ -59,6 +59,9 @@ class _CheckedLane:
     # Its part of the stored state when another lane comes before it (`,` and its text), made once: an
     # unchanged lane gives the journal the very string it gave before, with no copy of its kilobytes.
     later_part: tuple[str, str] | None = None
+    # Its own members besides `open` and `recent` (the ID, `since`, the watermark, the last week), dumped, with
+    # their texts, when a decision changed it: most of its changes leave them as they were.
+    scalars: tuple[dict[str, object], dict[str, CanonicalText]] | None = None
 
     def canonical(self) -> CanonicalText:
         if self.text is None:
@@ -283,9 +286,15 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     `_lane_checked` checks it."""
     texts = _PartTexts(before.part_texts)
     checked = before.occurrences()
-    document: dict[str, object] = lane.model_dump(by_alias=True, mode="json", exclude_defaults=True,
-                                                  exclude={"open", "recent"})
-    members = _member_texts(document)
+    held = before.model
+    if (before.scalars is not None and lane.watermark is held.watermark
+            and (lane.lane, lane.since, lane.last_week) == (held.lane, held.since, held.last_week)):
+        # The very values the last check dumped (strings, and the frozen watermark): the same dump and texts.
+        document, members = dict(before.scalars[0]), dict(before.scalars[1])
+    else:
+        document = lane.model_dump(by_alias=True, mode="json", exclude_defaults=True, exclude={"open", "recent"})
+        members = _member_texts(document)
+    scalars = (dict(document), dict(members))
     if lane.open is not None:  # `open` and `recent` default to None and []: a dump leaves them out then
         document["open"], members["open"] = texts.occurrence(lane.open, checked, before.model.open)
     if lane.recent:
@@ -296,7 +305,7 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     kept = frozenset(id(occurrence) for occurrence in (lane.open, *lane.recent)
                      if occurrence is not None and checked.get(id(occurrence)) is occurrence)
     facts = check_lane(model, commission, version, already_checked=kept)
-    after = _CheckedLane(model, facts, digest, version, _joined(members))
+    after = _CheckedLane(model, facts, digest, version, _joined(members), scalars=scalars)
     after.part_texts = texts.of_validated(model, lane)
     return after
 
