@@ -33,7 +33,7 @@ from .records import (
     sha256_text,
 )
 from .sealed_rows import Head, check_head, check_receipt, event_from_row, head_key, parse_json
-from .state_parts import stored_form
+from .state_parts import PartedText, stored_form
 from .statements import EVENT_COLUMNS, statements_for
 from .urls import shown_url
 from .verifying import verify_chain
@@ -275,8 +275,10 @@ class Journal:
         """The aggregate's version and its state's stored canonical text, read together.
 
         For a reader that keeps its own parse: when the text is the one it parsed last,
-        it need not decode or check it again. The text is the one the head's command sealed
-        (JournalCorruptError otherwise): an edited state row is refused on every read.
+        it need not decode or check it again. A state stored in parts is a `PartedText`, its
+        `parts` the checked texts it joins from, so a reader may take only the parts it needs.
+        The text is the one the head's command sealed (JournalCorruptError otherwise): an
+        edited state row is refused on every read.
         """
 
         def read() -> tuple[int, CanonicalText | None]:
@@ -508,7 +510,7 @@ class Journal:
             raise VersionConflictError(aggregate, expected_version, -1)
         # The head rows as the `head` statement will read them back, sealed by the hashes just computed.
         last_event = rows[-1]
-        whole = CanonicalText(decision.state) if parts else CanonicalText(state_json)
+        whole = decision.state if isinstance(decision.state, PartedText) else CanonicalText(state_json)
         written_head = Head(last, prev, whole, parts)
         self._wrote_head(
             conn,

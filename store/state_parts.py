@@ -88,13 +88,13 @@ def manifest_text(entries: Iterable[tuple[str, str]]) -> str:
 
 
 def joined_parts(aggregate: str, version: int, manifest: str,
-                 parts: Mapping[str, str]) -> tuple[CanonicalText, dict[str, tuple[str, str]]]:
+                 parts: Mapping[str, str]) -> tuple[PartedText, dict[str, tuple[str, str]]]:
     """The whole text a manifest's parts join to, once every part is the one it names (JournalCorruptError
-    otherwise, saying which), and the parts by name as (text, SHA-256)."""
+    otherwise, saying which), with those parts in order (a reader may take only the parts it needs), and the
+    parts by name as (text, SHA-256)."""
     entries = _entries(aggregate, manifest)
     remaining = dict(parts)
     checked: dict[str, tuple[str, str]] = {}
-    texts: list[str] = []
     for name, digest in entries:
         text = remaining.pop(name, None)
         if text is None:
@@ -102,10 +102,9 @@ def joined_parts(aggregate: str, version: int, manifest: str,
         if sha256_text(text) != digest:
             raise JournalCorruptError(f"{aggregate}: the state's part {name!r} is not the one event {version} sealed")
         checked[name] = (text, digest)
-        texts.append(text)
     for name in sorted(remaining):
         raise JournalCorruptError(f"{aggregate}: a part {name!r} is stored that the state of event {version} lacks")
-    return CanonicalText("".join(texts)), checked
+    return PartedText((name, text) for name, (text, _digest) in checked.items()), checked
 
 
 def _entries(aggregate: str, manifest: str) -> list[tuple[str, str]]:

@@ -211,3 +211,21 @@ def test_a_part_edited_by_another_process_after_the_journal_read_it_is_refused_b
             read()
     with pytest.raises(JournalCorruptError, match="part"), journal.writing():
         journal.load_text(AGGREGATE)
+
+
+def test_a_parted_state_is_read_with_its_checked_parts_and_a_whole_state_as_plain_text(journal_url):
+    journal = _three_commands(journal_url)
+    expected = (("lanes/a", '{"lanes":[{"count":1,"lane":"a"}'), ("lanes/b", ',{"count":1,"lane":"b"}'),
+                ("lanes/c", ',{"count":1,"lane":"c"}'), ("total", '],"total":3}'))
+    _version, remembered = journal.load_text(AGGREGATE)  # the head this journal wrote
+    _version, fresh = open_journal(journal_url).load_text(AGGREGATE)  # read and checked from the rows
+    with journal.writing():
+        journal.execute(AGGREGATE, "c4", {}, 3, _count_on("a"))
+        _version, held = journal.load_text(AGGREGATE)  # inside the transaction that wrote it
+
+    for read in (remembered, fresh):
+        assert isinstance(read, PartedText) and read.parts == expected
+    assert isinstance(held, PartedText) and held.parts[0] == ("lanes/a", '{"lanes":[{"count":2,"lane":"a"}')
+    journal.execute("test/whole", "w1", {}, 0, lambda state, version: Decision([NewEvent("set", {})], {"n": 1}))
+    assert not isinstance(open_journal(journal_url).load_text("test/whole")[1], PartedText)
+    assert not isinstance(journal.load_text("test/whole")[1], PartedText)
