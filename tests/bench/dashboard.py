@@ -102,6 +102,7 @@ def profiled(url: str, clock: ManualClock, sequence: int, prefix: str) -> None:
             while app.reading.health is None:
                 await asyncio.sleep(0.001)
             await painted()
+            await app.views_up()
             LifecycleSchedule(journal, clock).record_account(account=ACCOUNT, sequence=sequence, sign_in=SIGN_IN,
                                                              overage=False, recorded_by=OWNER)
             rerender.enable()

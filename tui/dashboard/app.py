@@ -21,7 +21,7 @@ from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widget import MountError, Widget
-from textual.widgets import DataTable, Footer, Input, TabbedContent, TabPane
+from textual.widgets import DataTable, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, Clock, LifecycleSchedule
@@ -41,6 +41,7 @@ from factory_schedule.tui.dashboard.screens.reconcile import ReconcileForm, runn
 from factory_schedule.tui.dashboard.widgets.accounts import AccountsView
 from factory_schedule.tui.dashboard.widgets.banner import ProblemBanner
 from factory_schedule.tui.dashboard.widgets.empty import FirstSteps
+from factory_schedule.tui.dashboard.widgets.footer import KeysFooter
 from factory_schedule.tui.dashboard.widgets.header import HeaderBar
 from factory_schedule.tui.dashboard.widgets.health import HealthView
 from factory_schedule.tui.dashboard.widgets.history import HistoryView
@@ -131,7 +132,7 @@ class ScheduleApp(App[None]):
                 yield TabPane(label, id=view)  # its view is mounted once the first reading is on screen
         # Every shown key fits at 120 columns only without the palette's entry, which Textual docks over
         # the last keys; ctrl+p is in the keys panel (? or F1) and the documentation.
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeysFooter(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one(ProblemBanner).display = False

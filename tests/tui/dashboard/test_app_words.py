@@ -9,15 +9,23 @@ from pathlib import Path
 
 import pendulum
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from textual.widgets import Input, Static
 
-from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
+from factory_schedule.core import (
+    LifecycleSchedule,
+    ManualClock,
+    lane_occurrence_on,
+    parse_commission,
+    proposed_commission,
+)
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE
 from factory_schedule.store import open_journal
 from factory_schedule.tui.dashboard.reading import take_reading
 from factory_schedule.tui.dashboard.widgets.header import header_text
 from factory_schedule.tui.dashboard.widgets.lifecycle import flow
-from factory_schedule.tui.dashboard.widgets.timeline import night_rows
+from factory_schedule.tui.dashboard.widgets.timeline import night_for, night_of, night_rows
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 
 from .test_app_journeys import SIZE, confirm_write, make_app, synchronously, tonight_cell
@@ -43,6 +51,33 @@ def _evening_lane_reading(tmp_path: Path, now: str):
 def test_the_timeline_shows_the_night_that_holds_now_or_the_next_one(tmp_path: Path, now: str, night: str) -> None:
     shown, _rows = night_rows(_evening_lane_reading(tmp_path, now))
     assert shown.isoformat() == night
+
+
+WINDOWS = st.tuples(st.integers(0, 22 * 60), st.integers(1, 8 * 60)).map(
+    lambda window: (window[0], min(window[0] + window[1], 23 * 60 + 59)))
+
+
+def _hhmm(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+@given(windows=st.lists(WINDOWS, min_size=1, max_size=6), minutes=st.integers(0, 21 * 24 * 60))
+def test_the_timeline_shows_the_night_whose_window_holds_now_else_the_night_of_the_next_window(
+        windows: list[tuple[int, int]], minutes: int) -> None:
+    """Every lane's window tonight and for a week ahead is a candidate: one that holds now wins, else the one
+    that opens next; with none at all, the night the clock says."""
+    commission = proposed_commission(["alpha", "bravo"], "2026-03-01", 5_000_000)
+    commission["lanes"] = [{**lane, "time": _hhmm(opens), "closes": _hhmm(closes)}
+                           for lane, (opens, closes) in zip(commission["lanes"], windows, strict=False)]
+    parsed = parse_commission(commission)
+    now = pendulum.datetime(2026, 3, 20, tz="UTC").add(minutes=minutes)  # London's clocks change on 29 March
+    today = now.in_timezone(parsed.zone).date()
+    candidates = [window for offset in range(-1, 8) for lane in parsed.lanes
+                  if (window := lane_occurrence_on(parsed, lane.lane, today.add(days=offset))) is not None]
+    holding = [window.date for window in candidates if window.slot <= now < window.closes]
+    upcoming = sorted((window.slot, window.date) for window in candidates if window.slot > now)
+    expected = holding[0] if holding else upcoming[0][1] if upcoming else night_of(now, parsed.zone)
+    assert night_for(parsed, now, parsed.zone) == expected
 
 
 @synchronously

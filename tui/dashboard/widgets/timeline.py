@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
 
-from factory_schedule.core import Occurrence, SegmentRecord, lane_occurrence_on
+from factory_schedule.core import Commission, Occurrence, SegmentRecord, lane_occurrence_on
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.words import instant
@@ -53,24 +53,23 @@ def night_of(now: DateTime, zone: str) -> Date:
 def night_holding(reading: Reading) -> Date:
     """The night the chart shows: the one whose window (any lane's) holds now or, outside every window, the
     next one to open. A window in the evening is that evening's night, whatever the hour."""
-    commission = reading.parsed_commission
-    zone = reading.zone or "UTC"
-    now = reading.now
+    return night_for(reading.parsed_commission, reading.now, reading.zone or "UTC")
+
+
+def night_for(commission: Commission | None, now: DateTime, zone: str) -> Date:
+    """`night_holding` of a commission at `now`. Every window of a night opens and closes on its own date, so
+    each opens after every window of the nights before it: the first night, in order, with a window that
+    holds now or is still to open is the night that holds now or has the next window to open."""
     if commission is None or not commission.lanes:
         return night_of(now, zone)
     today = now.in_timezone(zone).date()
-    upcoming: list[tuple[DateTime, Date]] = []
     for offset in range(-1, WEEK + 1):
         night = today.add(days=offset)
         for lane in commission.lanes:
             window = lane_occurrence_on(commission, lane.lane, night)
-            if window is None:
-                continue
-            if window.slot <= now < window.closes:
+            if window is not None and now < window.closes:  # it holds now (slot <= now) or is still to open
                 return night
-            if window.slot > now:
-                upcoming.append((window.slot, night))
-    return min(upcoming)[1] if upcoming else night_of(now, zone)
+    return night_of(now, zone)
 
 
 def _segment_kind(occurrence: Occurrence, segment: SegmentRecord) -> str:
@@ -152,10 +151,17 @@ class Timeline(Widget):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.reading: Reading | None = None
+        self._night: tuple[Date, list[Row], DateTime, DateTime] | None = None  # the reading's night, laid out
 
     def show(self, reading: Reading) -> None:
+        """Lay the reading's night out once (every paint draws it again, and it depends on the reading only)."""
+        height = self.get_content_height(self.size, self.size, self.size.width)
         self.reading = reading
-        self.refresh(layout=True)
+        self._night = None
+        if reading.commission is not None:
+            night, rows = night_rows(reading)
+            self._night = (night, rows, *span_of(rows, night, reading.zone or "UTC", reading.now))
+        self.refresh(layout=self.get_content_height(self.size, self.size, self.size.width) != height)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.reading is None or self.reading.commission is None:
@@ -164,11 +170,10 @@ class Timeline(Widget):
 
     def render(self) -> Text:
         reading = self.reading
-        if reading is None or reading.commission is None:
+        if reading is None or self._night is None:
             return Text("")
         zone = reading.zone or "UTC"
-        night, rows = night_rows(reading)
-        first, last = span_of(rows, night, zone, reading.now)
+        night, rows, first, last = self._night
         width = max(self.size.width - LABEL_WIDTH - 1, 20)
         total = max((last - first).total_seconds(), 1.0)
 
