@@ -236,7 +236,7 @@ def end(schedule: Schedule, occurrence: Occurrence, call: Call, report: Any, now
         event_type="call-ended",
         event_data={"occurrence": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit,
                     "unknown": ended.unknown, "overage": overage, "at": stamp,
-                    **({"observation": observation.kept().doc()} if observation else {})},
+                    **({"observation": observation.kept_doc()} if observation else {})},
         state=state,
         result={"occurrenceId": occurrence.id, "call": call.k, "outcome": outcome, "debit": debit},
     )

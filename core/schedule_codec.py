@@ -53,12 +53,15 @@ class _CheckedLane:
     commission_digest: str
     version: int
     text: CanonicalText | None = None
-    # The canonical texts of its parts that are known (occurrences, their list items), by the object.
+    # The canonical texts of its occurrences that are known, by the object.
     part_texts: dict[int, tuple[object, CanonicalText]] = field(default_factory=dict)
 
     # Its part of the stored state when another lane comes before it (`,` and its text), made once: an
     # unchanged lane gives the journal the very string it gave before, with no copy of its kilobytes.
     later_part: tuple[str, str] | None = None
+    # Its own members besides `open` and `recent` (the ID, `since`, the watermark, the last week), dumped, with
+    # their texts, when a decision changed it: most of its changes leave them as they were.
+    scalars: tuple[dict[str, object], dict[str, CanonicalText]] | None = None
 
     def canonical(self) -> CanonicalText:
         if self.text is None:
@@ -275,17 +278,23 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     """A decision's changed lane, checked as `_lane_checked` checks its dump, except that a part of it that is
     the very object the lane held when it was last checked (same lane, same commission, that or an earlier
     version) is neither dumped nor validated again: it is frozen and passed then, and goes into the lane's
-    validation as the model it is, with the text it had. The parts are the lane's occurrences and, within the
-    occurrence a decision changed, its segments, calls, deferrals and reconciliations: a decision adds or
-    changes one or two of those. An occurrence kept whole is not put through its own rules in `check_lane`
-    again either (they hold at a later version too). Everything else, the changed parts' dumps, the lane's and
-    each changed occurrence's own members and every rule of the lane as a whole, is checked as `_lane_checked`
-    checks it."""
+    validation as the model it is (an occurrence with the text it had). The parts are the lane's occurrences
+    and, within the occurrence a decision changed, its segments, calls, deferrals and reconciliations: a
+    decision adds or changes one or two of those. An occurrence kept whole is not put through its own rules in
+    `check_lane` again either (they hold at a later version too). Everything else, the changed parts' dumps,
+    the lane's and each changed occurrence's own members and every rule of the lane as a whole, is checked as
+    `_lane_checked` checks it."""
     texts = _PartTexts(before.part_texts)
     checked = before.occurrences()
-    document: dict[str, object] = lane.model_dump(by_alias=True, mode="json", exclude_defaults=True,
-                                                  exclude={"open", "recent"})
-    members = _member_texts(document)
+    held = before.model
+    if (before.scalars is not None and lane.watermark is held.watermark
+            and (lane.lane, lane.since, lane.last_week) == (held.lane, held.since, held.last_week)):
+        # The very values the last check dumped (strings, and the frozen watermark): the same dump and texts.
+        document, members = dict(before.scalars[0]), dict(before.scalars[1])
+    else:
+        document = lane.model_dump(by_alias=True, mode="json", exclude_defaults=True, exclude={"open", "recent"})
+        members = _member_texts(document)
+    scalars = (dict(document), dict(members))
     if lane.open is not None:  # `open` and `recent` default to None and []: a dump leaves them out then
         document["open"], members["open"] = texts.occurrence(lane.open, checked, before.model.open)
     if lane.recent:
@@ -296,7 +305,7 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     kept = frozenset(id(occurrence) for occurrence in (lane.open, *lane.recent)
                      if occurrence is not None and checked.get(id(occurrence)) is occurrence)
     facts = check_lane(model, commission, version, already_checked=kept)
-    after = _CheckedLane(model, facts, digest, version, _joined(members))
+    after = _CheckedLane(model, facts, digest, version, _joined(members), scalars=scalars)
     after.part_texts = texts.of_validated(model, lane)
     return after
 
@@ -353,8 +362,8 @@ def _member_texts(document: dict[str, object]) -> dict[str, CanonicalText]:
 
 
 class _PartTexts:
-    """The canonical texts of a lane's parts (occurrences and their list items), by the object, while one
-    changed lane is checked: taken from the last check's where the object is the same, else from its dump."""
+    """The canonical texts of a changed lane's occurrences, by the object, while the lane is checked: taken from
+    the last check's where the occurrence is the same, else from its dump."""
 
     def __init__(self, known: dict[int, tuple[object, CanonicalText]]) -> None:
         self._known = known
@@ -369,51 +378,32 @@ class _PartTexts:
 
     def occurrence(self, occurrence: Occurrence, checked: dict[int, Occurrence],
                    before: Occurrence | None) -> tuple[object, CanonicalText]:
-        """(what goes into the lane's validation, its text) for one occurrence of the changed lane."""
+        """(what goes into the lane's validation, its text) for one occurrence of the changed lane. The changed
+        occurrence is dumped and encoded whole (one pass of the encoder over a few kilobytes costs less than
+        joining its members' texts); each list item that is the very item the last check validated goes into
+        the validation as the model it is, in place of its dump."""
         if checked.get(id(occurrence)) is occurrence:
             return occurrence, self.text(occurrence)
+        dumped = occurrence.doc()
+        text = canonical_text(dumped)
+        self.made[id(occurrence)] = (occurrence, text)
         if before is None or checked.get(id(before)) is not before or before.id != occurrence.id:
-            dumped = occurrence.doc()
-            text = canonical_text(dumped)
-            self.made[id(occurrence)] = (occurrence, text)
             return dumped, text
-        # The changed occurrence, member by member: its list items the last check held are kept as they are.
         held = {id(item): item for name in _OCCURRENCE_LISTS for item in getattr(before, name)}
-        document: dict[str, object] = occurrence.model_dump(by_alias=True, mode="json", exclude_defaults=True,
-                                                            exclude=set(_OCCURRENCE_LISTS))
-        members = _member_texts(document)
         for name, key in _OCCURRENCE_LISTS.items():
             items: list[ScheduleModel] = getattr(occurrence, name)
-            if not items and name != "segments":  # the others default to []: a dump leaves them out then
-                continue
-            values: list[object] = []
-            item_texts: list[CanonicalText] = []
-            for item in items:
-                if held.get(id(item)) is item:  # the very item the last check validated
-                    values.append(item)
-                    item_texts.append(self.text(item))
-                else:
-                    dumped_item = item.doc()
-                    values.append(dumped_item)
-                    item_texts.append(canonical_text(dumped_item))
-                    self.made[id(item)] = (item, item_texts[-1])
-            document[key] = values
-            members[key] = join_array(item_texts)
-        text = _joined(members)
-        self.made[id(occurrence)] = (occurrence, text)
-        return document, text
+            if items:  # an empty list is a default, which the dump leaves out
+                dumped[key] = [item if held.get(id(item)) is item else part
+                               for item, part in zip(items, dumped[key], strict=True)]
+        return dumped, text
 
     def of_validated(self, model: LaneState, lane: LaneState) -> dict[int, tuple[object, CanonicalText]]:
-        """The texts the next check can take, keyed by the validated lane's own parts (each validated from the
-        decision's part beside it, or that very part)."""
+        """The texts the next check can take, keyed by the validated lane's own occurrences (each validated from
+        the decision's occurrence beside it, or that very occurrence)."""
         texts: dict[int, tuple[object, CanonicalText]] = {}
         pairs: list[tuple[BaseModel, BaseModel]] = list(zip(model.recent, lane.recent, strict=True))
         if model.open is not None and lane.open is not None:
             pairs.append((model.open, lane.open))
-        for validated, decided in list(pairs):
-            if isinstance(validated, Occurrence) and isinstance(decided, Occurrence):
-                for name in _OCCURRENCE_LISTS:
-                    pairs.extend(zip(getattr(validated, name), getattr(decided, name), strict=True))
         for validated, decided in pairs:
             made = self.made.get(id(decided))
             if made is not None and made[0] is decided:

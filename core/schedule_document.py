@@ -115,6 +115,9 @@ class Observation(ScheduleModel):
     is_using_overage: StrictBool | None = None
 
 
+_OBSERVATION_FIELDS: set[str] = set(Observation.model_fields)  # never changed
+
+
 class ReportedObservation(Observation):
     """A usage-window event as the provider sent it: unknown fields are accepted and not kept."""
 
@@ -122,11 +125,9 @@ class ReportedObservation(Observation):
         frozen=True, extra="ignore", populate_by_name=True, alias_generator=to_camel, strict=True
     )
 
-    def kept(self) -> Observation:
-        return Observation(
-            status=self.status, rate_limit_type=self.rate_limit_type, resets_at=self.resets_at,
-            is_using_overage=self.is_using_overage,
-        )
+    def kept_doc(self) -> dict[str, Any]:
+        """The observation as the call-ended event keeps it: `Observation`'s fields, dumped as it dumps them."""
+        return self.model_dump(by_alias=True, mode="json", exclude_defaults=True, include=_OBSERVATION_FIELDS)
 
 
 class SegmentWindow(ScheduleModel):

@@ -50,9 +50,8 @@ def parse_local_date(value: object) -> Date:
     match = _DATE_PATTERN.match(value)
     if match is None:
         raise invalid(f"a local date must be 'YYYY-MM-DD', got {value!r}")
-    year, month, day = (int(part) for part in match.groups())
     try:
-        return Date(year, month, day)
+        return Date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError:
         raise invalid(f"no such date: {value!r}") from None
 

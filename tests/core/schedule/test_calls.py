@@ -1182,3 +1182,13 @@ def test_a_sign_in_deferral_needs_a_refusal_and_only_that_accounts_newer_record_
     refusal(h, "sign-in-needed", BETA, runner="r-beta", work="w1")
     h.owner_record("claude", 2)
     assert h.call(BETA, runner="r-beta", work="w1").dispatch is True
+
+
+def test_a_call_ended_event_keeps_only_the_observation_fields_the_schedule_reads(tmp_path):
+    h = calls_harness(tmp_path)
+    running(h, "alpha")
+    reported = {**observation(overage=False), "surprise": {"nested": 1}, "requestId": "abc"}
+    performed(h, ALPHA, "r-alpha", "w1", observed=reported)
+
+    [ended] = [event for event in h.events() if event.type == "call-ended"]
+    assert ended.data["observation"] == {"status": "allowed", "rateLimitType": "five_hour", "isUsingOverage": False}

@@ -256,6 +256,23 @@ def test_a_changed_ledger_keeps_the_weeks_it_held_and_checks_the_week_that_chang
         codec.write(grown.state.model_copy(update={"ledger": [week, misspelt]}), version + 3)
     assert caught.value.code == "CORRUPT"
 
+
+def test_a_lane_whose_own_members_changed_after_a_kept_decision_is_checked_from_its_dump(tmp_path):
+    h, bravo = busy_night(tmp_path)
+    h.schedule.end_call(occurrence_id=bravo, runner="r5", call=1, report=result_report(50))  # bravo written once
+    version, _text = open_journal(h.url).load_text(SCHEDULE_AGGREGATE)
+    codec = h.schedule._codec
+    schedule = codec.read(version, _text)
+    lane = schedule.state.lane(BRAVO)
+    for wrong in ({"since": "2026-12-07T99:00:00.000Z"}, {"last_week": "2026-W50"},
+                  {"watermark": Watermark(occurrence=basic_id("bravo", "2026-12-06"), date="2026-12-06")}):
+        broken = schedule.state.model_copy(update={"lanes": [
+            x.model_copy(update={"open": x.open.model_copy(update={"state": "running"}), **wrong}) if x is lane else x
+            for x in schedule.state.lanes]})
+        with pytest.raises(ScheduleError) as caught:
+            codec.write(broken, version + 1)
+        assert caught.value.code == "CORRUPT", wrong
+
 # -- the parts a command stores ---------------------------------------------------------------------------------------
 
 
