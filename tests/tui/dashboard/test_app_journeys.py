@@ -35,6 +35,7 @@ from factory_schedule.tui.dashboard.screens.commission import CommissionForm, di
 from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
 from factory_schedule.tui.dashboard.widgets.header import HeaderBar
 from factory_schedule.tui.dashboard.widgets.history import summary
+from factory_schedule.tui.dashboard.widgets.timeline import GLYPHS
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST, DEMO_JOURNAL_LABEL, KILLED, SIGN_IN_401
 
 SIZE = (120, 40)
@@ -700,6 +701,29 @@ async def test_the_timeline_tells_done_deferred_and_interrupted_apart_by_glyph(d
         assert glyph["deferred"] in rows["alpha/basic"]  # hit the usage limit tonight
         assert glyph["interrupted"] in rows["gamma/basic"]  # its runner confirmed dead
         assert glyph["done"] in rows["portfolio/audit"]  # settled tonight
+
+
+@synchronously
+async def test_the_timeline_on_screen_follows_a_command_that_changes_tonights_segments(demo_url: str) -> None:
+    """The chart is drawn again when a reading changes what it shows (and only then): a runner confirmed dead
+    turns its segment interrupted on screen, not only in a fresh render."""
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+
+        def gamma_on_the_chart() -> str:
+            return next(line for line in _screen_text(app).splitlines()
+                        if line.strip().startswith("gamma/basic") and ("─" in line or "█" in line))
+
+        interrupted = GLYPHS["interrupted"]
+        assert interrupted not in gamma_on_the_chart()
+        _record_sign_in(app, 2)  # a command that leaves the chart as it is
+        await pilot.pause()
+        app.schedule.reconcile(occurrence_id=KILLED, confirmation={
+            "runner": "r-43", "confirmedBy": "supervisor", "evidence": "its process is gone"})
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        assert interrupted in gamma_on_the_chart()
 
 
 def _legend_glyph(legend: str, kind: str) -> str:

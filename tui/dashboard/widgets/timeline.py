@@ -154,14 +154,23 @@ class Timeline(Widget):
         self._night: tuple[Date, list[Row], DateTime, DateTime] | None = None  # the reading's night, laid out
 
     def show(self, reading: Reading) -> None:
-        """Lay the reading's night out once (every paint draws it again, and it depends on the reading only)."""
+        """Lay the reading's night out once (every paint draws it again, and it depends on the reading only);
+        a reading that leaves the chart as it is drawn (a command elsewhere, the same minute) draws nothing."""
         height = self.get_content_height(self.size, self.size, self.size.width)
+        drawn = self._drawn()
         self.reading = reading
         self._night = None
         if reading.commission is not None:
             night, rows = night_rows(reading)
             self._night = (night, rows, *span_of(rows, night, reading.zone or "UTC", reading.now))
-        self.refresh(layout=self.get_content_height(self.size, self.size, self.size.width) != height)
+        if self._drawn() != drawn:
+            self.refresh(layout=self.get_content_height(self.size, self.size, self.size.width) != height)
+
+    def _drawn(self) -> tuple[Any, ...] | None:
+        """Everything `render` draws from, besides the widget's size and styles."""
+        if self.reading is None:
+            return None
+        return self._night, self.reading.now, self.reading.zone, self.reading.commission is not None
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.reading is None or self.reading.commission is None:
