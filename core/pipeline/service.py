@@ -196,11 +196,16 @@ def _named(doc: dict[str, Any]) -> dict[str, Any]:
 class PipelineLanes:
     """Promotion and maturation over one journal's `pipeline/lanes` aggregate."""
 
-    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = COMMAND_ROUNDS) -> None:
+    def __init__(self, journal: Journal, clock: Clock, *, max_rounds: int = COMMAND_ROUNDS,
+                 schedule: LifecycleSchedule | None = None) -> None:
+        """`schedule`: the schedule of the same journal this process already holds (a runner's, which started or
+        read its segment), through which a claim reads the schedule: a state that reader has read or written is
+        not checked again, every other is checked as every read checks it. Without it the lanes read through a
+        reader of their own."""
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds
-        self._schedule = LifecycleSchedule(journal, clock)  # the schedule's view, for a run's admission
+        self._schedule = schedule if schedule is not None else LifecycleSchedule(journal, clock)  # for admission
         self._codec = PipelineCodec()  # the last state read or written, and its members' checked texts
 
     def _now(self) -> DateTime:

@@ -127,11 +127,13 @@ class Replay:
         self.connection = connect_bare(copy)
         self.clock = clock
         self.seconds: list[float] = []  # of each transaction replayed, in order
+        self.cpu_seconds: list[float] = []  # the CPU time of each: the floor with the wait on the disk taken out
 
     def catch_up(self, transactions: list[Transaction]) -> None:
         """Replay every transaction of `transactions` (the capture's list so far) not yet replayed."""
         connection, clock = self.connection, self.clock
         for transaction in transactions[len(self.seconds):]:
+            cpu = time.process_time()
             started = clock()
             connection.execute("BEGIN IMMEDIATE")
             for text, values in transaction.statements:
@@ -141,6 +143,7 @@ class Replay:
                     connection.execute(text, values).fetchall()
             connection.execute("COMMIT")
             self.seconds.append(clock() - started)
+            self.cpu_seconds.append(time.process_time() - cpu)
 
     def close(self) -> None:
         self.connection.close()
@@ -161,19 +164,26 @@ class Floor:
     """The replay's seconds per transaction, by the aggregate whose command it committed."""
 
     seconds: dict[str, list[float]] = field(default_factory=dict)
+    cpu_seconds: dict[str, list[float]] = field(default_factory=dict)
     transactions: int = 0
 
     @classmethod
-    def of(cls, transactions: list[Transaction], seconds: list[float]) -> Floor:
+    def of(cls, transactions: list[Transaction], seconds: list[float], cpu_seconds: list[float] | None = None) -> Floor:
         floor = cls(transactions=len(transactions))
-        for transaction, spent in zip(transactions, seconds, strict=True):
+        cpu = cpu_seconds if cpu_seconds is not None else [0.0] * len(seconds)
+        for transaction, spent, used in zip(transactions, seconds, cpu, strict=True):
             if len(transaction.receipts) == 1:  # one command: the unit a command's own figure counts
                 floor.seconds.setdefault(transaction.receipts[0], []).append(spent)
+                floor.cpu_seconds.setdefault(transaction.receipts[0], []).append(used)
         return floor
 
     def mean_ms(self, aggregate: str) -> float | None:
         spent = self.seconds.get(aggregate)
         return 1000 * statistics.fmean(spent) if spent else None
+
+    def cpu_mean_ms(self, aggregate: str) -> float | None:
+        used = self.cpu_seconds.get(aggregate)
+        return 1000 * statistics.fmean(used) if used else None
 
     def count(self, aggregate: str) -> int:
         return len(self.seconds.get(aggregate, []))

@@ -37,8 +37,11 @@ Before the table, three lines say the headline ratios: `command / raw commit: N.
 wrote, mean, against the raw commit of the same run), `pipeline command / raw commit: N.NNx` (a staged lanes'
 command that wrote, mean, against the same raw commit), and `health (chain checked) on the year's journal / on
 a young journal: N.NN` (the median of a `health` as the command runs it, after each side-by-side night on each
-journal, every chain checked from the checkpoint the previous morning's left). The last lines are a Markdown
-table.
+journal, every chain checked from the checkpoint the previous morning's left). After them, the floor's lines
+(`floor.py`): `command floor (the journal's statements, bare sqlite3) / raw commit: N.NNx` and `command / its
+floor: N.NNx` (the last 30 days' written schedule commands, each one's statements replayed bare on a copy of
+the journal right after it), the journal's own calls against that floor, the same for pipeline commands, and
+both in CPU time alone. The last lines are a Markdown table.
 """
 
 from __future__ import annotations
@@ -126,11 +129,17 @@ GONE = ("NOT_RUNNING", "NOT_OWNER", "SETTLED", "STALE")
 # -- the journal, counted ------------------------------------------------------------------------------------------
 
 
+def _now() -> tuple[float, float]:
+    """The wall clock and this process's CPU time: a command's wait on the disk shows in the first alone."""
+    return time.perf_counter(), time.process_time()
+
+
 class CountingJournal:
     """The journal as the engine sees it, counting the commands that committed (a replay writes nothing), and
     the time spent inside the journal's own calls (`seconds`: its statements, checks, encoding and commits, less
     the engine's decision that `execute` runs inside its transaction), so that a command's time splits into the
-    journal's and the engine's own."""
+    journal's and the engine's own. `cpu_seconds` is the same calls' CPU time: what is left of them once
+    waiting on the disk is taken out, which moves far less with this machine's load than the wall clock."""
 
     TIMED = frozenset({"load_text", "load", "head", "receipt", "events_of", "history", "history_desc"})
 
@@ -138,24 +147,31 @@ class CountingJournal:
         self._journal = journal
         self.commits = 0
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
+
+    def _spent(self, started: tuple[float, float], less: tuple[float, float] = (0.0, 0.0)) -> None:
+        wall, cpu = _now()
+        self.seconds += wall - started[0] - less[0]
+        self.cpu_seconds += cpu - started[1] - less[1]
 
     def execute(self, aggregate: str, command_id: str, payload: Any, expected_version: int,
                 decide: Callable[[Any, int], Any], **kwargs: Any) -> Any:
-        deciding = 0.0
+        deciding = [0.0, 0.0]
 
         def timed_decide(state: Any, version: int) -> Any:
-            nonlocal deciding
-            started = time.perf_counter()
+            started = _now()
             try:
                 return decide(state, version)
             finally:
-                deciding += time.perf_counter() - started
+                wall, cpu = _now()
+                deciding[0] += wall - started[0]
+                deciding[1] += cpu - started[1]
 
-        started = time.perf_counter()
+        started = _now()
         try:
             outcome = self._journal.execute(aggregate, command_id, payload, expected_version, timed_decide, **kwargs)
         finally:
-            self.seconds += time.perf_counter() - started - deciding
+            self._spent(started, (deciding[0], deciding[1]))
         if not outcome.replayed:
             self.commits += 1
         return outcome
@@ -163,14 +179,14 @@ class CountingJournal:
     @contextmanager
     def writing(self) -> Iterator[None]:
         """The write lock, its taking (BEGIN) and its release (COMMIT) timed as the journal's."""
-        started = time.perf_counter()
+        started = _now()
         with self._journal.writing():
-            self.seconds += time.perf_counter() - started
+            self._spent(started)
             try:
                 yield
             finally:
-                started = time.perf_counter()
-        self.seconds += time.perf_counter() - started
+                started = _now()
+        self._spent(started)
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._journal, name)
@@ -178,11 +194,11 @@ class CountingJournal:
             return attribute
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
+            started = _now()
             try:
                 return attribute(*args, **kwargs)
             finally:
-                self.seconds += time.perf_counter() - started
+                self._spent(started)
 
         return timed
 
@@ -332,6 +348,7 @@ class Figures:
     seconds: float = 0.0
     command_seconds: float = 0.0  # time inside engine calls that committed a command
     command_journal_seconds: float = 0.0  # of which inside the journal's own calls (`CountingJournal.seconds`)
+    command_journal_cpu_seconds: float = 0.0  # the CPU time of those calls (`CountingJournal.cpu_seconds`)
     committed_calls: int = 0
     periods: list[Period] = field(default_factory=list)  # consecutive 30-day blocks (the last may be shorter)
     daily: list[Period] = field(default_factory=list)
@@ -386,7 +403,7 @@ class Year:
 
     def timed(self, call: Callable[[], Any]) -> Any:
         """Run one engine call, adding its time to the command cost when it committed a command."""
-        before, journal_before = self.journal.commits, self.journal.seconds
+        before, journal_before, cpu_before = self.journal.commits, self.journal.seconds, self.journal.cpu_seconds
         started = time.perf_counter()
         try:
             return call()
@@ -394,6 +411,7 @@ class Year:
             if self.journal.commits != before:
                 self.figures.command_seconds += time.perf_counter() - started
                 self.figures.command_journal_seconds += self.journal.seconds - journal_before
+                self.figures.command_journal_cpu_seconds += self.journal.cpu_seconds - cpu_before
                 self.figures.committed_calls += 1
             self.replay_captured()
 
@@ -641,7 +659,7 @@ class Year:
         self.replaying.close()
         for suffix in ("", "-wal", "-shm"):
             Path(f"{self.floor_copy}{suffix}").unlink(missing_ok=True)
-        return command_floor.Floor.of(self.capture.transactions, self.replaying.seconds)
+        return command_floor.Floor.of(self.capture.transactions, self.replaying.seconds, self.replaying.cpu_seconds)
 
     def timed_day(self, offset: int) -> Period:
         """The day `offset` days after the first: its commands and seconds (without the state's sampling)."""
@@ -930,7 +948,7 @@ def print_the_three_lines(cost: float, year: Year, raw_ms: float, side: SideBySi
 
 
 def print_the_floor(floor: command_floor.Floor | None, command_ms: float, journal_ms: float, raw_ms: float,
-                    year: Year) -> None:
+                    year: Year, journal_cpu_ms: float = 0.0) -> None:
     """The floor's lines: the journal's own statements for the last FLOOR_DAYS' commands, each replayed bare
     right after its command (`floor.py`), against the raw commit, and each command against it."""
     from factory_schedule.core.pipeline import PIPELINE_AGGREGATE
@@ -953,6 +971,10 @@ def print_the_floor(floor: command_floor.Floor | None, command_ms: float, journa
           f"{floor.count(SCHEDULE_AGGREGATE)} schedule commands {schedule_ms:.3f} ms each"
           + (f", {floor.count(PIPELINE_AGGREGATE)} pipeline commands {pipeline_ms:.3f} ms each"
              if pipeline_ms is not None else ""))
+    floor_cpu_ms = floor.cpu_mean_ms(SCHEDULE_AGGREGATE)
+    if floor_cpu_ms:
+        print(f"  CPU time alone (the wait on the disk taken out), a schedule command: the journal's own calls "
+              f"{journal_cpu_ms:.3f} ms, its floor {floor_cpu_ms:.3f} ms ({journal_cpu_ms / floor_cpu_ms:.2f}x)")
     print()
 
 
@@ -997,7 +1019,8 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     if year.staged is not None:
         year.staged.print_report()
     print_the_three_lines(cost, year, raw_ms, side)
-    print_the_floor(floor, command_ms, journal_ms, raw_ms, year)
+    journal_cpu_ms = 1000 * figures.command_journal_cpu_seconds / max(1, figures.committed_calls)
+    print_the_floor(floor, command_ms, journal_ms, raw_ms, year, journal_cpu_ms)
     print(f"journal size: {kib(size)}")
     print(f"faults injected: {dict(sorted(figures.faults.items()))}")
     print(f"outcomes: {dict(sorted(figures.outcomes.items()))}")

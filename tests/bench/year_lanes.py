@@ -75,7 +75,9 @@ class StagedLanes:
     def __init__(self, year: Any, journal: Any, sign_in: str) -> None:
         self.year = year
         self.sign_in = sign_in
-        self.lanes = PipelineLanes(journal, year.clock)  # the uncounted journal: the year counts its own
+        # The uncounted journal (the year counts its own), and the year's schedule as the runner's reader: a run's
+        # claim reads the schedule through the reader that started its segment, as `factory-schedule run` does.
+        self.lanes = PipelineLanes(journal, year.clock, schedule=year.schedule)
         self.rng = random.Random(f"{year.seed}/staged-lanes")
         self.figures = LaneFigures()
         self.day = 0

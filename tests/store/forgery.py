@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from factory_schedule.store import parted
 from factory_schedule.store.records import chain_hash, receipt_text, sha256_text
+from factory_schedule.store.state_parts import manifest_text
 
 
 def reseal_head(db: sqlite3.Connection, aggregate: str) -> None:
@@ -48,3 +50,42 @@ def put_whole_state(db: sqlite3.Connection, aggregate: str, text: str) -> None:
     parts deleted; the head is not resealed (`reseal_head` does that)."""
     db.execute("DELETE FROM state_parts WHERE aggregate = ?", (aggregate,))
     db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?", (text, aggregate))
+
+
+def put_parted_state(db: sqlite3.Connection, aggregate: str, text: str) -> None:
+    """Store `text` (a JSON object's text, keys sorted, no whitespace: as `json.dumps(..., sort_keys=True,
+    separators=(",", ":"))` writes it) as the aggregate's state in parts, cut as the engines' writers cut a
+    state: each member a part named by its key, and each item of a member that is a list of lanes (objects
+    with a string "lane") a part of its own, `<key>/<lane>` (a second item of one lane `<key>/<lane>#2`); the
+    glue between parts goes with the part after it. The head's manifest names them; the head is not resealed
+    (`reseal_head` does that). A reader of the parts reads exactly `text`."""
+    document = json.loads(text)
+    pieces: list[tuple[str | None, str]] = []
+    for index, (key, value) in enumerate(document.items()):
+        pieces.append((None, ("{" if index == 0 else ",") + _encoded(key) + ":"))
+        lanes = isinstance(value, list) and value and all(
+            isinstance(item, dict) and isinstance(item.get("lane"), str) for item in value)
+        if not lanes:
+            pieces.append((key, _encoded(value)))
+            continue
+        pieces.append((None, "["))
+        named: dict[str, int] = {}
+        for position, item in enumerate(value):
+            if position:
+                pieces.append((None, ","))
+            name = f"{key}/{item['lane']}"
+            named[name] = named.get(name, 0) + 1
+            pieces.append((name if named[name] == 1 else f"{name}#{named[name]}", _encoded(item)))
+        pieces.append((None, "]"))
+    pieces.append((None, "}"))
+    parts = parted(pieces).parts
+    assert "".join(part for _name, part in parts) == text, "the text is not in the form the parts are cut from"
+    db.execute("DELETE FROM state_parts WHERE aggregate = ?", (aggregate,))
+    db.executemany("INSERT INTO state_parts (aggregate, name, text) VALUES (?, ?, ?)",
+                   [(aggregate, name, part) for name, part in parts])
+    db.execute("UPDATE aggregates SET state = ? WHERE aggregate = ?",
+               (manifest_text((name, sha256_text(part)) for name, part in parts), aggregate))
+
+
+def _encoded(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))

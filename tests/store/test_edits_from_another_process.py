@@ -110,18 +110,20 @@ STATE_EDITS: dict[str, Edit] = {
 }
 
 
-def _long_lived_journal(url: str) -> tuple[Journal, dict[str, Any]]:
-    """A journal that wrote three commands on each of two aggregates with the same part names (and read
-    its heads back), and the rows as they stood along the way."""
+def _long_lived_journal(url: str, last: str = "read") -> tuple[Journal, dict[str, Any]]:
+    """A journal that wrote three commands on each of two aggregates with the same part names, its last act
+    on `AGGREGATE` a read of its head (`last` "read") or the command that wrote it ("write"), and the rows as
+    they stood along the way."""
     journal = open_journal(url)
     journal.execute(AGGREGATE, "c1", {}, 0, _count_on("a"))
     journal.execute(AGGREGATE, "c2", {}, 1, _count_on("b"))
     manifest_at_2, parts_at_2 = _rows(url, AGGREGATE)
-    journal.execute(AGGREGATE, "c3", {}, 2, _count_on("a"))
     for version, lane in enumerate(["a", "a", "a"]):
         journal.execute(OTHER, f"o{version + 1}", {}, version, _count_on(lane))
-    journal.load_text(AGGREGATE)
     journal.load_text(OTHER)
+    journal.execute(AGGREGATE, "c3", {}, 2, _count_on("a"))
+    if last == "read":
+        journal.load_text(AGGREGATE)
     manifest, parts = _rows(url, AGGREGATE)
     other_manifest, other_parts = _rows(url, OTHER)
     assert manifest_at_2 != manifest and other_manifest != manifest
@@ -129,10 +131,11 @@ def _long_lived_journal(url: str) -> tuple[Journal, dict[str, Any]]:
                      "other manifest": other_manifest, "other parts": other_parts}
 
 
+@pytest.mark.parametrize("last", ["read", "write"])
 @pytest.mark.parametrize("edit", sorted(STATE_EDITS))
 def test_a_state_or_event_row_edited_by_another_process_is_refused_by_the_long_lived_journals_next_read_and_command(
-        journal_url: str, edit: str) -> None:
-    journal, seen = _long_lived_journal(journal_url)
+        journal_url: str, edit: str, last: str) -> None:
+    journal, seen = _long_lived_journal(journal_url, last)
     _edit_from_another_process(journal_url, STATE_EDITS[edit](journal_url, seen))
     with pytest.raises(JournalCorruptError) as fresh_refusal:
         open_journal(journal_url).load_text(AGGREGATE)

@@ -172,8 +172,8 @@ def work_segment(schedule: LifecycleSchedule, binding: LaneBinding, segment: Seg
         worker.settle(held)
         code = EXIT_OK
     elif run is not None:
-        recorded = stage_run.work_one_stage(PipelineLanes(schedule.journal, schedule.clock), worker, binding, run,
-                                            emit)
+        lanes = PipelineLanes(schedule.journal, schedule.clock, schedule=schedule)  # its claim reads what this read
+        recorded = stage_run.work_one_stage(lanes, worker, binding, run, emit)
         code = EXIT_OK if recorded else EXIT_UNRECORDED
     else:
         code = EXIT_OK if worker.run() else EXIT_UNRECORDED

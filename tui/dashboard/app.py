@@ -248,6 +248,8 @@ class ScheduleApp(App[None]):
                 await self.query_one(f"#{view}", TabPane).mount(widget)
             except (MountError, NoMatches):  # the owner quit before the views behind the tabs were up
                 return
+            if not self.is_running:  # the owner quit while it mounted: its table may be gone already
+                return
             self._views_up.append(widget)
             if self.reading is not None and not isinstance(self.screen, ModalScreen):
                 with self.batch_update():

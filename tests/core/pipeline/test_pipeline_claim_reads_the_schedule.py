@@ -14,7 +14,8 @@ import pytest
 
 from factory_schedule.core import ScheduleError
 from factory_schedule.core.limits import SCHEDULE_AGGREGATE
-from factory_schedule.core.pipeline import PipelineError, PipelineLanes
+from factory_schedule.core.pipeline import PipelineError, PipelineLanes, PipelineResult
+from factory_schedule.core.schedule_document import ScheduleState
 from factory_schedule.store import open_journal
 from tests.core.pipeline.test_pipeline_scheduled_runs import admitted_promotion, make_world
 from tests.store.forgery import put_whole_state, reseal_head, stored_state
@@ -84,19 +85,43 @@ def _forge_schedule(path: Path, edit: Edit, reseal: bool) -> None:
                                   _lanes_out_of_order, _account_unknown, _another_daily_lane_keeps_a_week,
                                   _another_lane_joined_at_no_instant, _another_lane_holds_this_occurrence])
 @pytest.mark.parametrize("reseal", [True, False], ids=["resealed-by-a-forger", "hand-edited"])
-@pytest.mark.parametrize("process", ["fresh", "warm"])
+@pytest.mark.parametrize("process", ["fresh", "warm", "the runner's reader"])
 def test_a_claim_on_a_schedule_that_breaks_any_of_its_rules_is_corrupt_and_writes_nothing(
         tmp_path: Path, edit: Edit, reseal: bool, process: str) -> None:
     world = make_world(tmp_path)
-    occurrence = admitted_promotion(world)
+    occurrence = admitted_promotion(world)  # by world.schedule, which then holds the state it wrote as checked
     if process == "warm":  # a process that read this schedule for a claim before the edit
         with pytest.raises(PipelineError, match="for another runner token"):
             world.lanes.claim(lane="promotion", runner="someone-else", occurrence=occurrence)
     _forge_schedule(tmp_path / "journal.db", edit, reseal)
-    lanes = world.lanes if process == "warm" else PipelineLanes(open_journal(f"sqlite:///{tmp_path / 'journal.db'}"),
-                                                                world.clock)
+    lanes = {"warm": world.lanes,
+             "the runner's reader": PipelineLanes(world.lanes.journal, world.clock, schedule=world.schedule),
+             "fresh": PipelineLanes(open_journal(f"sqlite:///{tmp_path / 'journal.db'}"), world.clock)}[process]
     before = world.pipeline_head()
     with pytest.raises(ScheduleError) as refused:
         lanes.claim(lane="promotion", runner="r-promo", occurrence=occurrence)
     assert refused.value.code == "CORRUPT" and "\n" not in refused.value.message
     assert world.pipeline_head() == before
+
+
+def test_a_claim_through_the_runners_reader_checks_nothing_that_reader_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner process that started (or read) the segment hands its schedule reader to the lanes: the claim's
+    read of the state that reader holds checks nothing again; a reader of its own checks the state."""
+    world = make_world(tmp_path)
+    occurrence = admitted_promotion(world)
+    checked: list[object] = []
+    validate = ScheduleState.model_validate
+
+    def counted(document: Any, *args: Any, **kwargs: Any) -> Any:
+        checked.append(document)
+        return validate(document, *args, **kwargs)
+
+    monkeypatch.setattr(ScheduleState, "model_validate", counted)
+    shared = PipelineLanes(world.lanes.journal, world.clock, schedule=world.schedule)
+    assert isinstance(shared.claim(lane="promotion", runner="r-promo", occurrence=occurrence), PipelineResult)
+    assert checked == []
+    own = PipelineLanes(world.lanes.journal, world.clock)
+    with pytest.raises(PipelineError, match="for another runner token"):
+        own.claim(lane="promotion", runner="someone-else", occurrence=occurrence)
+    assert checked

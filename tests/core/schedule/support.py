@@ -22,7 +22,7 @@ from pendulum import DateTime
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock, ScheduleError
 from factory_schedule.store import canonical_json, open_journal
-from tests.store.forgery import put_whole_state, reseal_head, stored_state
+from tests.store.forgery import put_parted_state, put_whole_state, reseal_head, stored_state
 
 ZONE = "Europe/London"
 PARKED = "parked/schedule"  # where put_row keeps the events a restored backup would not have
@@ -204,13 +204,14 @@ class Harness:
     def command_ids(self) -> list[str]:
         return [event.command_id for event in self.events()]
 
-    def tamper_state(self, change: Callable[[dict[str, Any]], None]) -> None:
+    def tamper_state(self, change: Callable[[dict[str, Any]], None], *, in_parts: bool = False) -> None:
         """Edit the stored state document in place, bypassing the journal, and reseal the head the way a
-        forger who knows the chain's rules could: the edit reaches the engine's own checks of the state."""
+        forger who knows the chain's rules could: the edit reaches the engine's own checks of the state.
+        Stored whole, or `in_parts` as the engine's writer cuts a state (a reader then gets its parts)."""
         with sqlite3.connect(self.path) as db:
             document = json.loads(stored_state(db, SCHEDULE_AGGREGATE))
             change(document)
-            put_whole_state(db, SCHEDULE_AGGREGATE, dumped(document))
+            (put_parted_state if in_parts else put_whole_state)(db, SCHEDULE_AGGREGATE, dumped(document))
             reseal_head(db, SCHEDULE_AGGREGATE)
 
     def stored_row(self) -> tuple[int, str]:
@@ -220,8 +221,9 @@ class Harness:
                                     (SCHEDULE_AGGREGATE,)).fetchone()
             return int(version), stored_state(db, SCHEDULE_AGGREGATE)
 
-    def put_row(self, text: str, version: int | None = None) -> None:
-        """Write the stored state row as a forged edit or a restore from a backup would: text and version as given.
+    def put_row(self, text: str, version: int | None = None, *, in_parts: bool = False) -> None:
+        """Write the stored state row as a forged edit or a restore from a backup would: text and version as given
+        (stored whole, or `in_parts` as `tamper_state` stores them).
 
         The head's seal is recomputed (`reseal_head`) so that the engine's own checks see the row, and the events
         and receipts beyond the version are parked under another aggregate (a backup would not have them), to come
@@ -235,7 +237,7 @@ class Harness:
                     db.execute(f"UPDATE {table} SET aggregate = ? WHERE aggregate = ? AND {column} <= ?",
                                (SCHEDULE_AGGREGATE, PARKED, version))
                 db.execute("UPDATE aggregates SET version = ? WHERE aggregate = ?", (version, SCHEDULE_AGGREGATE))
-            put_whole_state(db, SCHEDULE_AGGREGATE, text)
+            (put_parted_state if in_parts else put_whole_state)(db, SCHEDULE_AGGREGATE, text)
             head = db.execute("SELECT 1 FROM events e JOIN aggregates a ON e.aggregate = a.aggregate "
                               "AND e.version = a.version WHERE a.aggregate = ?", (SCHEDULE_AGGREGATE,)).fetchone()
             if head is not None:

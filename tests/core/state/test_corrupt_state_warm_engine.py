@@ -52,29 +52,36 @@ LANE_DEFECTS: dict[str, Callable[[dict], None]] = {
 }
 
 
-def _damaged_after_a_read(template: Path, tmp_path: Path, change: Callable[[dict], None]) -> Harness:
+@pytest.fixture(params=["stored-whole", "stored-in-parts"])
+def in_parts(request: pytest.FixtureRequest) -> bool:
+    """Whether the forged state is stored in parts, as the engine's writer cuts a state (its reader then gets
+    the parts, and may keep those it checked), or whole."""
+    return bool(request.param == "stored-in-parts")
+
+
+def _damaged_after_a_read(template: Path, tmp_path: Path, change: Callable[[dict], None], in_parts: bool) -> Harness:
     """The template's good state read by an engine (which keeps the lanes it checked), then damaged."""
     path = tmp_path / "journal.db"
     copy_journal(template, path)
     h = open_harness(path, corrupt_state.NOW)
     assert h.schedule.read() is not None
-    h.tamper_state(change)
+    h.tamper_state(change, in_parts=in_parts)
     return h
 
 
 @pytest.mark.parametrize("defect", sorted(LANE_DEFECTS))
 def test_lanes_moved_doubled_renamed_or_unbalanced_are_corrupt_for_an_engine_holding_their_checks(
-        template, tmp_path, defect):
-    h = _damaged_after_a_read(template, tmp_path, LANE_DEFECTS[defect])
+        template, tmp_path, defect, in_parts):
+    h = _damaged_after_a_read(template, tmp_path, LANE_DEFECTS[defect], in_parts)
 
     assert_refused_as_a_fresh_engine_refuses(h, h.schedule)
     corrupt_state.assert_corrupt_everywhere(h)
 
 
-def test_a_ledger_without_the_week_a_kept_lanes_call_in_flight_debits_is_corrupt(tmp_path):
+def test_a_ledger_without_the_week_a_kept_lanes_call_in_flight_debits_is_corrupt(tmp_path, in_parts):
     h, bravo = busy_night(tmp_path)
     assert h.schedule.read() is not None
-    h.tamper_state(lambda document: document.update(ledger=[]))
+    h.tamper_state(lambda document: document.update(ledger=[]), in_parts=in_parts)
 
     message = assert_refused_as_a_fresh_engine_refuses(h, h.schedule)
     assert "ledger" in message
@@ -84,8 +91,8 @@ def test_a_ledger_without_the_week_a_kept_lanes_call_in_flight_debits_is_corrupt
 
 @pytest.mark.parametrize("defect", sorted(DEFECTS))
 def test_every_stored_defect_is_corrupt_everywhere_with_a_fresh_engines_message_for_an_engine_holding_checks(
-        template, tmp_path, defect):
-    h = _damaged_after_a_read(template, tmp_path, DEFECTS[defect])
+        template, tmp_path, defect, in_parts):
+    h = _damaged_after_a_read(template, tmp_path, DEFECTS[defect], in_parts)
 
     assert_refused_as_a_fresh_engine_refuses(h, h.schedule)
     corrupt_state.assert_corrupt_everywhere(h)
@@ -95,10 +102,11 @@ def test_every_stored_defect_is_corrupt_everywhere_with_a_fresh_engines_message_
 
 
 @pytest.mark.parametrize("rewritten", [True, 1.0], ids=["true-for-1", "float-for-1"])
-def test_a_stored_commission_whose_integer_is_rewritten_as_an_equal_non_integer_is_corrupt(tmp_path, rewritten):
+def test_a_stored_commission_whose_integer_is_rewritten_as_an_equal_non_integer_is_corrupt(tmp_path, rewritten,
+                                                                                          in_parts):
     h, _bravo = busy_night(tmp_path)
     assert h.schedule.read() is not None
-    h.tamper_state(lambda document: document["commission"].update(revision=rewritten))
+    h.tamper_state(lambda document: document["commission"].update(revision=rewritten), in_parts=in_parts)
 
     refused(h, "CORRUPT", h.schedule.read)
     refused(h, "CORRUPT", lambda: h.again().read())
@@ -114,13 +122,14 @@ def _reconciled_segment_never_started(document: dict) -> None:
 
 
 @pytest.mark.parametrize("engine", ["fresh", "holding-the-good-state"])
-def test_a_reconciliation_naming_a_segment_that_never_started_is_corrupt_everywhere(template, tmp_path, engine):
+def test_a_reconciliation_naming_a_segment_that_never_started_is_corrupt_everywhere(template, tmp_path, engine,
+                                                                                     in_parts):
     path = tmp_path / "journal.db"
     copy_journal(template, path)
     h = open_harness(path, corrupt_state.NOW)
     if engine != "fresh":
         assert h.schedule.read() is not None
-    h.tamper_state(_reconciled_segment_never_started)
+    h.tamper_state(_reconciled_segment_never_started, in_parts=in_parts)
 
     corrupt_state.assert_corrupt_everywhere(h)
 

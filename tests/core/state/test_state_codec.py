@@ -314,12 +314,13 @@ def test_any_damage_reads_for_an_engine_holding_checked_lanes_as_a_fresh_engine_
     holding = h.again()
     assert holding.read() is not None  # it has checked every lane of the good text
     text, damaged_version = data.draw(damage(document, version))
+    in_parts = data.draw(st.booleans(), label="stored in parts")  # as the engine's writer cuts a state, or whole
 
-    h.put_row(text, damaged_version)
+    h.put_row(text, damaged_version, in_parts=in_parts)
     try:
         fresh, held = verdict(h.again()), verdict(holding)
     finally:
-        h.put_row(good, version)
+        h.put_row(good, version, in_parts=True)
     assert held == fresh
     if fresh[0] == "read":
         assert held[1].lanes == parse_state(json.loads(text), damaged_version).state.lanes
