@@ -1,15 +1,16 @@
 """The stored schedule's text, read and written so that a command checks only what it changed.
 
-A decision's new state shares every lane it did not touch with the state it read, as the
-same frozen objects: those lanes keep the checks and the canonical text they already had,
-and only the changed lanes are dumped, parsed back from the dump and checked, as a reader
-would. A new text read from the journal is checked the same way: every member besides the
-lanes and every rule across lanes, and each lane unless its bytes are exactly those of a
-lane already checked under the same commission at the same or an earlier version; a text
-that fails anything is parsed and checked whole (`schedule_checks.parse_state`), for its error.
-The rules across lanes and the rest of the document are cheap and run every time. The
-text stored is joined from the parts' canonical texts, and equals what encoding the
-whole state would give (the tests hold both), so a full read of it sees the same state.
+A decision's new state shares every lane and member it did not touch with the state it read,
+as the same frozen objects: those keep the checks and the canonical text they already had,
+and only what changed is dumped, parsed back from the dump and checked, as a reader would.
+A new text read from the journal is checked the same way: every member besides the lanes
+and every rule across lanes, and each lane unless its bytes are exactly those of a lane
+already checked under the same commission at the same or an earlier version; a text that
+fails anything is parsed and checked whole (`schedule_checks.parse_state`), for its error.
+The rules across lanes run on every state, those across members on every state with a
+member the last one written did not hold. The text stored is joined from the parts'
+canonical texts, and equals what encoding the whole state would give (the tests hold
+both), so a full read of it sees the same state.
 
 A command that parsed, checked and encoded the whole document (about 90 KB with nine
 Products) two or three times would cost more as the state grows.
@@ -206,10 +207,9 @@ class StateCodec:
         A member besides the lanes that is the very object the last state written held (checked then, and
         frozen) is neither dumped nor validated again: it goes into the head's validation as the model it
         already is, which the model's own rules across members then see (so does each item of a changed list
-        member that is such an object); when every member is such an object,
-        the head is that state's, whose rules across members held for exactly these objects. Every other member
-        is dumped and validated from its dump. The state becomes the last one known only through `remember`,
-        once it is committed.
+        member that is such an object); when every member is such an object, the head is that state's, whose
+        rules across members held for exactly these objects. Every other member is dumped and validated from
+        its dump. The state becomes the last one known only through `remember`, once it is committed.
         """
         document: dict[str, object] = {"lanes": []}
         members: dict[str, CanonicalText] = {}
