@@ -287,9 +287,9 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     texts = _PartTexts(before.part_texts)
     checked = before.occurrences()
     held = before.model
-    if (before.scalars is not None and lane.watermark is held.watermark
-            and (lane.lane, lane.since, lane.last_week) == (held.lane, held.since, held.last_week)):
-        # The very values the last check dumped (strings, and the frozen watermark): the same dump and texts.
+    if before.scalars is not None and all(_same_value(getattr(lane, name), getattr(held, name))
+                                          for name in _LANE_OWN_MEMBERS):
+        # The very values the last check dumped (equal strings, the same frozen objects): the same dump and texts.
         document, members = dict(before.scalars[0]), dict(before.scalars[1])
     else:
         document = lane.model_dump(by_alias=True, mode="json", exclude_defaults=True, exclude={"open", "recent"})
@@ -308,6 +308,15 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     after = _CheckedLane(model, facts, digest, version, _joined(members), scalars=scalars)
     after.part_texts = texts.of_validated(model, lane)
     return after
+
+
+# A lane's members besides its occurrences (its ID, `since`, the watermark, the last week, and any other).
+_LANE_OWN_MEMBERS = tuple(name for name in LaneState.model_fields if name not in ("open", "recent"))
+
+
+def _same_value(value: object, held: object) -> bool:
+    """Whether a member's value dumps as the one held does: the very object, or an equal string."""
+    return value is held or (type(value) is str and type(held) is str and value == held)
 
 
 _OCCURRENCE_LISTS = {"segments": "segments", "calls": "calls", "deferrals": "deferrals",

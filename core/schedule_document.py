@@ -78,7 +78,7 @@ def instant_text(instant: _dt.datetime) -> str:
     instant in UTC (every one the engine holds) is read as it is; any other goes through pendulum, whose
     reading of a wall time a zone skips differs from the standard library's."""
     utc = instant
-    if instant.utcoffset() != _ZERO:
+    if instant.tzinfo is not pendulum.UTC and instant.utcoffset() != _ZERO:  # the engine's clock reads in UTC
         utc = pendulum.instance(instant).in_timezone("UTC")
     return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}"
             f".{utc.microsecond // 1000:03d}Z")

@@ -95,7 +95,8 @@ def _local(instant: object, tz: _dt.tzinfo) -> _dt.datetime:
     """The instant's wall reading in a zone, by the standard library's conversion on a plain copy of it:
     the same fields pendulum's conversion gives, without building pendulum objects on the way (and not
     `datetime.astimezone` on a pendulum DateTime itself, whose own arithmetic it would call)."""
-    if not isinstance(instant, _dt.datetime) or instant.tzinfo is None or instant.utcoffset() is None:
+    if not isinstance(instant, _dt.datetime) or instant.tzinfo is None or (
+            instant.tzinfo is not _UTC and instant.utcoffset() is None):  # UTC, the engine's clock, has an offset
         raise invalid(f"an instant with a zone is needed, got {instant!r}")
     plain = _dt.datetime(instant.year, instant.month, instant.day, instant.hour, instant.minute, instant.second,
                          instant.microsecond, instant.tzinfo, fold=instant.fold)
