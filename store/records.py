@@ -167,6 +167,9 @@ def chain_hash(
 class CommandJournal(Protocol):
     """The journal as the engine uses it. `open_journal` returns one; tests may pass any implementation."""
 
+    url: str  # the database it writes: two journals on one URL are one journal
+    where: str  # the URL as a person may be shown it
+
     def head(self, aggregate: str) -> int: ...
 
     def load(self, aggregate: str) -> Snapshot: ...

@@ -201,7 +201,10 @@ class PipelineLanes:
         """`schedule`: the schedule of the same journal this process already holds (a runner's, which started or
         read its segment), through which a claim reads the schedule: a state that reader has read or written is
         not checked again, every other is checked as every read checks it. Without it the lanes read through a
-        reader of their own."""
+        reader of their own; a reader of another journal (another URL) is refused with ValueError."""
+        if schedule is not None and schedule.journal.url != journal.url:
+            raise ValueError(f"the schedule reader given is on another journal ({schedule.journal.where}, "
+                             f"not {journal.where})")
         self.journal = journal
         self.clock = clock
         self.max_rounds = max_rounds

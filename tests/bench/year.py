@@ -1012,7 +1012,7 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print(f"raw sqlite3 commit (WAL, synchronous=FULL, one row per transaction): {raw_ms:.2f} ms = {raw:.1f}/s")
     print(f"  target: a command at most {COST_TARGET}x a raw commit: {verdict(cost <= COST_TARGET)}")
     print(f"  of a command: the journal's own calls (its statements, checks and commits) {journal_ms:.2f} ms "
-          f"({journal_ms / raw_ms:.2f}x raw), the engine's Python (reading, planning twice, deciding, checking) "
+          f"({journal_ms / raw_ms:.2f}x raw), the engine's Python (reading, planning once, deciding, checking) "
           f"{engine_ms:.2f} ms ({engine_ms / raw_ms:.2f}x raw)")
     print(f"largest state: {figures.largest_state} bytes (target < {STATE_TARGET}): "
           f"{verdict(figures.largest_state < STATE_TARGET)}")

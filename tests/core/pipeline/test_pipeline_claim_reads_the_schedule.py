@@ -125,3 +125,14 @@ def test_a_claim_through_the_runners_reader_checks_nothing_that_reader_checked(
     with pytest.raises(PipelineError, match="for another runner token"):
         own.claim(lane="promotion", runner="someone-else", occurrence=occurrence)
     assert checked
+
+
+def test_the_lanes_refuse_a_schedule_reader_of_another_journal(tmp_path: Path) -> None:
+    """A claim reads the schedule through the reader it is given; one on another journal would let the lanes
+    admit claims against a schedule that is not theirs, so it is refused when the lanes are made."""
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "other").mkdir()
+    ours, other = make_world(tmp_path / "ours"), make_world(tmp_path / "other")
+    with pytest.raises(ValueError, match="another journal"):
+        PipelineLanes(ours.lanes.journal, ours.clock, schedule=other.schedule)
+    PipelineLanes(ours.lanes.journal, ours.clock, schedule=ours.schedule)  # its own journal's reader is taken
