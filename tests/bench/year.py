@@ -1,6 +1,6 @@
 """Benchmark: a simulated year of nine Products on the real engine, with faults, then the dashboard on the result.
 
-    .venv/bin/python tests/bench/year.py                 # a year on a temporary SQLite file (about a minute and a half here)
+    .venv/bin/python tests/bench/year.py                 # a year on a temporary SQLite file (~1.5 minutes here)
     .venv/bin/python tests/bench/year.py --days 60       # shorter
     .venv/bin/python tests/bench/year.py --url postgresql+psycopg://user@host/db   # an empty PostgreSQL database
     .venv/bin/python tests/bench/year.py --statements   # also each statement's mean time (and pages), every 30 days
