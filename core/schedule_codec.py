@@ -37,7 +37,7 @@ from .schedule_checks import (
     parse_state_and_facts,
     summed_debits,
 )
-from .schedule_document import LaneState, Occurrence, ScheduleModel, ScheduleState
+from .schedule_document import CHECKED_INSTANCES, LaneState, Occurrence, ScheduleModel, ScheduleState
 
 # The state's members besides its lanes: field name -> key in the stored document.
 _HEAD_MEMBERS = {
@@ -301,7 +301,8 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
         parts = [texts.occurrence(occurrence, checked, None) for occurrence in lane.recent]
         document["recent"] = [value for value, _text in parts]
         members["recent"] = join_array(text for _value, text in parts)
-    model = LaneState.model_validate(document)
+    # The occurrences passed as the models they are were checked with the lane and are frozen: their rules held.
+    model = LaneState.model_validate(document, context={CHECKED_INSTANCES: texts.instances})
     kept = frozenset(id(occurrence) for occurrence in (lane.open, *lane.recent)
                      if occurrence is not None and checked.get(id(occurrence)) is occurrence)
     facts = check_lane(model, commission, version, already_checked=kept)
@@ -377,6 +378,8 @@ class _PartTexts:
     def __init__(self, known: dict[int, tuple[object, CanonicalText]]) -> None:
         self._known = known
         self.made: dict[int, tuple[object, CanonicalText]] = {}
+        # The IDs of the checked occurrences put into the lane's validation as they are (`CHECKED_INSTANCES`).
+        self.instances: set[int] = set()
 
     def text(self, part: BaseModel) -> CanonicalText:
         known = self._known.get(id(part))
@@ -392,6 +395,7 @@ class _PartTexts:
         joining its members' texts); each list item that is the very item the last check validated goes into
         the validation as the model it is, in place of its dump."""
         if checked.get(id(occurrence)) is occurrence:
+            self.instances.add(id(occurrence))
             return occurrence, self.text(occurrence)
         dumped = occurrence.doc()
         text = canonical_text(dumped)

@@ -17,7 +17,16 @@ from typing import Annotated, Any, Literal, get_args
 
 import pendulum
 from pendulum import DateTime
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from .limits import SCHEDULE_LIMITS, SCHEDULE_PROTOCOL
@@ -91,6 +100,20 @@ def at(text: str) -> DateTime:
         return DateTime(parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
                         parsed.microsecond, tzinfo=pendulum.UTC)
     return pendulum.instance(parsed, tz=pendulum.UTC)
+
+
+# The validation context's key for the occurrences a validation is handed that its caller holds as checked (by
+# `id`): each passed its own rules when it was validated, and is frozen. Pydantic passes an instance through
+# without validating its fields again, but runs its model's rules (`model_validator(mode="after")`) on it every
+# time; an occurrence's rules are a lane's costliest, so one named here keeps its check, and every other is put
+# through its rules. (A call's or a deferral's rules cost about what asking would.)
+CHECKED_INSTANCES = "checkedInstances"
+
+
+def _checked_before(model: BaseModel, info: ValidationInfo) -> bool:
+    """Whether this validation's caller names `model` (the very object) as already checked."""
+    context = info.context
+    return isinstance(context, dict) and id(model) in context.get(CHECKED_INSTANCES, ())
 
 
 class ScheduleModel(BaseModel):
@@ -275,7 +298,9 @@ class Occurrence(ScheduleModel):
     transitions: dict[str, StrictInt]
 
     @model_validator(mode="after")
-    def _consistent(self) -> Occurrence:
+    def _consistent(self, info: ValidationInfo) -> Occurrence:
+        if _checked_before(self, info):
+            return self
         for index, segment in enumerate(self.segments, start=1):
             if segment.n != index:
                 raise ValueError(f"segments[{index - 1}].n: segments are numbered in order")
