@@ -280,10 +280,10 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
     version) is neither dumped nor validated again: it is frozen and passed then, and goes into the lane's
     validation as the model it is (an occurrence with the text it had). The parts are the lane's occurrences
     and, within the occurrence a decision changed, its segments, calls, deferrals and reconciliations: a
-    decision adds or changes one or two of those. An occurrence kept whole is not put through its own rules in
-    `check_lane` again either (they hold at a later version too). Everything else, the changed parts' dumps,
-    the lane's and each changed occurrence's own members and every rule of the lane as a whole, is checked as
-    `_lane_checked` checks it."""
+    decision adds or changes one or two of those. An occurrence kept whole is not put through its own rules
+    again, its model's (`CHECKED_INSTANCES`) nor those in `check_lane` (they hold at a later version too).
+    Everything else, the changed parts' dumps, the lane's and each changed occurrence's own members and every
+    rule of the lane as a whole, is checked as `_lane_checked` checks it."""
     texts = _PartTexts(before.part_texts)
     checked = before.occurrences()
     held = before.model
@@ -302,9 +302,8 @@ def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Com
         document["recent"] = [value for value, _text in parts]
         members["recent"] = join_array(text for _value, text in parts)
     # The occurrences passed as the models they are were checked with the lane and are frozen: their rules held.
-    model = LaneState.model_validate(document, context={CHECKED_INSTANCES: texts.instances})
-    kept = frozenset(id(occurrence) for occurrence in (lane.open, *lane.recent)
-                     if occurrence is not None and checked.get(id(occurrence)) is occurrence)
+    kept = frozenset(texts.instances)
+    model = LaneState.model_validate(document, context={CHECKED_INSTANCES: kept})
     facts = check_lane(model, commission, version, already_checked=kept)
     after = _CheckedLane(model, facts, digest, version, _joined(members), scalars=scalars)
     after.part_texts = texts.of_validated(model, lane)
