@@ -91,9 +91,9 @@ def manifest_text(entries: Iterable[tuple[str, str]]) -> str:
     cost more than the text. Entries with no canonical form (a name that is no string, a lone surrogate)
     go to `canonical_json`, which refuses them, naming the entry (tests/store/test_seal_texts.py)."""
     listed = list(entries)
-    if all(type(name) is str and type(digest) is str for name, digest in listed):
-        text = "[" + ",".join(f"[{encode_basestring(name)},{encode_basestring(digest)}]"
-                              for name, digest in listed) + "]"
+    if all([type(name) is str and type(digest) is str for name, digest in listed]):
+        text = "[" + ",".join([f"[{encode_basestring(name)},{encode_basestring(digest)}]"
+                               for name, digest in listed]) + "]"
         if text.isascii() or _utf8(text):
             return text
     return canonical_json([[name, digest] for name, digest in listed])
@@ -163,4 +163,4 @@ def stored_form(state: str, known: Mapping[str, tuple[str, str]]) -> tuple[str, 
             after[name] = (text, sha256_text(text))
             written.append((name, text))
     gone = [name for name in known if name not in after]
-    return manifest_text((name, after[name][1]) for name, _text in state.parts), after, written, gone
+    return manifest_text([(name, after[name][1]) for name, _text in state.parts]), after, written, gone
