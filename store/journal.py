@@ -53,6 +53,12 @@ class _Held:
     driver: Any
     failed: bool = False
     heads: dict[str, Head] = field(default_factory=dict)
+    # Command IDs this transaction found without a receipt (kept, like `heads`, only where its snapshot is held):
+    # no one else can record one until it ends, and a command it runs takes its ID out when it records it.
+    unrecorded: set[str] = field(default_factory=set)
+    # What the dialect reads of other connections' commits as the transaction reads (SQLite's data version):
+    # under a held snapshot it stays what it was read as until the transaction ends.
+    data_version: int | None = None
 
 
 def _state_text(state: Any, command_id: str) -> str:
@@ -431,9 +437,11 @@ class Journal:
         as_text: bool,
     ) -> Outcome:
         # Both reads are sent before either answer is awaited: one round trip to a server, not two.
-        receipt_rows = self._statement(conn, "receipt", {"command_id": command_id})
+        unrecorded = self._held_unrecorded()
+        known_missing = unrecorded is not None and command_id in unrecorded
+        receipt_rows = None if known_missing else self._statement(conn, "receipt", {"command_id": command_id})
         reading = self._head_reading(conn, aggregate)
-        recorded = check_receipt(command_id, receipt_rows.fetchone())
+        recorded = None if receipt_rows is None else check_receipt(command_id, receipt_rows.fetchone())
         current = reading()
         version = current.version
         if recorded is not None:
@@ -497,6 +505,8 @@ class Journal:
             prev = sealed
         self._statement(conn, "insert_event", rows[0] if len(rows) == 1 else rows)
         self._statement(conn, "insert_receipt", receipt)
+        if unrecorded is not None:
+            unrecorded.discard(command_id)
         if written:
             self._statement(conn, "put_part", [{"aggregate": aggregate, "name": name, "text": text}
                                                for name, text in written])
@@ -568,10 +578,21 @@ class Journal:
         checked, since the command has just computed every hash they hold."""
         self._checked_heads.remember(aggregate, key, head)
 
+    def _held(self) -> _Held | None:
+        """The write transaction this thread holds, where its snapshot is held (`snapshot_held`)."""
+        held: _Held | None = getattr(self._local, "held", None)
+        return held if held is not None and self.snapshot_held else None
+
     def _held_heads(self) -> dict[str, Head] | None:
         """The heads the write transaction this thread holds has read or written, where its snapshot is held."""
-        held: _Held | None = getattr(self._local, "held", None)
-        return held.heads if held is not None and self.snapshot_held else None
+        held = self._held()
+        return held.heads if held is not None else None
+
+    def _held_unrecorded(self) -> set[str] | None:
+        """The command IDs the write transaction this thread holds found without a receipt, where its snapshot
+        is held."""
+        held = self._held()
+        return held.unrecorded if held is not None else None
 
     def _checked_head(self, aggregate: str, row: Any) -> Head:
         """`sealed_rows.check_head`, answered from the memo of rows already checked when this row is one of them."""
@@ -582,8 +603,15 @@ class Journal:
         return head
 
     def _receipt(self, conn: Any, command_id: str) -> Receipt | None:
-        row = self._statement(conn, "receipt", {"command_id": command_id}).fetchone()
-        return check_receipt(command_id, row)
+        """The command's receipt, checked; inside a write transaction whose snapshot is held, an ID it already
+        found without one is answered without reading again (the command that records it takes it out)."""
+        unrecorded = self._held_unrecorded()
+        if unrecorded is not None and command_id in unrecorded:
+            return None
+        receipt = check_receipt(command_id, self._statement(conn, "receipt", {"command_id": command_id}).fetchone())
+        if receipt is None and unrecorded is not None:
+            unrecorded.add(command_id)
+        return receipt
 
     def close(self) -> None:
         """Close the pool's idle connections (a journal used again opens new ones)."""

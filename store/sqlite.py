@@ -90,6 +90,9 @@ class SqliteJournal(Journal):
         (tests/store/test_checked_heads.py edits them from a second process)."""
         row = self._statement(driver, "head_row", {"aggregate": aggregate}).fetchone()
         columns, data_version = tuple(row[:HEAD_COLUMNS]), row[HEAD_COLUMNS]
+        held = self._held()
+        if held is not None and held.driver is driver:
+            held.data_version = data_version
         seen = self._parts_read.get(aggregate)
         if seen is not None and seen[0] is driver and seen[1] == data_version and seen[2] == columns:
             head = seen[3]
@@ -100,8 +103,15 @@ class SqliteJournal(Journal):
         return lambda: head
 
     def _wrote_head(self, driver: Any, aggregate: str, key: tuple[Any, ...], head: Head) -> None:
+        """Remembered with the connection's data version, which the connection's own commit leaves as it is: the
+        one the `writing()` block's head read carried, when it held the write lock on this connection since
+        (no other connection can commit meanwhile), else read now."""
         super()._wrote_head(driver, aggregate, key, head)
-        (data_version,) = self._statement(driver, "data_version", {}).fetchone()
+        held = self._held()
+        if held is not None and held.driver is driver and held.data_version is not None:
+            data_version = held.data_version
+        else:
+            (data_version,) = self._statement(driver, "data_version", {}).fetchone()
         self._parts_read[aggregate] = (driver, data_version, key[0], head)
 
     def _begin(self, driver: Any, write: bool) -> None:

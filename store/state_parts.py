@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
 from .canonical import CanonicalJsonError, CanonicalText, canonical_json, encoded_as_canonical
@@ -83,8 +84,27 @@ def is_manifest(stored: str) -> bool:
 
 
 def manifest_text(entries: Iterable[tuple[str, str]]) -> str:
-    """The manifest of parts (name, SHA-256) in their order: what the head stores and the seal hashes."""
-    return canonical_json([[name, digest] for name, digest in entries])
+    """The manifest of parts (name, SHA-256) in their order: what the head stores and the seal hashes.
+
+    Written entry by entry, each string as the canonical encoder writes it (`encode_basestring`), as
+    `records` writes the seals' texts: every command writes one, and the encoder's call and its echo check
+    cost more than the text. Entries with no canonical form (a name that is no string, a lone surrogate)
+    go to `canonical_json`, which refuses them, naming the entry (tests/store/test_seal_texts.py)."""
+    listed = list(entries)
+    if all([type(name) is str and type(digest) is str for name, digest in listed]):
+        text = "[" + ",".join([f"[{encode_basestring(name)},{encode_basestring(digest)}]"
+                               for name, digest in listed]) + "]"
+        if text.isascii() or _utf8(text):
+            return text
+    return canonical_json([[name, digest] for name, digest in listed])
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def joined_parts(aggregate: str, version: int, manifest: str,
@@ -143,4 +163,4 @@ def stored_form(state: str, known: Mapping[str, tuple[str, str]]) -> tuple[str, 
             after[name] = (text, sha256_text(text))
             written.append((name, text))
     gone = [name for name in known if name not in after]
-    return manifest_text((name, after[name][1]) for name, _text in state.parts), after, written, gone
+    return manifest_text([(name, after[name][1]) for name, _text in state.parts]), after, written, gone

@@ -88,15 +88,15 @@ class PipelineCodec:
         those bytes gets it back, checked as that reader checks it (CORRUPT otherwise): the members it
         shares with the last state read or written keep their text and check, the others are encoded and
         validated from their text."""
+        kept = {key: known for key, known in self._members.items() if known[1] is getattr(state, _FIELDS[key])}
+        changed = {name for key, name in _FIELDS.items() if key not in kept}
+        # One dump of every changed member: a member left at its default is absent, as in the whole document.
+        dumped = state.model_dump(by_alias=True, mode="json", exclude_defaults=True, include=changed) if changed else {}
         members: dict[str, tuple[str, Any]] = {}
-        for key, name in _FIELDS.items():
-            value = getattr(state, name)
-            known = self._members.get(key)
-            if known is not None and known[1] is value:
-                members[key] = known
-                continue
-            dumped = state.model_dump(by_alias=True, mode="json", exclude_defaults=True, include={name})
-            if key in dumped:
+        for key in _FIELDS:
+            if key in kept:
+                members[key] = kept[key]
+            elif key in dumped:
                 members[key] = self._validated_or_corrupt(key, canonical_json(dumped[key]))
         stored = parted([piece for index, (key, (text, _value)) in enumerate(members.items())
                          for piece in ((None, ("{" if index == 0 else ",") + _KEY_TEXTS[key] + ":"), (key, text))]

@@ -96,7 +96,9 @@ def unscheduled_problem(view: ScheduleView | None, run: str) -> PipelineError | 
     if view is None or not is_pipeline_rhythm(run):
         return None
     lane = f"{PORTFOLIO}/{run}"
-    if any(scheduled.lane == lane for scheduled in lanes_of(view.commission)):
+    # The view's commission is the one the schedule's reader parsed and matched with its digest on this very
+    # read: its lanes' IDs are read as they stand, not parsed a second time.
+    if any(scheduled.get("lane") == lane for scheduled in view.commission.get("lanes", ())):
         return PipelineError("NOT_ADMITTED", f"the commission schedules the run {run!r} ({lane}): claim with the "
                                              f"occurrence the schedule admitted for your runner token")
     return None

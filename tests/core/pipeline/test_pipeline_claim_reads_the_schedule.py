@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from factory_schedule.core import ScheduleError
+from factory_schedule.core.commission import Commission
 from factory_schedule.core.limits import SCHEDULE_AGGREGATE
 from factory_schedule.core.pipeline import PipelineError, PipelineLanes, PipelineResult
 from factory_schedule.core.schedule_document import ScheduleState
@@ -136,3 +137,51 @@ def test_the_lanes_refuse_a_schedule_reader_of_another_journal(tmp_path: Path) -
     with pytest.raises(ValueError, match="another journal"):
         PipelineLanes(ours.lanes.journal, ours.clock, schedule=other.schedule)
     PipelineLanes(ours.lanes.journal, ours.clock, schedule=ours.schedule)  # its own journal's reader is taken
+
+
+def _commission_schedules_no_promotion(document: dict[str, Any]) -> None:
+    document["commission"]["lanes"] = [lane for lane in document["commission"]["lanes"]
+                                       if lane["lane"] != "portfolio/promotion"]
+
+
+@pytest.mark.parametrize("edit", [_commission_not_its_digest, _commission_schedules_no_promotion,
+                                  _lanes_out_of_order, _another_lane_joined_at_no_instant])
+@pytest.mark.parametrize("reseal", [True, False], ids=["resealed-by-a-forger", "hand-edited"])
+@pytest.mark.parametrize("process", ["fresh", "warm", "the runner's reader"])
+def test_an_unscheduled_claim_on_a_schedule_that_breaks_any_of_its_rules_is_corrupt_and_writes_nothing(
+        tmp_path: Path, edit: Edit, reseal: bool, process: str) -> None:
+    """A claim without an occurrence asks the schedule whether the commission schedules its run: that read checks
+    the stored schedule (the commission against its digest included) before the claim reads the lanes it lists."""
+    world = make_world(tmp_path)
+    if process == "warm":  # a process that read this schedule for a claim before the edit
+        with pytest.raises(PipelineError, match="the commission schedules the run"):
+            world.lanes.claim(lane="promotion", run="promotion", runner="by-hand")
+    _forge_schedule(tmp_path / "journal.db", edit, reseal)
+    lanes = {"warm": world.lanes,
+             "the runner's reader": PipelineLanes(world.lanes.journal, world.clock, schedule=world.schedule),
+             "fresh": PipelineLanes(open_journal(f"sqlite:///{tmp_path / 'journal.db'}"), world.clock)}[process]
+    before = world.pipeline_head()
+    with pytest.raises(ScheduleError) as refused:
+        lanes.claim(lane="promotion", run="promotion", runner="by-hand")
+    assert refused.value.code == "CORRUPT" and "\n" not in refused.value.message
+    assert world.pipeline_head() == before
+
+
+def test_an_unscheduled_claim_parses_no_commission_the_schedules_reader_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schedule's reader parses the stored commission and matches it with its digest; an unscheduled claim
+    through a reader that holds that check reads the lanes it lists and parses no commission again."""
+    world = make_world(tmp_path)
+    shared = PipelineLanes(world.lanes.journal, world.clock, schedule=world.schedule)
+    world.schedule.read()  # the runner's reader has read (and checked) the schedule
+    parsed: list[object] = []
+    validate = Commission.model_validate
+
+    def counted(document: Any, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(document)
+        return validate(document, *args, **kwargs)
+
+    monkeypatch.setattr(Commission, "model_validate", counted)
+    with pytest.raises(PipelineError, match="the commission schedules the run"):
+        shared.claim(lane="promotion", run="promotion", runner="by-hand")
+    assert parsed == []

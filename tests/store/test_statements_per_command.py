@@ -1,0 +1,76 @@
+"""Inside a write transaction whose snapshot is held, a command sends each of its statements once.
+
+On SQLite a `writing()` block holds the file's write lock from its first statement and reads one
+snapshot, so what its transaction has read is what a second read would find: a receipt found
+missing is not looked up again by the command that records it, and the data version its first head
+read carried is the one its write leaves (another connection cannot commit in between, and a
+connection's own commits leave it as it is). What the transaction itself writes is read again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from factory_schedule.store import CommandConflictError, open_journal
+
+from .support import AGGREGATE, bump
+
+
+def _sent(journal: Any) -> list[str]:
+    """The journal's statements (by key) from now on, at `_statement`, where every prebuilt statement goes."""
+    sent: list[str] = []
+    statement = journal._statement
+
+    def counting(conn: Any, key: str, values: Any) -> Any:
+        sent.append(key)
+        return statement(conn, key, values)
+
+    journal._statement = counting
+    return sent
+
+
+def test_a_planned_command_under_the_write_lock_reads_its_receipt_and_the_data_version_once(sqlite_url):
+    journal = open_journal(sqlite_url)
+    journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    sent = _sent(journal)
+    with journal.writing():
+        version, _state = journal.load_text(AGGREGATE)
+        assert journal.receipt("c2") is None  # the plan's replay check
+        outcome = journal.execute(AGGREGATE, "c2", {}, version, bump("c2"))
+
+    assert not outcome.replayed and outcome.version == 2
+    assert sent == ["head_row", "receipt", "insert_event", "insert_receipt", "update_head"]
+    assert open_journal(sqlite_url).load(AGGREGATE).state == {"count": 2, "last": "c2"}
+
+
+def test_a_receipt_found_missing_is_read_again_once_its_command_has_recorded_it(journal_url):
+    journal = open_journal(journal_url)
+    with journal.writing():
+        assert journal.receipt("c1") is None
+        first = journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+        recorded = journal.receipt("c1")
+        again = journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    with pytest.raises(CommandConflictError), journal.writing():  # a refusal rolls its transaction back
+        assert journal.receipt("c2") is None
+        journal.execute(AGGREGATE, "c2", {}, 1, bump("c2"))
+        journal.execute(AGGREGATE, "c2", {"other": 1}, 2, bump("c2"))
+
+    assert recorded is not None and (recorded.first_version, recorded.last_version) == (1, 1)
+    assert again.replayed and (again.version, again.result) == (first.version, first.result)
+    assert open_journal(journal_url).head(AGGREGATE) == 1
+
+
+def test_the_next_read_after_a_command_fetches_no_parts_and_one_after_another_writer_fetches_them(sqlite_url):
+    journal = open_journal(sqlite_url)
+    journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    with journal.writing():
+        journal.execute(AGGREGATE, "c2", {}, 1, bump("c2"))
+    sent = _sent(journal)
+    assert journal.load(AGGREGATE).state == {"count": 2, "last": "c2"}
+    assert sent == ["head_row"]  # the data version the command's transaction read is the one it left
+
+    open_journal(sqlite_url).execute(AGGREGATE, "c3", {}, 2, bump("c3"))
+    assert journal.load(AGGREGATE).state == {"count": 3, "last": "c3"}
+    assert sent == ["head_row", "head_row", "parts"]
