@@ -31,7 +31,6 @@ from pydantic.alias_generators import to_camel
 
 from .limits import SCHEDULE_LIMITS, SCHEDULE_PROTOCOL
 
-_ZERO = _dt.timedelta(0)
 _INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _WEEK = re.compile(r"^\d{4}-W\d{2}$")
@@ -87,7 +86,9 @@ def instant_text(instant: _dt.datetime) -> str:
     instant in UTC (every one the engine holds) is read as it is; any other goes through pendulum, whose
     reading of a wall time a zone skips differs from the standard library's."""
     utc = instant
-    if instant.tzinfo is not pendulum.UTC and instant.utcoffset() != _ZERO:  # the engine's clock reads in UTC
+    # The engine's clock reads in UTC. A zone's offset of zero is not enough: a wall time it repeats (fold 1)
+    # may read as zero here and as the earlier offset in pendulum.
+    if instant.tzinfo is not pendulum.UTC and instant.tzinfo is not _dt.UTC:
         utc = pendulum.instance(instant).in_timezone("UTC")
     return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}"
             f".{utc.microsecond // 1000:03d}Z")

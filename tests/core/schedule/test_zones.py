@@ -305,6 +305,7 @@ def _pendulum_instant_text(instant: dt.datetime) -> str:
 @settings(max_examples=300, deadline=None)
 @example(zone="America/New_York", naive_utc=dt.datetime(2036, 3, 9, 2, 0), as_pendulum=False, fold=0)  # a gap
 @example(zone="Europe/London", naive_utc=dt.datetime(2026, 10, 25, 1, 30), as_pendulum=True, fold=1)  # repeated
+@example(zone="America/Danmarkshavn", naive_utc=dt.datetime(1996, 1, 1, 0, 0), as_pendulum=False, fold=1)  # offset 0
 @given(zone=st.sampled_from(ZONES), naive_utc=_INSTANTS, as_pendulum=st.booleans(), fold=st.integers(0, 1))
 def test_an_instants_stored_form_and_its_reading_back_are_pendulums(
     zone: str, naive_utc: dt.datetime, as_pendulum: bool, fold: int
