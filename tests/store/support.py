@@ -19,6 +19,20 @@ from factory_schedule.store import Decision, Journal, NewEvent, VersionConflictE
 AGGREGATE = "test/counter"
 
 
+def sent_statements(journal: Any) -> list[tuple[str, Any]]:
+    """Every prebuilt statement the journal sends from now on, as (its key, its values), watched at `_statement`,
+    where every one of them goes."""
+    sent: list[tuple[str, Any]] = []
+    statement = journal._statement
+
+    def watched(conn: Any, key: str, values: Any) -> Any:
+        sent.append((key, values))
+        return statement(conn, key, values)
+
+    journal._statement = watched
+    return sent
+
+
 def bump(by: str) -> Any:
     """A decision that adds one to a counter and records who did it."""
 

@@ -9,39 +9,24 @@ connection's own commits leave it as it is). What the transaction itself writes 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from factory_schedule.store import CommandConflictError, open_journal
 
-from .support import AGGREGATE, bump
-
-
-def _sent(journal: Any) -> list[str]:
-    """The journal's statements (by key) from now on, at `_statement`, where every prebuilt statement goes."""
-    sent: list[str] = []
-    statement = journal._statement
-
-    def counting(conn: Any, key: str, values: Any) -> Any:
-        sent.append(key)
-        return statement(conn, key, values)
-
-    journal._statement = counting
-    return sent
+from .support import AGGREGATE, bump, sent_statements
 
 
 def test_a_planned_command_under_the_write_lock_reads_its_receipt_and_the_data_version_once(sqlite_url):
     journal = open_journal(sqlite_url)
     journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
-    sent = _sent(journal)
+    sent = sent_statements(journal)
     with journal.writing():
         version, _state = journal.load_text(AGGREGATE)
         assert journal.receipt("c2") is None  # the plan's replay check
         outcome = journal.execute(AGGREGATE, "c2", {}, version, bump("c2"))
 
     assert not outcome.replayed and outcome.version == 2
-    assert sent == ["head_row", "receipt", "insert_event", "insert_receipt", "update_head"]
+    assert [key for key, _values in sent] == ["head_row", "receipt", "insert_event", "insert_receipt", "update_head"]
     assert open_journal(sqlite_url).load(AGGREGATE).state == {"count": 2, "last": "c2"}
 
 
@@ -67,10 +52,11 @@ def test_the_next_read_after_a_command_fetches_no_parts_and_one_after_another_wr
     journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
     with journal.writing():
         journal.execute(AGGREGATE, "c2", {}, 1, bump("c2"))
-    sent = _sent(journal)
+    sent = sent_statements(journal)
     assert journal.load(AGGREGATE).state == {"count": 2, "last": "c2"}
-    assert sent == ["head_row"]  # the data version the command's transaction read is the one it left
+    # the data version the command's transaction read is the one it left
+    assert [key for key, _values in sent] == ["head_row"]
 
     open_journal(sqlite_url).execute(AGGREGATE, "c3", {}, 2, bump("c3"))
     assert journal.load(AGGREGATE).state == {"count": 3, "last": "c3"}
-    assert sent == ["head_row", "head_row", "parts"]
+    assert [key for key, _values in sent] == ["head_row", "head_row", "parts"]
