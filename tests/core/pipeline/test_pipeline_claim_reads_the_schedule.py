@@ -72,6 +72,19 @@ def _another_lane_holds_this_occurrence(document: dict[str, Any]) -> None:
     _lane(document, "portfolio/maturation")["open"] = _lane(document)["open"]
 
 
+def documents_validated(monkeypatch: pytest.MonkeyPatch, model: Any) -> list[object]:
+    """Every document `model.model_validate` is given from now on (each check of that model, counted)."""
+    validated: list[object] = []
+    validate = model.model_validate
+
+    def counted(document: Any, *args: Any, **kwargs: Any) -> Any:
+        validated.append(document)
+        return validate(document, *args, **kwargs)
+
+    monkeypatch.setattr(model, "model_validate", counted)
+    return validated
+
+
 def _forge_schedule(path: Path, edit: Edit, reseal: bool) -> None:
     with sqlite3.connect(path) as db:
         document = json.loads(stored_state(db, SCHEDULE_AGGREGATE))
@@ -111,14 +124,7 @@ def test_a_claim_through_the_runners_reader_checks_nothing_that_reader_checked(
     read of the state that reader holds checks nothing again; a reader of its own checks the state."""
     world = make_world(tmp_path)
     occurrence = admitted_promotion(world)
-    checked: list[object] = []
-    validate = ScheduleState.model_validate
-
-    def counted(document: Any, *args: Any, **kwargs: Any) -> Any:
-        checked.append(document)
-        return validate(document, *args, **kwargs)
-
-    monkeypatch.setattr(ScheduleState, "model_validate", counted)
+    checked = documents_validated(monkeypatch, ScheduleState)
     shared = PipelineLanes(world.lanes.journal, world.clock, schedule=world.schedule)
     assert isinstance(shared.claim(lane="promotion", runner="r-promo", occurrence=occurrence), PipelineResult)
     assert checked == []
@@ -174,14 +180,7 @@ def test_an_unscheduled_claim_parses_no_commission_the_schedules_reader_checked(
     world = make_world(tmp_path)
     shared = PipelineLanes(world.lanes.journal, world.clock, schedule=world.schedule)
     world.schedule.read()  # the runner's reader has read (and checked) the schedule
-    parsed: list[object] = []
-    validate = Commission.model_validate
-
-    def counted(document: Any, *args: Any, **kwargs: Any) -> Any:
-        parsed.append(document)
-        return validate(document, *args, **kwargs)
-
-    monkeypatch.setattr(Commission, "model_validate", counted)
+    parsed = documents_validated(monkeypatch, Commission)
     with pytest.raises(PipelineError, match="the commission schedules the run"):
         shared.claim(lane="promotion", run="promotion", runner="by-hand")
     assert parsed == []
