@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import InitVar, dataclass
+from typing import Any, ClassVar, Literal
 
 from pendulum import DateTime
 
+from .commission import Commission, parse_commission
 from .schedule_document import AccountState, LaneState, LedgerWeek, Occurrence
 
 
@@ -92,6 +93,19 @@ class ScheduleView:
     ledger: list[LedgerWeek]
     accounts: list[AccountState]
     revision_recorded_at: str
+    # The commission as the schedule's reader parsed it and matched it with its digest. Not a field: the view's
+    # JSON and equality are its document's, and a view built from a document alone parses it when asked.
+    checked_commission: InitVar[Commission | None] = None
+    _checked: ClassVar[Commission | None] = None  # this instance's checked commission, when it was given one
+
+    def __post_init__(self, checked_commission: Commission | None) -> None:
+        if checked_commission is not None:
+            object.__setattr__(self, "_checked", checked_commission)
+
+    def parsed_commission(self) -> Commission:
+        """The commission as its model: the reader's own, parsed once per read with the state, so that the
+        rules that walk the lanes' nights (health's, the dashboard's) do not validate the document again."""
+        return self._checked if self._checked is not None else parse_commission(self.commission)
 
     def segment_running(self, occurrence_id: str, segment: int, runner: str) -> bool:
         """Whether this runner's segment still runs here (it neither deferred nor settled, nor was reconciled)."""

@@ -457,7 +457,7 @@ class LifecycleSchedule:
         occurrences = [o for lane in state.lanes for o in (lane.open, *lane.recent) if o is not None]
         return ScheduleView(version=version, commission=state.commission, lanes=list(state.lanes),
                             occurrences=occurrences, ledger=list(state.ledger), accounts=list(state.accounts),
-                            revision_recorded_at=state.revision_recorded_at)
+                            revision_recorded_at=state.revision_recorded_at, checked_commission=schedule.commission)
 
     def record(self, occurrence_id: Any) -> Occurrence | None:
         """The whole record of an occurrence, calls included: from the state, or from the settlement event of

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import pendulum
 
-from factory_schedule.core.commission import lane_occurrence_on, parse_commission
+from factory_schedule.core.memo import lane_night
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.schedule_document import Occurrence
 from factory_schedule.core.zones import local_date_of
@@ -33,13 +33,20 @@ def nights_to_check(view: ScheduleView, now: datetime, grace: timedelta) -> list
     yesterday's and today's for a daily lane, and a weekly lane's night even when it was days ago (until
     the lane's next admission coalesces it). A night whose window a clock change swallowed is left out:
     nothing could be admitted, and no tick could have helped. The shell asks the schedule for their states.
+
+    The nights are the engine's own (`memo.lane_night`, memoised under every value a night depends on), of the
+    commission the schedule's reader parsed, and each slot is compared with one instant, `now` less the
+    grace: the dashboard checks health on every reading, and resolving every lane's dates in its zone on
+    each of them would be most of the check's cost.
     """
-    commission = parse_commission(view.commission)
+    commission = view.parsed_commission()
     lane_states = {lane.lane: lane for lane in view.lanes}
-    today = local_date_of(commission.zone, pendulum.instance(now))
+    today = local_date_of(commission.zone, pendulum.instance(now)).toordinal()
+    # A slot is past its grace when slot + grace <= now; slots are UTC instants, so that is slot <= now - grace.
+    latest_slot = pendulum.instance(now).in_timezone("UTC") - grace
     # A week back, and as many days again as the grace (a slot + grace may fall on a later date than its night).
     look_back = 8 + math.ceil(grace / timedelta(days=1))
-    dates = [today.subtract(days=back) for back in range(look_back)]  # the same dates for every lane
+    ordinals = range(today, today - look_back, -1)  # the same dates for every lane, newest first
     nights = []
     for lane in commission.lanes:
         state = lane_states.get(lane.lane)
@@ -47,14 +54,16 @@ def nights_to_check(view: ScheduleView, now: datetime, grace: timedelta) -> list
         past = []
         # A weekly lane runs on its weekday alone: the other dates have no occurrence to compute.
         weekday = lane.weekday if lane.weekly else None
-        for date in (d for d in dates if weekday is None or d.isoweekday() == weekday):
-            occurrence = lane_occurrence_on(commission, lane, date)
-            if occurrence is not None and occurrence.slot + grace <= now and occurrence.closes > occurrence.slot:
-                past.append((date, occurrence))
+        for ordinal in ordinals:
+            if weekday is not None and (ordinal - 1) % 7 + 1 != weekday:  # ordinal 1 is a Monday
+                continue
+            occurrence = lane_night(commission, lane, ordinal)
+            if occurrence is not None and occurrence.slot <= latest_slot and occurrence.closes > occurrence.slot:
+                past.append(occurrence)
             if len(past) == 2:
                 break
-        for date, occurrence in reversed(past):
-            if watermark < date.isoformat():  # else admitted, or coalesced into a later one
+        for occurrence in reversed(past):
+            if watermark < occurrence.date.isoformat():  # else admitted, or coalesced into a later one
                 nights.append(Night(lane.lane, occurrence.id, occurrence.slot,
                                     state.open if state is not None else None))
     return nights

@@ -7,6 +7,8 @@ occurrence's deferral matters.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pendulum
 import pytest
 
@@ -201,7 +203,7 @@ def test_a_deferred_occurrence_frees_itself_at_its_next_slot(demo_url, reason):
                 spent = occurrence.deferrals[-1].model_copy(update={"reason": reason, "bound": 1000, "account": None})
                 occurrence = occurrence.model_copy(update={"deferrals": [*occurrence.deferrals[:-1], spent]})
             occurrences.append(occurrence)
-        view = type(view)(**{**view.__dict__, "occurrences": occurrences})
+        view = dataclasses.replace(view, occurrences=occurrences)
     found = verdict(view=view, plans=plans)
     deferred = [hold for hold in found.holds if hold.kind in ("usage-reset", "ceiling")]
     assert len(deferred) == 1
