@@ -108,6 +108,7 @@ class ScheduleApp(App[None]):
         self.clock = clock
         self.schedule = LifecycleSchedule(journal, clock)
         self.lanes = PipelineLanes(journal, clock)  # the staged lanes: the owner's forms call the runners' methods
+        self._staged = PipelineLanes(journal, clock)  # the readings' reader of them, kept as `schedule` is
         self.poll_interval = poll_interval
         self.host_zone = host_zone
         self.reading: Reading | None = None
@@ -150,7 +151,7 @@ class ScheduleApp(App[None]):
         """One reading. The hash chain is checked from where the last reading left it, so a redraw
         after one command checks one command's events, not the journal's whole history."""
         reading = take_reading(self.journal, self.schedule, self.clock.now(), self.history_before, host=self.host,
-                               complete=complete, health_since=self._verified)
+                               complete=complete, health_since=self._verified, staged=self._staged)
         if reading.health is not None and reading.health.verified is not None:
             self._verified = reading.health.verified
         return reading

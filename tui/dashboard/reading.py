@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from pendulum import DateTime
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError, parse_commission
+from factory_schedule.core import SCHEDULE_AGGREGATE, ScheduleError
 from factory_schedule.core.bottleneck import Bottleneck, find_bottleneck
-from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineState
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes, PipelineState
 from factory_schedule.store import Checkpoint, Event, Journal, JournalError, leases
 from factory_schedule.tui.host.health import AlreadyRead, ChainCheck, HealthScope, check_health, read_pipeline
 
@@ -88,7 +88,8 @@ class Reading:
 
     @cached_property
     def parsed_commission(self) -> Commission | None:
-        return None if self.commission is None else parse_commission(self.commission)
+        """The commission the schedule's reader parsed and matched with its digest, not validated again."""
+        return None if self.view is None else self.view.parsed_commission()
 
     @property
     def zone(self) -> str | None:
@@ -136,11 +137,13 @@ def take_reading(
     host: str,
     complete: bool = True,
     health_since: Mapping[str, Checkpoint] | None = None,
+    staged: PipelineLanes | None = None,
 ) -> Reading:
     """Read head, state, plans, a History page, leases and health; never raises for a bad state.
 
     A reading that is not `complete` (the polling dashboard's first, painted at once) skips the health
-    check, which reads every event once, and the calls of the settled records.
+    check, which reads every event once, and the calls of the settled records. `staged` is the staged lanes'
+    reader the dashboard keeps across readings, as it keeps `schedule`: an unchanged state is not checked again.
     """
     try:
         head = journal.head(SCHEDULE_AGGREGATE)
@@ -163,7 +166,7 @@ def take_reading(
         return Reading(
             head=head, now=now, problem=Problem("UNREADABLE", f"{type(error).__name__}: {error}"), history=history
         )
-    pipeline, unreadable = read_pipeline(journal, now)  # the reading health's own check makes
+    pipeline, unreadable = read_pipeline(journal, now, staged)  # the reading health's own check makes
     pipeline_problem = None if unreadable is None else f"{unreadable[0]}: {unreadable[1]}"
     health, health_problem = (None, None)
     if complete and view is not None:  # health judges the same view and lanes' state, read once

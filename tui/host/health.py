@@ -64,7 +64,7 @@ from factory_schedule.tui.host.tokens import parse_segment_scope
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule, ScheduleView
-    from factory_schedule.core.pipeline import PipelineState
+    from factory_schedule.core.pipeline import PipelineLanes, PipelineState
 
 __all__ = [
     "COULD_NOT_CHECK", "DEFAULT_GRACE_MINUTES", "FINDINGS", "HEALTHY", "AlreadyRead", "ChainCheck", "Finding",
@@ -106,14 +106,20 @@ def lease_fact(
     )
 
 
-def read_pipeline(journal: Journal, now: datetime) -> tuple[PipelineState | None, tuple[str, str] | None]:
+def read_pipeline(journal: Journal, now: datetime, reader: PipelineLanes | None = None,
+                  ) -> tuple[PipelineState | None, tuple[str, str] | None]:
     """The staged lanes' checked state, or why it does not read: reading it never fails health, so any
-    error (a CORRUPT state, a journal that cannot be read) becomes the `pipeline-unreadable` finding."""
+    error (a CORRUPT state, a journal that cannot be read) becomes the `pipeline-unreadable` finding.
+
+    `reader`: the staged lanes' reader of this journal a caller keeps from one reading to the next (the
+    dashboard's), which checks a stored text only when it is not byte for byte the last one it read, as a
+    runner's does; without one, every reading parses and checks every member."""
     from factory_schedule.core import ManualClock
     from factory_schedule.core.pipeline import PipelineError, PipelineLanes
 
     try:
-        return PipelineLanes(journal, ManualClock(pendulum.instance(now))).state(), None
+        lanes = reader if reader is not None else PipelineLanes(journal, ManualClock(pendulum.instance(now)))
+        return lanes.state(), None
     except PipelineError as error:
         return None, (error.code, error.message)
     except Exception as error:
