@@ -63,6 +63,10 @@ class _CheckedLane:
     # Its own members besides `open` and `recent` (the ID, `since`, the watermark, the last week), dumped, with
     # their texts, when a decision changed it: most of its changes leave them as they were.
     scalars: tuple[dict[str, object], dict[str, CanonicalText]] | None = None
+    # The stored document it was parsed from, when it was read rather than written, until `checked_text` encodes
+    # it: a reader that writes nothing compares stored lanes with it and never needs the model's own text.
+    source: object = None
+    source_text: str | None = None
 
     def canonical(self) -> CanonicalText:
         if self.text is None:
@@ -87,13 +91,24 @@ class _CheckedLane:
         later version (a later version only admits more transitions)."""
         return self.commission_digest == digest and self.version <= version
 
+    def checked_text(self) -> str:
+        """The text this lane's check was made on: its canonical text when it is known; else, for a lane read,
+        the encoding of the stored document it was parsed from (the same bytes parse to the same lane, so it is
+        this lane's text without dumping the model)."""
+        if self.text is not None or self.source is None:
+            return self.canonical()
+        if self.source_text is None:
+            self.source_text = encoded_as_canonical(self.source)
+            self.source = None
+        return self.source_text
+
     def holds(self, document: object, digest: str, version: int) -> bool:
         """Whether a stored lane document is this lane's, byte for byte, and its check still holds. Compared
-        as canonical text, not as dicts, where 1 would equal true and 1.0."""
+        as encoded text, not as dicts, where 1 would equal true and 1.0."""
         if not self.still_checked(digest, version):
             return False
         try:
-            return encoded_as_canonical(document) == self.canonical()
+            return encoded_as_canonical(document) == self.checked_text()
         except (ValueError, RecursionError):  # NaN, or nested deeper than the encoder goes
             return False
 
@@ -140,8 +155,9 @@ class StateCodec:
         if schedule is None:
             schedule, facts = parse_state_and_facts(document, version)
             digest = schedule.state.commission_digest
-            self._keep([_CheckedLane(lane, lane_facts, digest, version)
-                        for lane, lane_facts in zip(schedule.state.lanes, facts, strict=True)])
+            self._keep([_CheckedLane(lane, lane_facts, digest, version, source=lane_document)
+                        for lane, lane_facts, lane_document in zip(schedule.state.lanes, facts,
+                                                                   document["lanes"], strict=True)])
         self._last = (version, text, schedule)
         return schedule
 
@@ -270,7 +286,8 @@ def _lane_checked(document: object, commission: Commission, digest: str, version
                   text: CanonicalText | None = None) -> _CheckedLane:
     """A lane document parsed as a reader would, and checked (ValidationError, or CORRUPT, if it fails)."""
     model = LaneState.model_validate(document)
-    return _CheckedLane(model, check_lane(model, commission, version), digest, version, text)
+    return _CheckedLane(model, check_lane(model, commission, version), digest, version, text,
+                        source=document if text is None else None)
 
 
 def _lane_checked_keeping(lane: LaneState, before: _CheckedLane, commission: Commission, digest: str,

@@ -1,7 +1,8 @@
 """StateCodec keeps, across reads, the lanes whose bytes it already checked; a kept check never stands in for one.
 
-A new state text keeps a lane's earlier check when its stored document re-encodes to exactly the canonical
-text of a lane the codec checked under the same commission digest at the same or an earlier version. These
+A new state text keeps a lane's earlier check when its stored document re-encodes to exactly the text of a lane
+the codec checked (its canonical text, or for a lane it read, the encoding of the document it read) under the
+same commission digest at the same or an earlier version. These
 tests try to make that reuse stand in for a check the whole parse would make: rules that read the commission
 (its zone, its lanes), the version (a restored or rewound row), a decision that was checked and never stored,
 a read that failed, and random damage compared against a fresh engine's whole parse. Stored defects refused
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from factory_schedule.core import SCHEDULE_AGGREGATE
 from factory_schedule.core.commission import commission_digest, commission_document, parse_commission
 from factory_schedule.core.schedule_checks import parse_state
+from factory_schedule.core.schedule_document import LaneState
 from factory_schedule.store import open_journal
 from tests.core.schedule.support import (
     ALPHA,
@@ -333,3 +335,24 @@ def test_a_fresh_engine_holds_no_checked_lane_so_its_read_is_the_whole_parse(tmp
     assert fresh._codec._lanes == {}
     assert verdict(fresh)[0] == "read"
     assert open_journal(h.url).load_text(SCHEDULE_AGGREGATE)[0] == h.stored_row()[0]
+
+
+def test_an_engine_that_only_read_a_lane_recognises_its_bytes_without_dumping_it(tmp_path, monkeypatch):
+    # A reader that writes nothing (the dashboard) knows each lane by the stored bytes it checked: another engine's
+    # command that leaves the lanes as they were is read with no lane dumped to compare, and reads as a fresh one.
+    h, _bravo = busy_night(tmp_path)
+    reader = h.again()
+    assert reader.read() is not None
+    h.again().record_account(account="claude", sequence=2, sign_in="owner@example.com", overage=False,
+                             recorded_by="owner")
+    dumped_lanes: list[object] = []
+    dump = LaneState.model_dump
+
+    def counted(self: LaneState, *args: Any, **kwargs: Any) -> Any:
+        dumped_lanes.append(self.lane)
+        return dump(self, *args, **kwargs)
+
+    monkeypatch.setattr(LaneState, "model_dump", counted)
+    after = reader.read()
+    assert dumped_lanes == []
+    assert after == h.again().read() and after is not None and after.accounts[0].record.sequence == 2
