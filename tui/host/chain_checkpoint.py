@@ -121,12 +121,14 @@ def _read_document(path: Path, url: str) -> dict[str, Any] | None:
 
 
 def _write_document(path: Path, document: Mapping[str, Any]) -> None:
-    """Replace the side file atomically, owner-only (0600) from its first byte."""
+    """Replace the side file atomically, owner-only (0600) from its first byte. One line, which the C encoder
+    writes (an indented file goes through the pure-Python one): the dashboard rewrites the checkpoint after
+    every command it sees."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     handle, temporary = tempfile.mkstemp(prefix=path.name, dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(document, out, sort_keys=True, indent=1)
+            out.write(json.dumps(document, sort_keys=True))
         os.chmod(temporary, 0o600)
         os.replace(temporary, path)
     except BaseException:
