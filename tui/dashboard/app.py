@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from textual import events, work
@@ -180,15 +180,20 @@ class ScheduleApp(App[None]):
                 if self._verified is None:
                     # First paint first: the whole chain is checked on the read right after it, once the
                     # screen has drawn the first reading (the check would otherwise take the CPU from it).
-                    self.call_from_thread(self.apply_reading, self.read_now(complete=False))
+                    # Asked for in the same call as the paint, so it is that refresh's, not a later one's.
                     painted = threading.Event()
-                    self.call_from_thread(self.call_after_refresh, painted.set)
+                    self.call_from_thread(self._apply_then, self.read_now(complete=False), painted.set)
                     painted.wait(timeout=5)
                 reading = self.read_now()
                 self._seen = self._key(reading.head, reading.pipeline_head)
                 self.call_from_thread(self.apply_reading, reading)
         finally:
             self.call_from_thread(self._arm_poll)
+
+    def _apply_then(self, reading: Reading, drawn: Callable[[], object]) -> None:
+        """Apply a reading and call `drawn` after the refresh that draws it."""
+        self.apply_reading(reading)
+        self.call_after_refresh(drawn)
 
     def _arm_poll(self) -> None:
         """Arm the next read after the last one finished; one timer at most, so reads never pile up."""
