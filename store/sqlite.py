@@ -128,8 +128,12 @@ class SqliteJournal(Journal):
         self._written.setdefault(id(driver), {})[aggregate] = (driver, data_version, key[0], head)
 
     def _commit(self, driver: Any) -> None:
-        super()._commit(driver)
+        """The heads this transaction wrote are known from its commit on; until the commit has returned, no
+        head of theirs is: an exception raised between the two (a signal's handler) leaves them to be read."""
         written = self._written.pop(id(driver), None)
+        for aggregate in written or ():
+            self._parts_read.pop(aggregate, None)
+        super()._commit(driver)
         if written:
             self._parts_read.update(written)
 

@@ -18,6 +18,7 @@ import sqlite3
 import pytest
 
 from factory_schedule.store import CommandConflictError, JournalError, open_journal
+from factory_schedule.store.journal import Journal
 
 from .support import AGGREGATE, bump, sent_statements
 
@@ -105,3 +106,22 @@ def test_a_head_written_by_a_command_whose_commit_failed_is_not_taken_for_the_st
 
     assert journal.load(AGGREGATE).state == {"count": 1, "last": "c1"}
     assert [key for key, _values in sent] == ["data_version"]  # the head c1 committed, known since
+
+
+def test_a_command_interrupted_right_after_its_commit_leaves_no_head_the_next_read_trusts(sqlite_url, monkeypatch):
+    journal = open_journal(sqlite_url)
+    journal.execute(AGGREGATE, "c1", {}, 0, bump("c1"))
+    assert journal.load(AGGREGATE).version == 1  # the head c1 committed, known on this connection
+    commit = Journal._commit
+
+    def commit_then_interrupted(self, driver):
+        commit(self, driver)  # durable: a signal lands on the next bytecode
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Journal, "_commit", commit_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        journal.execute(AGGREGATE, "c2", {}, 1, bump("c2"))
+    monkeypatch.setattr(Journal, "_commit", commit)
+
+    assert journal.load(AGGREGATE).state == {"count": 2, "last": "c2"}
+    assert journal.execute(AGGREGATE, "c3", {}, 2, bump("c3")).version == 3
