@@ -2,14 +2,15 @@
 
     .venv/bin/python tests/bench/dashboard.py /path/to/year.db                 # three runs, each on a fresh copy
     .venv/bin/python tests/bench/dashboard.py /path/to/year.db --runs 5
+    .venv/bin/python tests/bench/dashboard.py /path/to/year.db --cpu          # the same intervals in CPU time
     .venv/bin/python tests/bench/dashboard.py /path/to/year.db --profile /tmp/dash   # /tmp/dash-{paint,rerender}.prof
 
 The journal (a SQLite file, with its `-wal` and `-shm` when present) is copied into a temporary folder before
 each run and never written: a run records one account and leaves a checkpoint beside its copy. Each run first
 checks every chain once, untimed, as a morning's `health` or the tick leaves the checkpoint beside the journal,
 then measures with `year.py`'s `dashboard_times` (first paint, Health shown, re-render after one command, each
-timed to the screen's refresh). The clock stands six hours after the newest admission in the journal, the
-morning after its last night.
+timed to the screen's refresh; with `--cpu`, the same intervals in the process's CPU time). The clock stands six
+hours after the newest admission in the journal, the morning after its last night.
 
 `--profile PREFIX` profiles, on the first copy, what the first paint runs on the UI thread (the app's start,
 compose, styles and rendering; `PREFIX-paint.prof`) and what a re-render after one command runs (`read_now` and
@@ -126,6 +127,8 @@ def main() -> int:
     parser.add_argument("journal", type=Path, help="a SQLite journal file (copied, never written)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", metavar="PREFIX", help="write PREFIX-{paint,reading,rerender}.prof instead")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time the same intervals in the process's CPU time (every thread's), not wall time")
     args = parser.parse_args()
     if not args.journal.exists():
         raise SystemExit(f"no journal at {args.journal}")
@@ -140,15 +143,16 @@ def main() -> int:
         with copied(args.journal) as url:
             clock, sequence = morning_after(url)
             checked_once(url, clock)
-            times = dashboard_times(url, clock, ACCOUNT, sequence)
+            times = dashboard_times(url, clock, ACCOUNT, sequence, time.process_time if args.cpu else time.perf_counter)
             if times is None:
                 raise SystemExit("the dashboard is not in this tree")
             figures.append(times)
             print(f"run {run + 1}: first paint {1000 * times[0]:.0f} ms, Health shown {1000 * times[1]:.0f} ms, "
                   f"re-render after one command {1000 * times[2]:.0f} ms (load {os.getloadavg()[0]:.1f})",
                   flush=True)
+    unit = "ms of CPU" if args.cpu else "ms"
     for index, name in enumerate(("first paint", "Health shown", "re-render after one command")):
-        print(f"{name}: median {1000 * statistics.median(times[index] for times in figures):.0f} ms")
+        print(f"{name}: median {1000 * statistics.median(times[index] for times in figures):.0f} {unit}")
     return 0
 
 
