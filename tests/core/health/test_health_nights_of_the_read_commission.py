@@ -26,24 +26,12 @@ from factory_schedule.core.commission import Commission, lane_occurrence_on, par
 from factory_schedule.core.health import nights_to_check
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.zones import is_valid_zone, local_date_of
+from tests.core.pipeline.test_pipeline_claim_reads_the_schedule import documents_validated
 from tests.core.schedule.support import SIGN_IN, basic_lane, commission, weekly_lane
 
 ZONES = sorted(zone for zone in zoneinfo.available_timezones() if is_valid_zone(zone))
 GRACE = timedelta(minutes=30)
 WALL_TIMES = ["00:00", "01:30", "02:00", "02:30", "12:00", "22:30", "22:59"]  # each closes an hour later
-
-
-def _validated(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Every document `Commission.model_validate` is given from now on."""
-    validated: list[object] = []
-    validate = Commission.model_validate
-
-    def counted(document: Any, *args: Any, **kwargs: Any) -> Any:
-        validated.append(document)
-        return validate(document, *args, **kwargs)
-
-    monkeypatch.setattr(Commission, "model_validate", counted)
-    return validated
 
 
 def _recorded(world: tuple[Any, Any, ManualClock], *lanes: dict[str, Any]) -> None:
@@ -61,7 +49,7 @@ def test_health_finds_the_nights_of_the_commission_the_reader_checked_without_va
     _recorded(world, basic_lane("alpha"), weekly_lane("alpha", "full", weekday=1, time="02:40"))
     world[2].set("2026-12-08T12:00:00Z")
     view = world[1].read()
-    validated = _validated(monkeypatch)
+    validated = documents_validated(monkeypatch, Commission)
     assert _slots(view, world[2].now()) == [
         ("discovery/alpha/basic/2026-12-07", "2026-12-07T02:00:00+00:00"),
         ("discovery/alpha/basic/2026-12-08", "2026-12-08T02:00:00+00:00"),
