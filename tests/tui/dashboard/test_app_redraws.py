@@ -1,13 +1,73 @@
-"""The footer's keys come composed in their compact style."""
+"""What a reading leaves as it is, the dashboard does not draw again; what it changes, it draws.
+
+A line (a `Static`) is updated only when its new content draws differently from what it holds. The footer's
+keys come composed in their compact style.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from rich.text import Text
+from textual.widgets import Static
 from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
 
 from factory_schedule.tui.dashboard.widgets.footer import KeysFooter
+from factory_schedule.tui.dashboard.widgets.unchanged import same
 
-from .test_app_journeys import SIZE, make_app, synchronously
+from .test_app_journeys import SIZE, cell, make_app, reading_of, synchronously
+
+
+@pytest.mark.parametrize("left, right", [
+    (Text("a"), Text("b")),
+    (Text("a", style="bold"), Text("a")),
+    (Text.assemble(("a", "bold"), "b"), Text("ab")),
+    (Text("a", justify="right"), Text("a")),
+    (Text("a", no_wrap=True), Text("a")),
+    (Text("a"), "a"),
+    ("a", "b"),
+])
+def test_content_that_draws_differently_is_not_the_same(left: Any, right: Any) -> None:
+    assert not same(left, right) and not same(right, left)
+
+
+def test_content_that_draws_alike_is_the_same() -> None:
+    assert same("a", "a")
+    assert same(Text.assemble(("a", "bold"), "b", justify="right"), Text.assemble(("a", "bold"), "b", justify="right"))
+
+
+@synchronously
+async def test_a_reading_that_leaves_a_line_as_it_is_does_not_draw_it_again(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.views_up()
+        await pilot.pause()
+        # every line of words (an occurrence's detail is a Rich group of tables: drawn on each reading)
+        lines = [widget for widget in app.query(Static) if isinstance(widget.content, str | Text) and widget.content]
+        assert len(lines) > 10
+        drawn = [(widget, widget.visual) for widget in lines]
+        app.apply_reading(app.read_now())
+        await pilot.pause()
+        assert [widget for widget, visual in drawn if widget.visual is not visual] == []
+
+
+@synchronously
+async def test_a_reading_that_changes_a_line_draws_it(demo_url: str) -> None:
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        header = app.query_one("#header", Static)
+        before = reading_of(app).head
+        assert f"schedule v{before} " in str(header.render())
+        app.schedule.record_account(
+            account="chatgpt", sequence=2, sign_in="x@factory.example", overage=False, recorded_by="owner"
+        )
+        app.refresh_reading(force=True)
+        await pilot.pause()
+        assert reading_of(app).head > before
+        assert f"schedule v{reading_of(app).head} " in str(header.render())
+        assert cell(app, "#accounts-table", "chatgpt", "sequence") == "#2"
 
 
 @synchronously

@@ -17,6 +17,7 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from factory_schedule.tui.dashboard.safety import plain, safe_text
+from factory_schedule.tui.dashboard.widgets.unchanged import same
 
 Cell = str | Text
 CELL_PADDING = 2  # a DataTable draws one blank cell either side of each column
@@ -30,12 +31,6 @@ def shown(cell: Any) -> Text:
 
 def _plain(value: Any) -> str:
     return value.plain if isinstance(value, Text) else str(value)
-
-
-def _same(left: Any, right: Any) -> bool:
-    if isinstance(left, Text) and isinstance(right, Text):
-        return left.plain == right.plain and left.spans == right.spans and left.style == right.style
-    return _plain(left) == _plain(right) and type(left) is type(right)
 
 
 def ensure_columns(table: DataTable, columns: Sequence[tuple[str, str]]) -> None:
@@ -124,7 +119,7 @@ def sync_rows(
                     old = table.get_cell(key, column_key)
                 except (CellDoesNotExist, RowDoesNotExist):
                     old = None
-                if old is None or not _same(old, value):
+                if old is None or not same(old, value):
                     table.update_cell(key, column_key, value, update_width=True)
         else:
             table.add_row(*cells, key=key)
