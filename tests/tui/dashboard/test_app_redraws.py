@@ -1,7 +1,8 @@
 """What a reading leaves as it is, the dashboard does not draw again; what it changes, it draws.
 
-A line (a `Static`) is updated only when its new content draws differently from what it holds. The footer's
-keys come composed in their compact style.
+A line (a `Static`) is updated only when its new content draws differently from what it holds; a table's row
+given exactly as last time is left alone, and any other row, or every row once the table's columns changed or
+it lost them, is drawn from its cells. The footer's keys come composed in their compact style.
 """
 
 from __future__ import annotations
@@ -10,13 +11,41 @@ from typing import Any
 
 import pytest
 from rich.text import Text
-from textual.widgets import Static
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable, Static
 from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
 
+from factory_schedule.tui.dashboard.widgets import tables
 from factory_schedule.tui.dashboard.widgets.footer import KeysFooter
+from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, set_columns, sync_rows
 from factory_schedule.tui.dashboard.widgets.unchanged import same
 
 from .test_app_journeys import SIZE, cell, make_app, reading_of, synchronously
+
+COLUMNS = (("name", "name"), ("state", "state"))
+
+
+class OneTable(App[None]):
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="table")
+
+
+def shown_rows(table: DataTable) -> dict[str, tuple[str, ...]]:
+    return {str(key.value): tuple(getattr(value, "plain", str(value)) for value in table.get_row(key))
+            for key in table.rows}
+
+
+def counting_shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every cell `sync_rows` draws through `shown`, in order."""
+    drawn: list[Any] = []
+    real = tables.shown
+
+    def shown(cell: Any) -> Text:
+        drawn.append(cell)
+        return real(cell)
+
+    monkeypatch.setattr(tables, "shown", shown)
+    return drawn
 
 
 @pytest.mark.parametrize("left, right", [
@@ -68,6 +97,53 @@ async def test_a_reading_that_changes_a_line_draws_it(demo_url: str) -> None:
         assert reading_of(app).head > before
         assert f"schedule v{reading_of(app).head} " in str(header.render())
         assert cell(app, "#accounts-table", "chatgpt", "sequence") == "#2"
+
+
+@synchronously
+async def test_a_row_given_as_last_time_is_not_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    drawn = counting_shown(monkeypatch)
+    app = OneTable()
+    async with app.run_test() as pilot:
+        table = app.query_one(DataTable)
+        ensure_columns(table, COLUMNS)
+        sync_rows(table, {"a": ("a", Text("open", style="bold")), "b": ("b", "settled")})
+        assert len(drawn) == 4
+        sync_rows(table, {"a": ("a", Text("open", style="bold")), "b": ("b", "settled")})
+        await pilot.pause()
+        assert len(drawn) == 4
+        assert shown_rows(table) == {"a": ("a", "open"), "b": ("b", "settled")}
+
+
+@synchronously
+async def test_a_row_whose_cell_changed_shows_its_new_text() -> None:
+    app = OneTable()
+    async with app.run_test() as pilot:
+        table = app.query_one(DataTable)
+        ensure_columns(table, COLUMNS)
+        sync_rows(table, {"a": ("a", "open"), "b": ("b", "settled")})
+        sync_rows(table, {"a": ("a", "open"), "b": ("b", "settled")})
+        sync_rows(table, {"a": ("a", Text("open", style="bold")), "b": ("b", "failed"), "c": ("c", "due")})
+        await pilot.pause()
+        assert shown_rows(table) == {"a": ("a", "open"), "b": ("b", "failed"), "c": ("c", "due")}
+        assert table.get_cell("a", "state").style == "bold"
+
+
+@synchronously
+async def test_rows_are_drawn_again_once_the_table_lost_them_or_its_columns_changed() -> None:
+    app = OneTable()
+    async with app.run_test() as pilot:
+        table = app.query_one(DataTable)
+        set_columns(table, COLUMNS)
+        rows = {"a": ("a", "open"), "b": ("b", "settled")}
+        sync_rows(table, rows)
+        set_columns(table, COLUMNS[:1])  # a narrower terminal: the rows are cleared with the columns
+        set_columns(table, COLUMNS)  # and back, before the next reading
+        sync_rows(table, rows)
+        assert shown_rows(table) == {"a": ("a", "open"), "b": ("b", "settled")}
+        table.clear()
+        sync_rows(table, rows)
+        await pilot.pause()
+        assert shown_rows(table) == {"a": ("a", "open"), "b": ("b", "settled")}
 
 
 @synchronously
