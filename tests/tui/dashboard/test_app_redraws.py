@@ -7,17 +7,20 @@ it lost them, is drawn from its cells. The footer's keys come composed in their 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
 
 from factory_schedule.tui.dashboard.widgets import tables
 from factory_schedule.tui.dashboard.widgets.footer import KeysFooter
-from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, set_columns, sync_rows
+from factory_schedule.tui.dashboard.widgets.tables import set_columns, sync_rows
 from factory_schedule.tui.dashboard.widgets.unchanged import same
 
 from .test_app_journeys import SIZE, cell, make_app, reading_of, synchronously
@@ -28,6 +31,16 @@ COLUMNS = (("name", "name"), ("state", "state"))
 class OneTable(App[None]):
     def compose(self) -> ComposeResult:
         yield DataTable(id="table")
+
+
+@asynccontextmanager
+async def one_table() -> AsyncIterator[tuple[DataTable, Pilot[None]]]:
+    """A table with the name and state columns, on screen."""
+    app = OneTable()
+    async with app.run_test() as pilot:
+        table = app.query_one(DataTable)
+        set_columns(table, COLUMNS)
+        yield table, pilot
 
 
 def shown_rows(table: DataTable) -> dict[str, tuple[str, ...]]:
@@ -102,10 +115,7 @@ async def test_a_reading_that_changes_a_line_draws_it(demo_url: str) -> None:
 @synchronously
 async def test_a_row_given_as_last_time_is_not_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
     drawn = counting_shown(monkeypatch)
-    app = OneTable()
-    async with app.run_test() as pilot:
-        table = app.query_one(DataTable)
-        ensure_columns(table, COLUMNS)
+    async with one_table() as (table, pilot):
         sync_rows(table, {"a": ("a", Text("open", style="bold")), "b": ("b", "settled")})
         assert len(drawn) == 4
         sync_rows(table, {"a": ("a", Text("open", style="bold")), "b": ("b", "settled")})
@@ -116,10 +126,7 @@ async def test_a_row_given_as_last_time_is_not_drawn_again(monkeypatch: pytest.M
 
 @synchronously
 async def test_a_row_whose_cell_changed_shows_its_new_text() -> None:
-    app = OneTable()
-    async with app.run_test() as pilot:
-        table = app.query_one(DataTable)
-        ensure_columns(table, COLUMNS)
+    async with one_table() as (table, pilot):
         sync_rows(table, {"a": ("a", "open"), "b": ("b", "settled")})
         sync_rows(table, {"a": ("a", "open"), "b": ("b", "settled")})
         sync_rows(table, {"a": ("a", Text("open", style="bold")), "b": ("b", "failed"), "c": ("c", "due")})
@@ -130,10 +137,7 @@ async def test_a_row_whose_cell_changed_shows_its_new_text() -> None:
 
 @synchronously
 async def test_rows_are_drawn_again_once_the_table_lost_them_or_its_columns_changed() -> None:
-    app = OneTable()
-    async with app.run_test() as pilot:
-        table = app.query_one(DataTable)
-        set_columns(table, COLUMNS)
+    async with one_table() as (table, pilot):
         rows = {"a": ("a", "open"), "b": ("b", "settled")}
         sync_rows(table, rows)
         set_columns(table, COLUMNS[:1])  # a narrower terminal: the rows are cleared with the columns
