@@ -74,26 +74,38 @@ class SqliteJournal(Journal):
     def __init__(self, path: str, url: str, read_only: str | None = None, immutable: bool = False) -> None:
         pool = Pool(connector(path, read_only is not None, immutable), _reset)
         super().__init__(pool, url, paramstyle=PARAMSTYLE, driver=sqlite3, read_only=read_only)
-        # Per aggregate, the head (and so its parts) last read or written on a connection: the connection itself
+        # Per aggregate, the head (and so its parts) last read or committed on a connection: the connection itself
         # (held, so that no other connection can take its identity), its data version then, the head's row.
         self._parts_read: dict[str, tuple[sqlite3.Connection, int, tuple[Any, ...], Head]] = {}
+        # Per connection, the heads its open transaction wrote: they join `_parts_read` only once it commits.
+        self._written: dict[int, dict[str, tuple[sqlite3.Connection, int, tuple[Any, ...], Head]]] = {}
 
     def _send_head_read(self, driver: Any, aggregate: str) -> Callable[[], Head]:
-        """The head's row first, and its parts (about 60 KB for the schedule) only when they may have changed.
+        """The head as this connection last read or committed it while no other connection has committed since,
+        else its row, and its parts (about 60 KB for the schedule) only when they may have changed.
 
         SQLite's data version of a connection moves whenever any other connection, in this process or another,
-        commits to the file, and stays when only the connection itself commits. The journal changes parts only
-        together with the head's row (a command writes both, in one transaction, `_wrote_head`), so on the
-        connection that last read or wrote them, at the same data version, a head's row equal column for column
-        to the one read then has the same parts, already checked with it. Any other commit, any edit by any other
-        connection, or another connection reads the parts again, and they are checked in full
-        (tests/store/test_checked_heads.py edits them from a second process)."""
+        commits to the file, and stays when only the connection itself commits. So on the connection that last
+        read a head or committed it, at the same data version, the head's rows are the ones read or written then,
+        already checked: only the data version is read. Otherwise the head's row is read, and on that connection
+        at that data version a row equal column for column to the one known has the same parts (the journal
+        changes parts only together with the head's row, in one transaction, `_wrote_head`). Any other commit,
+        any edit by any other connection, or another connection reads the row and the parts again, and they are
+        checked in full (tests/store/test_checked_heads.py edits them from a second process). A head a
+        transaction wrote counts only once that transaction has committed (`_commit`)."""
+        held = self._held()
+        seen = self._parts_read.get(aggregate)
+        if seen is not None and seen[0] is driver:
+            (data_version,) = self._statement(driver, "data_version", {}).fetchone()
+            if held is not None and held.driver is driver:
+                held.data_version = data_version
+            if data_version == seen[1]:
+                known = seen[3]
+                return lambda: known
         row = self._statement(driver, "head_row", {"aggregate": aggregate}).fetchone()
         columns, data_version = tuple(row[:HEAD_COLUMNS]), row[HEAD_COLUMNS]
-        held = self._held()
         if held is not None and held.driver is driver:
             held.data_version = data_version
-        seen = self._parts_read.get(aggregate)
         if seen is not None and seen[0] is driver and seen[1] == data_version and seen[2] == columns:
             head = seen[3]
         else:
@@ -105,16 +117,28 @@ class SqliteJournal(Journal):
     def _wrote_head(self, driver: Any, aggregate: str, key: tuple[Any, ...], head: Head) -> None:
         """Remembered with the connection's data version, which the connection's own commit leaves as it is: the
         one the `writing()` block's head read carried, when it held the write lock on this connection since
-        (no other connection can commit meanwhile), else read now."""
+        (no other connection can commit meanwhile), else read now. Kept apart until the transaction commits:
+        rolled back, it is not the stored head."""
         super()._wrote_head(driver, aggregate, key, head)
         held = self._held()
         if held is not None and held.driver is driver and held.data_version is not None:
             data_version = held.data_version
         else:
             (data_version,) = self._statement(driver, "data_version", {}).fetchone()
-        self._parts_read[aggregate] = (driver, data_version, key[0], head)
+        self._written.setdefault(id(driver), {})[aggregate] = (driver, data_version, key[0], head)
+
+    def _commit(self, driver: Any) -> None:
+        """The heads this transaction wrote are known from its commit on; until the commit has returned, no
+        head of theirs is: an exception raised between the two (a signal's handler) leaves them to be read."""
+        written = self._written.pop(id(driver), None)
+        for aggregate in written or ():
+            self._parts_read.pop(aggregate, None)
+        super()._commit(driver)
+        if written:
+            self._parts_read.update(written)
 
     def _begin(self, driver: Any, write: bool) -> None:
+        self._written.pop(id(driver), None)  # what an earlier transaction on it wrote and did not commit
         driver.execute("BEGIN IMMEDIATE" if write else "BEGIN")
 
     def table_names(self, driver: Any) -> set[str]:

@@ -912,6 +912,7 @@ def main() -> int:
             profiler.dump_stats(args.profile)
             pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)
         year.raw_sample(args.raw_commits)
+        reference_ms = python_reference_ms()  # beside the raw loop: the host's Python speed, at the same minutes
         floor = year.replayed_floor()
         raw = year.raw.rate
         shutil.rmtree(raw_folder)
@@ -924,8 +925,27 @@ def main() -> int:
             health_seconds(year)  # the checkpoint a morning's `health` (or the tick) leaves beside the journal
         dash = None if args.no_dashboard else dashboard_times(url, year.clock, "claude",
                                                               year.sequence["claude"] + 1)
-        print_report(args, backend, figures, raw, size, dash, year, side, floor)
+        print_report(args, backend, figures, raw, size, dash, year, side, floor, reference_ms)
     return 0
+
+
+REFERENCE_ADDITIONS = 1_000_000
+
+
+def python_reference_ms(runs: int = 5) -> float:
+    """The median time of a fixed pure-Python loop (a million additions): how fast this host runs Python.
+
+    A command is mostly Python and a raw commit mostly the disk's flush, and hosts do not differ in the two
+    alike: the ratios against the raw commit move from one host to another with no change of the code. Printed
+    beside them so that figures from two hosts can be told apart from a change of the code."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        total = 0
+        for number in range(REFERENCE_ADDITIONS):
+            total += number
+        times.append(time.perf_counter() - started)
+    return 1000 * statistics.median(times)
 
 
 def print_the_three_lines(cost: float, year: Year, raw_ms: float, side: SideBySide | None) -> None:
@@ -980,7 +1000,7 @@ def print_the_floor(floor: command_floor.Floor | None, command_ms: float, journa
 
 def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: float, size: int | None,
                  dash: tuple[float, float, float] | None, year: Year, side: SideBySide | None,
-                 floor: command_floor.Floor | None = None) -> None:
+                 floor: command_floor.Floor | None = None, reference_ms: float | None = None) -> None:
     overall = figures.commands / figures.seconds
     span = min(PERIOD_DAYS, figures.days)
     first, last = figures.span(first=True), figures.span(first=False)
@@ -1014,6 +1034,9 @@ def print_report(args: argparse.Namespace, backend: str, figures: Figures, raw: 
     print(f"  of a command: the journal's own calls (its statements, checks and commits) {journal_ms:.2f} ms "
           f"({journal_ms / raw_ms:.2f}x raw), the engine's Python (reading, planning once, deciding, checking) "
           f"{engine_ms:.2f} ms ({engine_ms / raw_ms:.2f}x raw)")
+    if reference_ms is not None:
+        print(f"host: a pure-Python reference loop ({REFERENCE_ADDITIONS:,} additions) {reference_ms:.1f} ms, "
+              f"beside a raw commit of {raw_ms:.2f} ms (a slower Python raises every ratio against the raw commit)")
     print(f"largest state: {figures.largest_state} bytes (target < {STATE_TARGET}): "
           f"{verdict(figures.largest_state < STATE_TARGET)}")
     if year.staged is not None:

@@ -94,7 +94,7 @@ def test_the_script_prints_every_figure_and_the_table(tmp_path):
     ).stdout
     for figure in ("commands executed (journal head):", "wall time (simulation):", "first / last:",
                    "command / raw commit:", "of a command: the journal's own calls", "largest state:",
-                   "journal size:", "dashboard"):
+                   "journal size:", "dashboard", "host: a pure-Python reference loop"):
         assert figure in printed, printed
     for headline in (r"command / raw commit: \d+\.\d\dx", r"pipeline command / raw commit: \d+\.\d\dx",
                      r"health \(chain checked\) on the year's journal / on a young journal: \d+\.\d\d",
