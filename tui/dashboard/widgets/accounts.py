@@ -8,6 +8,7 @@ from textual.widgets import DataTable, Static
 
 from factory_schedule.core import AccountState, parse_instant
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.widgets import unchanged
 from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import age, when
 
@@ -107,4 +108,4 @@ class AccountsView(Vertical):
         sync_rows(self.query_one("#accounts-table", DataTable), account_rows(reading))
         stops = stop_rows(reading)
         sync_rows(self.query_one("#stops-table", DataTable), stops)
-        self.query_one("#stops-none", Static).update("" if stops else "No stop on either account.")
+        unchanged.update(self.query_one("#stops-none", Static), "" if stops else "No stop on either account.")

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from factory_schedule.tui.dashboard.reading import Problem
 from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.widgets import unchanged
 
 
 class ProblemBanner(Static):
@@ -15,11 +16,11 @@ class ProblemBanner(Static):
     def show(self, problem: Problem | None) -> None:
         self.display = problem is not None
         if problem is None:
-            self.update("")
+            unchanged.update(self, "")
             return
         text = Text()
         text.append(f" {printable(problem.code)} ", style="bold reverse")
         text.append(f"  The schedule's state cannot be read: {printable(problem.message)}\n")
         text.append("  Nothing is written from here until it reads again. ")
         text.append("History (h) still shows the journal's events.")
-        self.update(text)
+        unchanged.update(self, text)

@@ -3,6 +3,10 @@
 Textual's Footer remounts every key on each bindings signal (a focus move, a screen resumed, a view's
 keys refreshed), and the dashboard's start alone sends several with the same keys: each remount
 styles and lays out a dozen widgets again before the first reading can be painted.
+
+A compact footer's keys are composed with their compact class already set: Textual's key sets it from its
+`compact` watcher once mounted, which styles each key (and its two parts) a second time before the first
+paint, for the same look.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
 
 Keys = tuple[tuple[Any, ...], ...]
 
@@ -39,7 +44,10 @@ class KeysFooter(Footer):
     def compose(self) -> ComposeResult:
         if self._bindings_ready:
             self._composed = shown_keys(self.screen, self._palette_key())
-        yield from super().compose()
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                widget.set_class(self.compact, "-compact", update=False)  # as its watcher will: styled once
+            yield widget
 
     def bindings_changed(self, screen: Screen[Any]) -> None:
         """As Textual's Footer does, but one rebuild at a time, and none while the keys are the ones shown."""

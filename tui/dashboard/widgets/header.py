@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.widgets import unchanged
 
 # The host's own zone, named as the owner knows the machine.
 THIS_HOST = "this Mac" if sys.platform == "darwin" else "this host"
@@ -50,4 +51,4 @@ class HeaderBar(Static):
     """
 
     def show(self, journal_label: str, reading: Reading | None, host_zone: str | None) -> None:
-        self.update(header_text(journal_label, reading, host_zone))
+        unchanged.update(self, header_text(journal_label, reading, host_zone))

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 from factory_schedule.core.health import Finding, HealthReport
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.widgets import unchanged
 from factory_schedule.tui.dashboard.widgets.tables import current_row_key, ensure_columns, sync_rows
 
 COLUMNS = (("severity", "severity"), ("check", "check"), ("subject", "subject"), ("detail", "finding"))
@@ -97,10 +98,10 @@ class HealthView(Vertical):
         findings = findings_of(self.report)
         key = current_row_key(self.query_one(DataTable))
         if key is None or not findings:
-            detail.update("")
+            unchanged.update(detail, "")
             return
         index = int(key.split(":", 1)[0])
-        detail.update(finding_detail(findings[index]) if index < len(findings) else "")
+        unchanged.update(detail, finding_detail(findings[index]) if index < len(findings) else "")
 
     def on_mount(self) -> None:
         ensure_columns(self.query_one(DataTable), COLUMNS)
@@ -116,19 +117,22 @@ class HealthView(Vertical):
         self._show_detail()
         if reading.health is None:
             if reading.health_problem:
-                caption.update(Text(f"The health check failed: {printable(reading.health_problem)}", style="bold"))
+                unchanged.update(caption, Text(f"The health check failed: {printable(reading.health_problem)}",
+                                               style="bold"))
             else:
-                caption.update("The health check is not available in this build (factory-schedule health).")
+                unchanged.update(caption, "The health check is not available in this build (factory-schedule health).")
             return
         could_not = list(reading.health.could_not_check)
         if could_not:
-            caption.update(Text("Could not check: " + printable("; ".join(could_not)), style="bold"))
+            unchanged.update(caption, Text("Could not check: " + printable("; ".join(could_not)), style="bold"))
             return
         if not rows:
-            caption.update("Healthy: no finding. Checked: chain, state, runner leases, lanes, accounts, ceiling.")
+            unchanged.update(caption,
+                             "Healthy: no finding. Checked: chain, state, runner leases, lanes, accounts, ceiling.")
         else:
             repairable = self.repairable()
-            caption.update(
+            unchanged.update(
+                caption,
                 f"{len(rows)} finding{'s' if len(rows) != 1 else ''}. The next tick reconciles a runner proven "
                 "dead on this host; for any other, select its occurrence and press r to confirm it."
                 + (" x makes the repairs of health --repair." if repairable else "")

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from factory_schedule.tui.dashboard.reading import HISTORY_PAGE_SIZE, HistoryPage
+from factory_schedule.tui.dashboard.widgets import unchanged
 from factory_schedule.tui.dashboard.widgets.tables import ensure_columns, sync_rows
 
 COLUMNS = (("version", "v"), ("type", "event"), ("command", "command"), ("summary", "what"))
@@ -68,7 +69,7 @@ class HistoryView(Vertical):
         table = self.query_one(DataTable)
         caption = self.query_one("#history-where", Static)
         if page is None:
-            caption.update("The journal's events cannot be read.")
+            unchanged.update(caption, "The journal's events cannot be read.")
             sync_rows(table, {})
             return
         self.page = page
@@ -83,10 +84,11 @@ class HistoryView(Vertical):
         }
         sync_rows(table, rows, follow_top=page.before is None)  # newest first; the live page follows the newest
         if not page.events:
-            caption.update("No events yet: the journal is empty.")
+            unchanged.update(caption, "No events yet: the journal is empty.")
             return
         where = "newest page, live" if page.before is None else "an older page ([ for newer)"
-        caption.update(
+        unchanged.update(
+            caption,
             f"Events {page.newest}–{page.oldest} of {page.head}, newest first · {where}"
             + (" · ] for older" if page.oldest > 1 else "")
         )

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Static
 from factory_schedule.core import Call, Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.widgets import unchanged
 from factory_schedule.tui.dashboard.widgets.tables import Cell, ensure_columns, sync_rows
 from factory_schedule.tui.dashboard.words import clock_time, tokens
 
@@ -92,10 +93,11 @@ class LedgerView(Vertical):
         if reading.view is None or reading.commission is None:
             return
         ceiling = reading.commission.get("weeklyTokens")
-        self.query_one("#ledger-caption", Static).update(
+        unchanged.update(
+            self.query_one("#ledger-caption", Static),
             f"Weekly ceiling in the commission: {tokens(ceiling)} tokens. A week's ceiling is fixed at its first call."
         )
         sync_rows(
             self.query_one(DataTable), week_rows(reading), sort_column="week", sort_key=str, reverse=True
         )
-        self.query_one("#ledger-flights", Static).update(flight_lines(reading))
+        unchanged.update(self.query_one("#ledger-flights", Static), flight_lines(reading))

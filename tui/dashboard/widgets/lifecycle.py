@@ -21,6 +21,7 @@ from factory_schedule.core.bottleneck import local, next_run
 from factory_schedule.core.pipeline import LANES, REVIEW_STAGES, STAGES, eligible
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.widgets import unchanged
 
 
 def _when(instant: str | None, reading: Reading) -> str:
@@ -224,8 +225,8 @@ class LifecycleView(VerticalScroll):
         yield Static("", id="lifecycle-holds", classes="lifecycle-block")
 
     def show(self, reading: Reading) -> None:
-        self.query_one("#lifecycle-bottleneck", Static).update(bottleneck_line(reading))
-        self.query_one("#lifecycle-flow", Static).update(flow(reading))
+        unchanged.update(self.query_one("#lifecycle-bottleneck", Static), bottleneck_line(reading))
+        unchanged.update(self.query_one("#lifecycle-flow", Static), flow(reading))
         blocks: dict[str, Text] = {}
         if reading.pipeline is None:
             said = (f"The staged lanes could not be read: {reading.pipeline_problem}" if reading.pipeline_problem
@@ -240,5 +241,5 @@ class LifecycleView(VerticalScroll):
         blocks["holds"] = holds_block(reading)
         for name in ("promotion", "maturation", "top-n", "decisions", "approvals", "holds"):
             widget = self.query_one(f"#lifecycle-{name}", Static)
-            widget.update(blocks.get(name, Text("")))
+            unchanged.update(widget, blocks.get(name, Text("")))
             widget.display = name in blocks

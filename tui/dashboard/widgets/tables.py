@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -17,9 +18,19 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from factory_schedule.tui.dashboard.safety import plain, safe_text
+from factory_schedule.tui.dashboard.widgets.unchanged import same
 
 Cell = str | Text
 CELL_PADDING = 2  # a DataTable draws one blank cell either side of each column
+
+# Each table's rows as `sync_rows` last drew them (the cells it was given, before `shown`), with the table's
+# columns then. A reading redraws every table, and nearly all of the 700 or so cells of a year's journal are
+# the ones the tables show: a row given exactly as last time is left alone rather than drawn through `shown`
+# and compared with the table's cells one by one, which was the largest part of applying a reading after one
+# command. Only `sync_rows` writes a table's cells, so a row the table still holds under the same columns shows
+# what it was last given; a table whose columns changed, or a row it no longer holds, is drawn whole, and a
+# sync that fails part-way leaves no record.
+_given: WeakKeyDictionary[DataTable, tuple[tuple[Any, ...], dict[str, tuple[Cell, ...]]]] = WeakKeyDictionary()
 
 
 def shown(cell: Any) -> Text:
@@ -30,12 +41,6 @@ def shown(cell: Any) -> Text:
 
 def _plain(value: Any) -> str:
     return value.plain if isinstance(value, Text) else str(value)
-
-
-def _same(left: Any, right: Any) -> bool:
-    if isinstance(left, Text) and isinstance(right, Text):
-        return left.plain == right.plain and left.spans == right.spans and left.style == right.style
-    return _plain(left) == _plain(right) and type(left) is type(right)
 
 
 def ensure_columns(table: DataTable, columns: Sequence[tuple[str, str]]) -> None:
@@ -108,35 +113,42 @@ def sync_rows(
     newest first). A table scrolled to its top stays there, so rows added above are seen.
     Every cell is drawn through `shown`.
     """
-    drawn: dict[str, tuple[Text, ...]] = {key: tuple(shown(cell) for cell in cells) for key, cells in rows.items()}
+    columns = tuple(table.columns)
+    given = _given.pop(table, None)
+    before = given[1] if given is not None and given[0] == columns else {}
     keep = current_row_key(table)
     on_top_row = table.row_count > 0 and table.cursor_row == 0
     scrolled_to_top = table.scroll_y == 0
     column_keys = list(table.columns.keys())
     present = {key.value for key in table.rows if key.value is not None}
-    for gone in present - set(drawn):
+    for gone in present - set(rows):
         table.remove_row(gone)
     added = False
-    for key, cells in drawn.items():
+    for key, row in rows.items():
+        cells = tuple(row)
         if key in present:
-            for column_key, value in zip(column_keys, cells, strict=False):
+            last = before.get(key)
+            if last is not None and len(last) == len(cells) and all(map(same, last, cells)):
+                continue  # drawn from these very cells, and no one else writes them
+            for column_key, value in zip(column_keys, map(shown, cells), strict=False):
                 try:
                     old = table.get_cell(key, column_key)
                 except (CellDoesNotExist, RowDoesNotExist):
                     old = None
-                if old is None or not _same(old, value):
+                if old is None or not same(old, value):
                     table.update_cell(key, column_key, value, update_width=True)
         else:
-            table.add_row(*cells, key=key)
+            table.add_row(*map(shown, cells), key=key)
             added = True
     if sort_column is not None:
         if added:
             table.sort(sort_column, key=sort_key, reverse=reverse)
     else:
-        _keep_order(table, drawn)
+        _keep_order(table, rows)
     if follow_top and on_top_row and table.row_count:
         keep = table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value
-    if keep is not None and keep in drawn:
+    _given[table] = (columns, {key: tuple(cells) for key, cells in rows.items()})
+    if keep is not None and keep in rows:
         try:
             index = table.get_row_index(keep)
         except RowDoesNotExist:
@@ -155,10 +167,10 @@ def _back_to_top(table: DataTable) -> None:
         table.scroll_to(y=0, animate=False)
 
 
-def _keep_order(table: DataTable, rows: Mapping[str, Sequence[Text]]) -> None:
+def _keep_order(table: DataTable, rows: Mapping[str, Sequence[Cell]]) -> None:
     """Put the table's rows in the order of `rows` (sorting by each row's text: sort gets no row key)."""
     wanted = list(rows)
     if [row.key.value for row in table.ordered_rows] == wanted:
         return
-    position = {tuple(cell.plain for cell in cells): index for index, cells in enumerate(rows.values())}
+    position = {tuple(shown(cell).plain for cell in cells): index for index, cells in enumerate(rows.values())}
     table.sort(key=lambda values: position.get(tuple(_plain(value) for value in values), len(position)))

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Static
 from factory_schedule.core import LanePlan, Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
+from factory_schedule.tui.dashboard.widgets import unchanged
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words
 from factory_schedule.tui.dashboard.widgets.tables import (
     Cell,
@@ -190,17 +191,17 @@ class TonightView(VerticalScroll):
     def _show_selected(self) -> None:
         why = self.query_one("#tonight-why", Static)
         key = current_row_key(self.query_one(DataTable))
-        why.update(Text("") if self.reading is None or key is None else lane_line(self.reading, key))
+        unchanged.update(why, Text("") if self.reading is None or key is None else lane_line(self.reading, key))
 
     def show(self, reading: Reading) -> None:
         self.reading = reading
-        self.query_one("#tonight-bottleneck", Static).update(bottleneck_and_health(reading))
+        unchanged.update(self.query_one("#tonight-bottleneck", Static), bottleneck_and_health(reading))
         if reading.view is None:
             sync_rows(self.query_one(DataTable), {})
-            self.query_one("#tonight-flights", Static).update("")
+            unchanged.update(self.query_one("#tonight-flights", Static), "")
             self._show_selected()
             return
         self._show_rows(lane_rows(reading))
         self._show_selected()
-        self.query_one("#tonight-flights", Static).update(calls_in_flight(reading))
+        unchanged.update(self.query_one("#tonight-flights", Static), calls_in_flight(reading))
         self.query_one(Timeline).show(reading)
