@@ -63,6 +63,10 @@ def column_names(connection: Any, table: str) -> set[str]:
     return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
+# A head a connection knows: the connection, its data version then, the head's row, the head checked.
+_KnownHead = tuple[sqlite3.Connection, int, tuple[Any, ...], Head]
+
+
 class SqliteJournal(Journal):
     """A journal on one SQLite file; writers serialise on SQLite's own write lock."""
 
@@ -76,9 +80,9 @@ class SqliteJournal(Journal):
         super().__init__(pool, url, paramstyle=PARAMSTYLE, driver=sqlite3, read_only=read_only)
         # Per aggregate, the head (and so its parts) last read or committed on a connection: the connection itself
         # (held, so that no other connection can take its identity), its data version then, the head's row.
-        self._parts_read: dict[str, tuple[sqlite3.Connection, int, tuple[Any, ...], Head]] = {}
+        self._parts_read: dict[str, _KnownHead] = {}
         # Per connection, the heads its open transaction wrote: they join `_parts_read` only once it commits.
-        self._written: dict[int, dict[str, tuple[sqlite3.Connection, int, tuple[Any, ...], Head]]] = {}
+        self._written: dict[int, dict[str, _KnownHead]] = {}
 
     def _send_head_read(self, driver: Any, aggregate: str) -> Callable[[], Head]:
         """The head as this connection last read or committed it while no other connection has committed since,
