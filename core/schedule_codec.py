@@ -95,9 +95,11 @@ class _CheckedLane:
         """The text this lane's check was made on: its canonical text when it is known; else, for a lane read,
         the encoding of the stored document it was parsed from (the same bytes parse to the same lane, so it is
         this lane's text without dumping the model)."""
-        if self.text is not None or self.source is None:
-            return self.canonical()
+        if self.text is not None:
+            return self.text
         if self.source_text is None:
+            if self.source is None:
+                return self.canonical()
             self.source_text = encoded_as_canonical(self.source)
             self.source = None
         return self.source_text
