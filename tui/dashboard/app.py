@@ -196,12 +196,17 @@ class ScheduleApp(App[None]):
         self.call_after_refresh(drawn)
 
     def _arm_poll(self) -> None:
-        """Arm the next read after the last one finished; one timer at most, so reads never pile up."""
+        """Arm the next read after the last one finished; one timer at most, so reads never pile up.
+
+        The first poll to finish has drawn its readings (health's too, unless reading failed): the views behind
+        the other tabs start mounting after the refresh that shows them."""
         if self._poll_timer is not None:
             self._poll_timer.stop()
             self._poll_timer = None
         if self.poll_interval is not None and self.is_running:
             self._poll_timer = self.set_timer(self.poll_interval, self.poll, name="poll")
+            if self._hidden_views is None:
+                self.call_after_refresh(self._start_hidden_views)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "poll" and event.state == WorkerState.ERROR:
@@ -227,21 +232,22 @@ class ScheduleApp(App[None]):
             if reading.problem is None:
                 self.query_one(TonightView).show(reading)
             self._show_hidden_views(reading)
-        if self._hidden_views is None:
+        if self._hidden_views is None and self.poll_interval is None:  # polling, the first poll's end starts them
             self.call_after_refresh(self._start_hidden_views)
 
     def _start_hidden_views(self) -> None:
-        """Start mounting the views behind the other tabs once the first reading is on screen, without
-        waiting for them: what runs after the first paint (the chain check) starts at once."""
+        """Start mounting the views behind the other tabs, without waiting for them."""
         if self._hidden_views is None:
             self._hidden_views = asyncio.create_task(self._mount_hidden_views())
 
     async def views_up(self) -> None:
-        """Mount the views behind the other tabs (once) and return when every one of them is up: they start
-        after the first reading is on screen, or sooner when the owner asks for one of them.
+        """Mount the views behind the other tabs (once) and return when every one of them is up.
 
-        Composing and styling five views with their tables took about a quarter of the first
-        paint, for views nobody sees until they press a key.
+        They start once the first readings are on screen (the polling dashboard's first poll: its first
+        reading, then health's), or sooner when the owner asks for one of them (its key, or a click on its tab).
+        Composing and styling five views with their tables takes about a quarter of the first paint, and
+        while they mount they hold the UI thread that also draws health's reading; nobody sees them before
+        they press a key.
         """
         self._start_hidden_views()
         assert self._hidden_views is not None
@@ -279,6 +285,11 @@ class ScheduleApp(App[None]):
         reads = isinstance(view, LifecycleView) or reading.problem is None
         if reads and isinstance(view, LifecycleView | OccurrencesView | LedgerView | AccountsView | HealthView):
             view.show(reading)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """A tab clicked before the views behind the tabs are up starts their mount (a key waits for it)."""
+        if event.pane.id != "tonight":
+            self._start_hidden_views()
 
     def on_history_view_page_wanted(self, message: HistoryView.PageWanted) -> None:
         self.history_before = message.before

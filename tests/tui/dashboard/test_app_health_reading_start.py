@@ -1,9 +1,10 @@
-"""The polling dashboard starts its health reading at the refresh that draws its first reading.
+"""The polling dashboard draws health before it mounts the views behind the other tabs.
 
 The first reading (no health) is painted at once; the reading with the chain check and health starts as soon as
-that paint is on screen, while the views behind the tabs mount. Mounting them holds the UI thread for a while
-(about a second on a busy host); a health reading that waited for the refresh after that one would show Health
-that much later.
+that paint is on screen. Mounting the views behind the tabs holds the UI thread for a while (a few hundred
+milliseconds on a slow host); a health reading drawn on the same thread while they mount would show Health that
+much later. So they mount once the first poll's readings are on screen, or at once when the owner clicks one of
+their tabs, and a poll that fails still leaves them mounted.
 """
 
 from __future__ import annotations
@@ -11,36 +12,96 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from textual.widgets import TabbedContent
+
+from factory_schedule.tui.dashboard.app import HIDDEN_VIEWS
 from tests.tui.dashboard.test_app_journeys import SIZE, make_app, synchronously
 
 MOUNTING = 1.0  # seconds the views' mount holds the UI thread here
 
 
-@synchronously
-async def test_the_health_reading_starts_at_the_refresh_that_draws_the_first_reading_not_after_the_views_mount(
-        demo_url: str) -> None:
-    app = make_app(demo_url, poll=30)
-    started: dict[str, float] = {}
-    read_now = app.read_now
-
-    def timed(complete: bool = True) -> Any:
-        started.setdefault("complete" if complete else "first", time.monotonic())
-        return read_now(complete)
-
+def _slowed_mount(app: Any, started: dict[str, float]) -> None:
+    """Time the views' mount, and make it hold the UI thread as composing and styling five views does."""
     mount = app._mount_hidden_views
 
     async def slow_mount() -> None:
         started["mounting"] = time.monotonic()
-        time.sleep(MOUNTING)  # the UI thread busy, as composing and styling five views keeps it
+        time.sleep(MOUNTING)
         started["mounted"] = time.monotonic()
         await mount()
 
-    app.read_now = timed  # type: ignore[method-assign]
-    app._mount_hidden_views = slow_mount  # type: ignore[method-assign]
+    app._mount_hidden_views = slow_mount
+
+
+async def _until(pilot: Any, done: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        await pilot.pause(0.05)
+
+
+@synchronously
+async def test_the_views_behind_the_tabs_mount_after_the_health_reading_is_drawn(demo_url: str) -> None:
+    app = make_app(demo_url, poll=30)
+    started: dict[str, float] = {}
+    read_now, apply_reading = app.read_now, app.apply_reading
+
+    def timed_read(complete: bool = True) -> Any:
+        started.setdefault("complete" if complete else "first", time.monotonic())
+        return read_now(complete)
+
+    def timed_apply(reading: Any) -> None:
+        apply_reading(reading)
+        if reading.health is not None:
+            started.setdefault("health drawn", time.monotonic())
+
+    app.read_now = timed_read  # type: ignore[method-assign]
+    app.apply_reading = timed_apply  # type: ignore[method-assign]
+    _slowed_mount(app, started)
     async with app.run_test(size=SIZE) as pilot:
-        deadline = time.monotonic() + 30
-        while (app.reading is None or app.reading.health is None) and time.monotonic() < deadline:
-            await pilot.pause(0.05)
+        await _until(pilot, lambda: "mounted" in started)
         assert app.reading is not None and app.reading.health is not None
-    assert started["first"] < started["mounting"], started  # the views mount once the first reading is drawn
-    assert started["first"] < started["complete"] < started["mounted"], started  # health does not wait for them
+        await app.views_up()
+        assert app._views_up, "the views behind the tabs never came up"
+    assert started["first"] < started["complete"] < started["health drawn"] < started["mounting"], started
+
+
+@synchronously
+async def test_a_poll_whose_reading_fails_still_mounts_the_views_behind_the_tabs(demo_url: str) -> None:
+    app = make_app(demo_url, poll=30)
+    read_now = app.read_now
+
+    def failing(complete: bool = True) -> Any:
+        if complete:
+            raise RuntimeError("the journal went away")
+        return read_now(complete)
+
+    app.read_now = failing  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: len(app._views_up) == len(HIDDEN_VIEWS))
+        assert len(app._views_up) == len(HIDDEN_VIEWS), app._views_up
+        assert app.reading is not None and app.reading.health is None  # only the first reading was drawn
+
+
+@synchronously
+async def test_a_tab_clicked_before_the_health_reading_is_drawn_mounts_the_views_at_once(demo_url: str) -> None:
+    app = make_app(demo_url, poll=30)
+    read_now = app.read_now
+    health_read = {"released": False}
+
+    def slow_health(complete: bool = True) -> Any:
+        while complete and not health_read["released"]:  # health's reading, on the poll worker, takes its time
+            time.sleep(0.01)
+        return read_now(complete)
+
+    app.read_now = slow_health  # type: ignore[method-assign]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(pilot, lambda: app.reading is not None)
+            assert not app._views_up and app._hidden_views is None
+            await pilot.click("#--content-tab-health")
+            await _until(pilot, lambda: len(app._views_up) == len(HIDDEN_VIEWS))
+            assert app.query_one(TabbedContent).active == "health"
+            assert len(app._views_up) == len(HIDDEN_VIEWS) and app.reading is not None and app.reading.health is None
+            health_read["released"] = True
+    finally:
+        health_read["released"] = True
