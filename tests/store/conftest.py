@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -10,12 +9,12 @@ from typing import Any
 
 import pytest
 
-SPAWN = multiprocessing.get_context("spawn")
+from tests.processes import PROCESSES
 
 
 @pytest.fixture
 def spawn() -> Iterator[Callable[..., Any]]:
-    """Start a child process (spawn method, not forked); any child still alive after the test is killed.
+    """Start a child process (`tests.processes`: its own OS process); any child still alive after the test is killed.
 
     A failing assertion must not leave a child asleep inside a transaction, or pytest
     would wait for it at exit.
@@ -23,7 +22,7 @@ def spawn() -> Iterator[Callable[..., Any]]:
     children: list[Any] = []
 
     def start(target: Callable[..., Any], *args: Any) -> Any:
-        child = SPAWN.Process(target=target, args=args, daemon=True)
+        child = PROCESSES.Process(target=target, args=args, daemon=True)
         child.start()
         children.append(child)
         return child

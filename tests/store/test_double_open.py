@@ -4,10 +4,10 @@ Closing any descriptor of a file drops every POSIX lock the process holds on it;
 check done with open()/close() once let a second open_journal corrupt a busy journal.
 """
 
-import multiprocessing
 import sqlite3
 
 from factory_schedule.store import Decision, NewEvent, VersionConflictError, open_journal
+from tests.processes import PROCESSES
 
 
 def _append(url: str, count: int, tag: str, reopen: bool) -> None:
@@ -29,7 +29,7 @@ def test_opening_a_journal_twice_in_one_process_keeps_a_busy_journal_intact(tmp_
     path = tmp_path / "journal.db"
     url = f"sqlite:///{path}"
     open_journal(url)
-    context = multiprocessing.get_context("spawn")
+    context = PROCESSES
     workers = [context.Process(target=_append, args=(url, 60, f"w{k}", False)) for k in range(2)]
     workers.append(context.Process(target=_append, args=(url, 40, "twice", True)))
     for worker in workers:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import traceback
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import pytest
 
 from factory_schedule.store import leases, open_journal
+from tests.processes import PROCESSES
 from tests.store.support import held_lease
 
 T0 = datetime(2026, 12, 7, 2, 0, tzinfo=UTC)
@@ -148,7 +148,7 @@ def _race_for_worker(url: str, owner: str, barrier: Any, queue: Any) -> None:
 
 def test_processes_racing_for_one_scope_leave_exactly_one_holder(journal_url: str) -> None:
     open_journal(journal_url)  # create the schema before the race
-    context = multiprocessing.get_context("spawn")
+    context = PROCESSES
     racers = 6
     barrier = context.Barrier(racers)
     queue = context.Queue()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import sqlite3
 import time
 from collections import Counter
@@ -11,18 +10,18 @@ from queue import Empty
 from typing import Any
 
 from factory_schedule.store import open_journal
+from tests.processes import PROCESSES
 from tests.store import support
 
 RACERS = 6
-SPAWN = multiprocessing.get_context("spawn")
 
 
 def _run(target: Any, args_for: Any, count: int = RACERS, meanwhile: Any = None) -> list[dict[str, Any]]:
     """Start `count` racers behind one barrier; call `meanwhile()` over and over until they all report."""
-    barrier = SPAWN.Barrier(count)
-    queue = SPAWN.Queue()
+    barrier = PROCESSES.Barrier(count)
+    queue = PROCESSES.Queue()
     processes = [
-        SPAWN.Process(target=target, args=(*args_for(index), barrier, queue), daemon=True) for index in range(count)
+        PROCESSES.Process(target=target, args=(*args_for(index), barrier, queue), daemon=True) for index in range(count)
     ]
     for process in processes:
         process.start()

@@ -8,7 +8,6 @@ the journal.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sqlite3
@@ -26,12 +25,13 @@ from sqlalchemy.engine import make_url
 from factory_schedule.store import Decision, JournalError, NewEvent, VersionConflictError, open_journal
 from factory_schedule.store.errors import JournalUnavailableError
 from tests.conftest import POSTGRES_ENV, connect_postgres
+from tests.processes import PROCESSES
 from tests.store.support import AGGREGATE, bump, wait_for_marker
 
 if TYPE_CHECKING:
     import psycopg
 
-SPAWN = multiprocessing.get_context("spawn")
+
 WRITE_LOCK_KEY = int.from_bytes(b"fsjournl", "big")  # store/postgres.py's key, written out on purpose
 
 
@@ -315,7 +315,7 @@ def test_a_writer_interrupted_while_it_waits_for_the_lock_leaves_nothing_and_its
     journal = open_journal(journal_url)
     journal.execute(AGGREGATE, "before", {"n": 0}, 0, bump("before"))
     opened, go, ready = tmp_path / "opened", tmp_path / "go", tmp_path / "ready"
-    queue = SPAWN.Queue()
+    queue = PROCESSES.Queue()
     child = spawn(_interrupted_while_waiting, journal_url, str(opened), str(go), str(ready), queue)
     wait_for_marker(opened, child)
     # Someone else holds the write lock: SQLite's file lock, or PostgreSQL's advisory lock.

@@ -1,4 +1,4 @@
-"""What each racing process runs (a module of its own, so spawned processes import it by name)."""
+"""What each racing process runs (a module of its own, so the fork server imports it by name)."""
 
 from __future__ import annotations
 

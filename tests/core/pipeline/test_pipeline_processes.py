@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import Counter
 
 from tests.core.pipeline import pipeline_processes
 from tests.core.pipeline.pipeline_support import Runs, drive_promotion, make_harness, top_n
+from tests.processes import PROCESSES
 
 RACERS = 6
-SPAWN = multiprocessing.get_context("spawn")
 
 
 def _race(h, lane: str, run: str, prefix: str) -> list[dict]:
-    barrier = SPAWN.Barrier(RACERS)
-    queue = SPAWN.Queue()
+    barrier = PROCESSES.Barrier(RACERS)
+    queue = PROCESSES.Queue()
     now = h.clock.now().isoformat()
-    processes = [SPAWN.Process(target=pipeline_processes.race_claim,
+    processes = [PROCESSES.Process(target=pipeline_processes.race_claim,
                                args=(h.url, now, lane, run, f"{prefix}-{i}", barrier, queue))
                  for i in range(RACERS)]
     for process in processes:

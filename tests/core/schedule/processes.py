@@ -1,5 +1,5 @@
-"""The engine's child-process entry points: they run in real OS processes started with `spawn`, so they live in an
-importable module and take only picklable arguments."""
+"""The engine's child-process entry points: they run in real OS processes started from the fork server
+(`tests.processes`), so they live in an importable module and take only picklable arguments."""
 
 from __future__ import annotations
 

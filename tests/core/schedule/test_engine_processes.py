@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import multiprocessing
 import os
 import signal
 import threading
@@ -16,19 +15,20 @@ from factory_schedule.store import open_journal
 from tests.core.schedule import processes as children
 from tests.core.schedule import support as helpers
 from tests.core.schedule.support import basic_id, confirmation, make_harness, writes_nothing
+from tests.processes import PROCESSES
 
 RACERS = 6
-SPAWN = multiprocessing.get_context("spawn")
+
 LANE = "alpha/basic"
 NIGHT1 = basic_id("alpha", "2026-12-07")
 
 
 def _race_starts(h, now: str) -> list[dict]:
     """Six OS processes tick the lane at `now` together; each reports what start answered."""
-    barrier = SPAWN.Barrier(RACERS)
-    queue = SPAWN.Queue()
+    barrier = PROCESSES.Barrier(RACERS)
+    queue = PROCESSES.Queue()
     processes = [
-        SPAWN.Process(target=children.race_start, args=(h.url, now, LANE, f"r{index}", barrier, queue))
+        PROCESSES.Process(target=children.race_start, args=(h.url, now, LANE, f"r{index}", barrier, queue))
         for index in range(RACERS)
     ]
     for process in processes:
@@ -58,7 +58,7 @@ def test_a_runner_killed_mid_call_leaves_one_logical_occurrence_and_its_call_is_
     h.at(helpers.RECORDED)
     h.owner_record("claude", 1)
     marker = str(tmp_path / "mid-call.json")
-    child = SPAWN.Process(
+    child = PROCESSES.Process(
         target=children.start_call_and_hang, args=(h.url, "2026-12-07T02:05:00Z", LANE, "doomed", marker)
     )
     child.start()
