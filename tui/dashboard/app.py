@@ -245,7 +245,7 @@ class ScheduleApp(App[None]):
 
         They start once the first readings are on screen (the polling dashboard's first poll: its first
         reading, then health's), or sooner when the owner asks for one of them (its key, or a click on its tab).
-        Composing and styling five views with their tables takes about a quarter of the first paint, and
+        Composing and styling six views with their tables takes about a quarter of the first paint, and
         while they mount they hold the UI thread that also draws health's reading; nobody sees them before
         they press a key.
         """
