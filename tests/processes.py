@@ -7,8 +7,11 @@ and the children's targets once. A child forks from it in milliseconds instead o
 which costs about 0.7 s of CPU per child on a slow host (the test of 32 racing writers: 13 s that way,
 3.4 s from the server).
 
-The server is started at its first use and keeps the environment and the working folder of that moment,
-so everything a child needs comes in its arguments.
+The server is started at its first use. A child gets the test process's working folder and import path,
+but the environment of the server's start, so everything a child needs comes in its arguments. A child
+ends with `os._exit`, as every fork-server child does: no atexit handler or finalizer runs and its
+connections are not closed on the way out. A test whose rule needs a process's own exit (the last
+connection's checkpoint on close) starts its children with `spawn` instead (`tests/store/test_double_open.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ PROCESSES.set_forkserver_preload([
     "factory_schedule.core",
     "factory_schedule.store",
     "tests.store.support",
-    "tests.store.test_double_open",
     "tests.store.test_leases",
     "tests.store.test_transactions",
     "tests.core.schedule.processes",

@@ -2,12 +2,16 @@
 
 Closing any descriptor of a file drops every POSIX lock the process holds on it; a header
 check done with open()/close() once let a second open_journal corrupt a busy journal.
+
+Its writers start with `spawn`, not from the fork server (`tests.processes`): the corruption needs a
+writer's own exit, whose last connection's checkpoint deletes the WAL while the others still write, and a
+fork-server child ends with `os._exit`, closing nothing.
 """
 
+import multiprocessing
 import sqlite3
 
 from factory_schedule.store import Decision, NewEvent, VersionConflictError, open_journal
-from tests.processes import PROCESSES
 
 
 def _append(url: str, count: int, tag: str, reopen: bool) -> None:
@@ -29,7 +33,7 @@ def test_opening_a_journal_twice_in_one_process_keeps_a_busy_journal_intact(tmp_
     path = tmp_path / "journal.db"
     url = f"sqlite:///{path}"
     open_journal(url)
-    context = PROCESSES
+    context = multiprocessing.get_context("spawn")  # a real exit: see the module's docstring
     workers = [context.Process(target=_append, args=(url, 60, f"w{k}", False)) for k in range(2)]
     workers.append(context.Process(target=_append, args=(url, 40, "twice", True)))
     for worker in workers:
