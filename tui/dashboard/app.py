@@ -199,7 +199,9 @@ class ScheduleApp(App[None]):
         """Arm the next read after the last one finished; one timer at most, so reads never pile up.
 
         The first poll to finish has drawn its readings (health's too, unless reading failed): the views behind
-        the other tabs start mounting after the refresh that shows them."""
+        the other tabs start mounting after the refresh that shows them. A reading held back while a screen was
+        open over the views is shown here once none is: a form shows it as it closes, the command palette has
+        no such hook."""
         if self._poll_timer is not None:
             self._poll_timer.stop()
             self._poll_timer = None
@@ -207,6 +209,8 @@ class ScheduleApp(App[None]):
             self._poll_timer = self.set_timer(self.poll_interval, self.poll, name="poll")
             if self._hidden_views is None:
                 self.call_after_refresh(self._start_hidden_views)
+            if self._pending is not None and not isinstance(self.screen, ModalScreen):
+                self.apply_reading(self._pending)  # held back by a screen that is not a form (the palette), now closed
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "poll" and event.state == WorkerState.ERROR:
@@ -263,7 +267,7 @@ class ScheduleApp(App[None]):
             if not self.is_running:  # the owner quit while it mounted: its table may be gone already
                 return
             self._views_up.append(widget)
-            if self.reading is not None and not isinstance(self.screen, ModalScreen):
+            if self.reading is not None:  # what every other view shows, even under a form or the palette
                 with self.batch_update():
                     self._show_in(widget, self.reading)
 

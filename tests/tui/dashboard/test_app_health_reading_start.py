@@ -4,7 +4,8 @@ The first reading (no health) is painted at once; the reading with the chain che
 that paint is on screen. Mounting the views behind the tabs holds the UI thread for a while (a few hundred
 milliseconds on a slow host); a health reading drawn on the same thread while they mount would show Health that
 much later. So they mount once the first poll's readings are on screen, or at once when the owner clicks one of
-their tabs, and a poll that fails still leaves them mounted.
+their tabs, and a poll that fails still leaves them mounted. A view that comes up under the command palette shows
+the reading the others show, and a reading held back while the palette was open is shown once it closes.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from textual.widgets import TabbedContent
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, TabbedContent
 
 from factory_schedule.tui.dashboard.app import HIDDEN_VIEWS
 from tests.tui.dashboard.test_app_journeys import SIZE, make_app, synchronously
 
 MOUNTING = 1.0  # seconds the views' mount holds the UI thread here
+TABLES_BEHIND_THE_TABS = ("#ledger-table", "#accounts-table", "#occurrences-table", "#history-table", "#health-table")
 
 
 def _slowed_mount(app: Any, started: dict[str, float]) -> None:
@@ -105,3 +108,34 @@ async def test_a_tab_clicked_before_the_health_reading_is_drawn_mounts_the_views
             health_read["released"] = True
     finally:
         health_read["released"] = True
+
+
+@synchronously
+async def test_the_views_mounted_under_the_palette_are_filled_and_show_the_newest_reading_once_it_closes(
+        demo_url: str) -> None:
+    app = make_app(demo_url, poll=0.5)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")  # at once: the views mount, and the first poll's readings arrive, under it
+        await _until(pilot, lambda: len(app._views_up) == len(HIDDEN_VIEWS) and app._pending is not None)
+        assert len(app._views_up) == len(HIDDEN_VIEWS) and app._pending is not None
+        await pilot.press("escape")
+        await _until(pilot, lambda: app._pending is None, seconds=5)
+        assert app._pending is None and app.reading is not None and app.reading.health is not None
+        for table in TABLES_BEHIND_THE_TABS:
+            assert app.query_one(table, DataTable).row_count > 0, table
+
+
+@synchronously
+async def test_a_view_mounted_while_the_palette_is_open_shows_the_reading_the_others_show(demo_url: str) -> None:
+    app = make_app(demo_url, poll=30)  # no later reading: only the mount can fill the views
+    started: dict[str, float] = {}
+    _slowed_mount(app, started)
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: "mounting" in started)
+        await pilot.press("ctrl+p")
+        await _until(pilot, lambda: len(app._views_up) == len(HIDDEN_VIEWS))
+        assert isinstance(app.screen, ModalScreen) and app._pending is None
+        await pilot.press("escape")
+        await pilot.pause()
+        for table in TABLES_BEHIND_THE_TABS:
+            assert app.query_one(table, DataTable).row_count > 0, table
