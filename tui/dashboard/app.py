@@ -199,9 +199,7 @@ class ScheduleApp(App[None]):
         """Arm the next read after the last one finished; one timer at most, so reads never pile up.
 
         The first poll to finish has drawn its readings (health's too, unless reading failed): the views behind
-        the other tabs start mounting after the refresh that shows them. A reading held back while a screen was
-        open over the views is shown here once none is: a form shows it as it closes, the command palette has
-        no such hook."""
+        the other tabs start mounting after the refresh that shows them."""
         if self._poll_timer is not None:
             self._poll_timer.stop()
             self._poll_timer = None
@@ -209,8 +207,7 @@ class ScheduleApp(App[None]):
             self._poll_timer = self.set_timer(self.poll_interval, self.poll, name="poll")
             if self._hidden_views is None:
                 self.call_after_refresh(self._start_hidden_views)
-            if self._pending is not None and not isinstance(self.screen, ModalScreen):
-                self.apply_reading(self._pending)  # held back by a screen that is not a form (the palette), now closed
+            self._show_held_back()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "poll" and event.state == WorkerState.ERROR:
@@ -355,6 +352,15 @@ class ScheduleApp(App[None]):
 
     # -- forms ---------------------------------------------------------------------------
 
+    def _show_held_back(self) -> None:
+        """Show a reading held back while a screen was open over the views, once none is.
+
+        A form shows it as it closes (`_after_form`); the command palette has no such hook, so the end of
+        each poll and the opening of each form show it: a form is never built on an older reading than one
+        already read (it would offer a record's next sequence that another writer has taken)."""
+        if self._pending is not None and not isinstance(self.screen, ModalScreen):
+            self.apply_reading(self._pending)
+
     def _after_form(self, result: Any) -> None:
         """A form closed: show what it did, render what arrived meanwhile, and read again."""
         if result is not None:
@@ -364,9 +370,11 @@ class ScheduleApp(App[None]):
         self.refresh_reading(force=True)
 
     def action_record_account(self, account: str | None = None) -> None:
+        self._show_held_back()
         self.push_screen(RecordAccountForm(self.schedule, self.reading, account=account), self._after_form)
 
     def action_reconcile(self, occurrence_id: str | None = None) -> None:
+        self._show_held_back()
         reading = self.reading
         running = running_occurrences(reading)
         if reading is None or not running:
@@ -383,6 +391,7 @@ class ScheduleApp(App[None]):
 
     def action_make_health_repairs(self) -> None:
         """Health's x: what `health --repair` does, from the dashboard, once the owner confirms the repairs."""
+        self._show_held_back()
         health = None if self.reading is None else self.reading.health
         due = [finding.message for finding in (health.findings if health is not None else ())
                if getattr(finding, "repairable", False)]
@@ -411,18 +420,21 @@ class ScheduleApp(App[None]):
         self.refresh_reading(force=True)
 
     def action_decide_approval(self) -> None:
+        self._show_held_back()
         if self.reading is None or not pending_approvals(self.reading):
             self.notify("No security-approve request waits for the owner.", severity="warning")
             return
         self.push_screen(ApprovalForm(self.lanes, self.reading), self._after_form)
 
     def action_decide_escalation(self) -> None:
+        self._show_held_back()
         if self.reading is None or not open_escalations(self.reading):
             self.notify("No escalation waits for the owner.", severity="warning")
             return
         self.push_screen(EscalationForm(self.lanes, self.reading), self._after_form)
 
     def action_record_commission(self) -> None:
+        self._show_held_back()
         self.push_screen(CommissionForm(self.schedule, self.reading), self._after_form)
 
 

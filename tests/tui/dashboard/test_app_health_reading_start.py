@@ -5,7 +5,8 @@ that paint is on screen. Mounting the views behind the tabs holds the UI thread 
 milliseconds on a slow host); a health reading drawn on the same thread while they mount would show Health that
 much later. So they mount once the first poll's readings are on screen, or at once when the owner clicks one of
 their tabs, and a poll that fails still leaves them mounted. A view that comes up under the command palette shows
-the reading the others show, and a reading held back while the palette was open is shown once it closes.
+the reading the others show, and a reading held back while the palette was open is shown once it closes (at the
+next poll's end, or as a form opens on it).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Any
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, TabbedContent
 
+from factory_schedule.core import SCHEDULE_AGGREGATE
 from factory_schedule.tui.dashboard.app import HIDDEN_VIEWS
+from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
 from tests.tui.dashboard.test_app_journeys import SIZE, make_app, synchronously
 
 MOUNTING = 1.0  # seconds the views' mount holds the UI thread here
@@ -139,3 +142,24 @@ async def test_a_view_mounted_while_the_palette_is_open_shows_the_reading_the_ot
         await pilot.pause()
         for table in TABLES_BEHIND_THE_TABS:
             assert app.query_one(table, DataTable).row_count > 0, table
+
+
+@synchronously
+async def test_a_form_opened_right_after_the_palette_closes_is_built_on_the_reading_held_back_under_it(
+        demo_url: str) -> None:
+    app = make_app(demo_url, poll=30)  # no poll ends meanwhile: only opening the form can show the held reading
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: len(app._views_up) == len(HIDDEN_VIEWS))
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        app.schedule.record_account(account="chatgpt", sequence=2, sign_in="owner@factory.example", overage=False,
+                                    recorded_by="another writer")
+        app.apply_reading(app.read_now())  # what the poll worker does when it sees the new head
+        assert app._pending is not None
+        await pilot.press("escape")
+        await pilot.press("s")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, RecordAccountForm), form
+        assert form.reading is not None and form.reading.head == app.journal.head(SCHEDULE_AGGREGATE)
+        assert app._pending is None
