@@ -65,6 +65,7 @@ async def test_the_views_behind_the_tabs_mount_after_the_health_reading_is_drawn
     _slowed_mount(app, started)
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: "mounted" in started)
+        assert "mounted" in started, "the views behind the tabs did not start mounting on their own"
         assert app.reading is not None and app.reading.health is not None
         await app.views_up()
         assert app._views_up, "the views behind the tabs never came up"
