@@ -26,10 +26,10 @@ from .preflight_support import zone_where_it_is_two_am
 class Owner:
     """An owner's shell: HOME in a temporary folder, the stand-in CLIs on PATH, the clock at about 02:00."""
 
-    def __init__(self, home: Path, **env: str) -> None:
+    def __init__(self, home: Path, zone: str | None = None, **env: str) -> None:
         self.home = home
         self.journal = f"sqlite:///{home / 'journal.db'}"
-        self.env = cli_env(self.journal, HOME=str(home), TZ=zone_where_it_is_two_am(),
+        self.env = cli_env(self.journal, HOME=str(home), TZ=zone or zone_where_it_is_two_am(),
                            FAKE_PROVIDER_LOG=str(home / "provider.log"), **env)
         self.env["PATH"] = fake_path(self.env["PATH"])
         self.env.pop("FACTORY_NOTIFY", None)
@@ -70,10 +70,11 @@ def owner(tmp_path: Path) -> Owner:
 
 @pytest.fixture
 def ready(set_up_home: Path, tmp_path: Path) -> Owner:
-    """An owner whose factory is set up (a copy of the module's home: each test changes its own)."""
+    """An owner whose factory is set up (a copy of the module's home: each test changes its own), in the zone
+    its commission was made in: the hour may have turned since, and launchd refuses a host in another zone."""
     home = tmp_path / "home"
     shutil.copytree(set_up_home, home)
-    return Owner(home)
+    return Owner(home, zone=json.loads((home / "commission.json").read_text())["zone"])
 
 
 def _line(out: str, start: str) -> str:
