@@ -132,8 +132,10 @@ class ScheduleApp(App[None]):
             for view, label, _key in VIEWS[1:]:
                 yield TabPane(label, id=view)  # its view is mounted once the first reading is on screen
         # Every shown key fits at 120 columns only without the palette's entry, which Textual docks over
-        # the last keys; ctrl+p is in the keys panel (? or F1) and the documentation.
-        yield KeysFooter(compact=True, show_command_palette=False)
+        # the last keys; ctrl+p is in the keys panel (? or F1) and the documentation. Narrower (80 columns,
+        # a new terminal's size), the views' keys leave the footer, so the owner's forms and ? stay on it:
+        # the tab row names the views, and ? lists their keys.
+        yield KeysFooter(spare_keys=[key for _view, _label, key in VIEWS], compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one(ProblemBanner).display = False
