@@ -1,7 +1,7 @@
 """The owner's dashboard: a live Textual app over the schedule's journal.
 
 It reads through `core.LifecycleSchedule` and acts only through the same methods
-a runner calls. A thread worker polls `journal.head()`; a new head (or a new
+a runner calls. A worker polls `journal.head()` off the UI thread; a new head (or a new
 minute, since plans are relative to now) produces one `Reading`, which every view
 renders in place. No repaint happens while a form is open.
 """
@@ -9,10 +9,11 @@ renders in place. No repaint happens while a form is open.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-import threading
+import time
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from textual import events, work
 from textual.app import App, ComposeResult
@@ -27,6 +28,7 @@ from textual.worker import Worker, WorkerState
 from factory_schedule.core import SCHEDULE_AGGREGATE, Clock, LifecycleSchedule
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
+from factory_schedule.tui.dashboard.daemon_thread import in_daemon_thread
 from factory_schedule.tui.dashboard.owner_signing import OwnerSigning
 from factory_schedule.tui.dashboard.palette import DashboardCommands
 from factory_schedule.tui.dashboard.reading import Reading, take_reading
@@ -61,6 +63,10 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("history", "History", "h"),
     ("health", "Health", "e"),
 )
+# A journal reading takes milliseconds, and the first whole chain check of a long history a few seconds; past
+# this the owner is told the journal has not answered (`ScheduleApp._read`), and again each time it passes again.
+JOURNAL_QUIET_SECONDS = 10.0
+T = TypeVar("T")
 HIDDEN_VIEWS: dict[str, type[Widget]] = {
     "lifecycle": LifecycleView,
     "occurrences": OccurrencesView,
@@ -112,6 +118,7 @@ class ScheduleApp(App[None]):
         self.poll_interval = poll_interval
         self.host_zone = host_zone
         self.reading: Reading | None = None
+        self._applied_at: float | None = None  # time.monotonic() when `reading` was applied
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
@@ -172,25 +179,58 @@ class ScheduleApp(App[None]):
                 self._poll_timer = None
             self.poll()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="poll")
-    def poll(self) -> None:
-        """Read head; read everything else only when it (or the minute, or the page) changed."""
+    @work(exclusive=True, exit_on_error=False, group="poll")
+    async def poll(self) -> None:
+        """Read head; read everything else only when it (or the minute, or the page) changed.
+
+        The reads run off the UI thread, on threads that quitting does not wait for (`in_daemon_thread`: a
+        journal may stop answering); what they read is applied here, on the UI thread, so a read abandoned at
+        quit or by a newer poll touches no widget. A cancelled poll arms nothing: what cancelled it (a newer
+        poll, or quitting) decides what follows."""
+        cancelled = False
         try:
-            head = self.journal.head(SCHEDULE_AGGREGATE)
-            key = self._key(head, self.journal.head(PIPELINE_AGGREGATE))
+            key = await self._read(self._journal_key)
             if key != self._seen:
                 if self._verified is None:
                     # First paint first: the whole chain is checked on the read right after it, once the
                     # screen has drawn the first reading (the check would otherwise take the CPU from it).
                     # Asked for in the same call as the paint, so it is that refresh's, not a later one's.
-                    painted = threading.Event()
-                    self.call_from_thread(self._apply_then, self.read_now(complete=False), painted.set)
-                    painted.wait(timeout=5)
-                reading = self.read_now()
+                    first = await self._read(lambda: self.read_now(complete=False))
+                    painted = asyncio.Event()
+                    self._apply_then(first, painted.set)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(painted.wait(), timeout=5)
+                reading = await self._read(self.read_now)
                 self._seen = self._key(reading.head, reading.pipeline_head)
-                self.call_from_thread(self.apply_reading, reading)
+                self.apply_reading(reading)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
         finally:
-            self.call_from_thread(self._arm_poll)
+            if not cancelled:
+                self._arm_poll()
+
+    async def _read(self, read: Callable[[], T]) -> T:
+        """`read()` off the UI thread; every `JOURNAL_QUIET_SECONDS` it has not answered, the owner is told so,
+        and that the views still show the last reading (a journal that stopped answering is otherwise
+        invisible: the screen keeps its last reading)."""
+        started = time.monotonic()
+        answer = asyncio.ensure_future(in_daemon_thread(read, name="journal reading"))
+        try:
+            while True:
+                done, _ = await asyncio.wait({answer}, timeout=JOURNAL_QUIET_SECONDS)
+                if done:
+                    return answer.result()
+                now = time.monotonic()
+                shown = ("nothing read yet" if self._applied_at is None
+                         else f"its reading of {now - self._applied_at:.0f} s ago")
+                self.notify(f"The journal has not answered for {now - started:.0f} s; the views show {shown}. "
+                            "q still quits.", severity="warning", timeout=JOURNAL_QUIET_SECONDS - 1)
+        finally:
+            answer.cancel()
+
+    def _journal_key(self) -> tuple[int, int, str, int | None]:
+        return self._key(self.journal.head(SCHEDULE_AGGREGATE), self.journal.head(PIPELINE_AGGREGATE))
 
     def _apply_then(self, reading: Reading, drawn: Callable[[], object]) -> None:
         """Apply a reading and call `drawn` after the refresh that draws it."""
@@ -227,6 +267,7 @@ class ScheduleApp(App[None]):
             return
         self._pending = None
         self.reading = reading
+        self._applied_at = time.monotonic()
         with self.batch_update():
             self.query_one(HeaderBar).show(self.journal_label, reading, self.host_zone)
             self.query_one(ProblemBanner).show(reading.problem)
