@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import pty
-import select
 import struct
 import sys
 import time
@@ -30,6 +29,7 @@ from factory_schedule.core import CallAdmission, LifecycleSchedule, ManualClock,
 from factory_schedule.store import Decision, Journal, NewEvent, canonical_json, leases, open_journal
 from factory_schedule.store.canonical import CanonicalText
 from factory_schedule.tui.dashboard.safety import printable
+from tests.tui.dashboard.terminal_support import read_terminal
 
 ROOT = Path(__file__).resolve().parents[3]
 CLEAR, HOME_ALL_GOOD, CONCEAL, MARKUP = "\x1b[2J", "\x1b[1;1Hall good", "\x1b[8m", "[bold]"
@@ -182,22 +182,6 @@ WALK = ("o", DOWN, DOWN, DOWN, DOWN, "l", "a", "h", "e", DOWN, DOWN, DOWN, "t", 
         "\x11")
 
 
-def _read(fd: int, seconds: float) -> bytes:
-    out = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.05)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-    return out
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_journal_text_reaches_the_terminal_as_visible_characters(tmp_path: Path) -> None:
     host = "pty-host"
@@ -215,12 +199,12 @@ def test_journal_text_reaches_the_terminal_as_visible_characters(tmp_path: Path)
     try:
         started = time.monotonic()
         while b"revision" not in output and time.monotonic() - started < 30:
-            output += _read(fd, 0.2)
-        output += _read(fd, 2.0)  # the health check's reading
+            output += read_terminal(fd, 0.2)
+        output += read_terminal(fd, 2.0)  # the health check's reading
         for key in WALK:
             os.write(fd, key.encode())
-            output += _read(fd, 0.6)
-        output += _read(fd, 2.0)
+            output += read_terminal(fd, 0.6)
+        output += read_terminal(fd, 2.0)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, 9)

@@ -3,8 +3,9 @@
 A PostgreSQL journal behind a dead network link, or a server that stopped answering, leaves a reading waiting
 for minutes. The dashboard reads off its UI thread, so the screen still answers; quitting must too, and
 must give the terminal back: an owner whose `q` does nothing closes the terminal, and with it whatever else
-ran there. Until then the screen keeps its last reading, so the owner is told the journal has not answered. The server's backends for the test's own database are stopped with SIGSTOP, which is how a link
-that drops every packet looks from the client: the connection stays open and nothing comes back.
+ran there. Until then the screen keeps its last reading, so the owner is told the journal has not answered.
+The server's backends for the test's own database are stopped with SIGSTOP, which is how a link that drops
+every packet looks from the client: the connection stays open and nothing comes back.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import select
 import signal
 import struct
 import subprocess
@@ -26,27 +26,12 @@ import pytest
 
 from factory_schedule.tui.dashboard.app import JOURNAL_QUIET_SECONDS
 from tests.conftest import connect_postgres
+from tests.tui.dashboard.terminal_support import read_terminal
 from tests.tui.runner_support import CLI, cli_env
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 
 QUIT_WITHIN = 10.0  # seconds; the dashboard's own shutdown takes well under one
-
-
-def _read(fd: int, seconds: float) -> bytes:
-    out = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.05)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # the terminal's other end closed: the dashboard is gone
-                break
-            if not chunk:
-                break
-            out += chunk
-    return out
 
 
 @contextlib.contextmanager
@@ -72,7 +57,8 @@ def _stopped_backends(url: str) -> Iterator[list[int]]:
 
 
 @pytest.mark.postgres
-def test_a_journal_that_stops_answering_is_shown_and_quitting_still_ends_the_dashboard(postgres_url: str, tmp_path: Path) -> None:
+def test_a_journal_that_stops_answering_is_shown_and_quitting_still_ends_the_dashboard(postgres_url: str,
+                                                                                      tmp_path: Path) -> None:
     master, terminal = os.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = cli_env(postgres_url, TERM="xterm-256color", HOME=str(tmp_path))
@@ -83,19 +69,19 @@ def test_a_journal_that_stops_answering_is_shown_and_quitting_still_ends_the_das
     try:
         started = time.monotonic()
         while b"schedule v0" not in shown and time.monotonic() - started < 60:
-            shown += _read(master, 0.2)
+            shown += read_terminal(master, 0.2)
         assert b"schedule v0" in shown, shown[-2000:]
         with _stopped_backends(postgres_url) as stopped:
             assert stopped, "the dashboard holds no connection to its journal"
-            shown += _read(master, JOURNAL_QUIET_SECONDS + 2)  # the next poll starts and waits for the server
+            shown += read_terminal(master, JOURNAL_QUIET_SECONDS + 2)  # the next poll starts and waits for the server
             assert dashboard.poll() is None
             assert b"has not answered" in shown, "the owner was not told that the journal stopped answering"
             os.write(master, b"q")
             asked = time.monotonic()
             while dashboard.poll() is None and time.monotonic() - asked < QUIT_WITHIN:
-                shown += _read(master, 0.1)
+                shown += read_terminal(master, 0.1)
             assert dashboard.poll() == 0, f"q left the dashboard running for {QUIT_WITHIN} s while a reading hung"
-        shown += _read(master, 0.5)
+        shown += read_terminal(master, 0.5)
         assert b"\x1b[?1049l" in shown, "the terminal's normal screen was not given back"  # leaves the alternate
     finally:
         if dashboard.poll() is None:
