@@ -28,7 +28,7 @@ from textual.worker import Worker, WorkerState
 from factory_schedule.core import SCHEDULE_AGGREGATE, Clock, LifecycleSchedule
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import Checkpoint, Journal, open_journal
-from factory_schedule.tui.dashboard.daemon_thread import in_daemon_thread
+from factory_schedule.tui.dashboard.daemon_thread import JOURNAL_QUIET_SECONDS, in_daemon_thread
 from factory_schedule.tui.dashboard.owner_signing import OwnerSigning
 from factory_schedule.tui.dashboard.palette import DashboardCommands
 from factory_schedule.tui.dashboard.reading import Reading, take_reading
@@ -63,10 +63,16 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("history", "History", "h"),
     ("health", "Health", "e"),
 )
-# A journal reading takes milliseconds, and the first whole chain check of a long history a few seconds; past
-# this the owner is told the journal has not answered (`ScheduleApp._read`), and again each time it passes again.
-JOURNAL_QUIET_SECONDS = 10.0
 T = TypeVar("T")
+
+
+def _retrieve_outcome(reading: asyncio.Future[Any]) -> None:
+    """Take a finished read's error, if any, so that a read whose poll was cancelled and not followed (the app
+    quit) is not reported as an error never retrieved."""
+    if not reading.cancelled():
+        reading.exception()
+
+
 HIDDEN_VIEWS: dict[str, type[Widget]] = {
     "lifecycle": LifecycleView,
     "occurrences": OccurrencesView,
@@ -118,7 +124,8 @@ class ScheduleApp(App[None]):
         self.poll_interval = poll_interval
         self.host_zone = host_zone
         self.reading: Reading | None = None
-        self._applied_at: float | None = None  # time.monotonic() when `reading` was applied
+        self._reading: asyncio.Future[Any] | None = None  # the last read started off the UI thread (`_read`)
+        self._quiet_seconds: float | None = None  # how long that read has gone unanswered, once it is too long
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
@@ -211,23 +218,34 @@ class ScheduleApp(App[None]):
                 self._arm_poll()
 
     async def _read(self, read: Callable[[], T]) -> T:
-        """`read()` off the UI thread; every `JOURNAL_QUIET_SECONDS` it has not answered, the owner is told so,
-        and that the views still show the last reading (a journal that stopped answering is otherwise
-        invisible: the screen keeps its last reading)."""
+        """`read()` off the UI thread, one read at a time: a poll that starts while an earlier poll's read still
+        runs (that poll was cancelled: a forced refresh, a form closed) waits for it first. So a journal that
+        stops answering holds one thread and one connection however often the owner refreshes, and the first
+        whole chain check runs once, not once per refresh."""
+        earlier = self._reading
+        if earlier is not None and not earlier.done():
+            await self._answer_of(earlier)
+        reading = asyncio.ensure_future(in_daemon_thread(read, name="journal reading"))
+        reading.add_done_callback(_retrieve_outcome)
+        self._reading = reading
+        return await self._answer_of(reading)
+
+    async def _answer_of(self, reading: asyncio.Future[T]) -> T:
+        """The read's answer, awaited without cancelling the read (a cancelled poll leaves it to the next). While it
+        has not come for `JOURNAL_QUIET_SECONDS`, the header says for how long: a journal that stopped answering
+        is otherwise invisible, the screen keeps its last reading."""
         started = time.monotonic()
-        answer = asyncio.ensure_future(in_daemon_thread(read, name="journal reading"))
-        try:
-            while True:
-                done, _ = await asyncio.wait({answer}, timeout=JOURNAL_QUIET_SECONDS)
-                if done:
-                    return answer.result()
-                now = time.monotonic()
-                shown = ("nothing read yet" if self._applied_at is None
-                         else f"its reading of {now - self._applied_at:.0f} s ago")
-                self.notify(f"The journal has not answered for {now - started:.0f} s; the views show {shown}. "
-                            "q still quits.", severity="warning", timeout=JOURNAL_QUIET_SECONDS - 1)
-        finally:
-            answer.cancel()
+        while not (await asyncio.wait({reading}, timeout=1.0))[0]:
+            if time.monotonic() - started >= JOURNAL_QUIET_SECONDS:
+                self._show_quiet(time.monotonic() - started)
+        self._show_quiet(None)
+        return reading.result()
+
+    def _show_quiet(self, seconds: float | None) -> None:
+        if seconds is None and self._quiet_seconds is None:
+            return
+        self._quiet_seconds = seconds
+        self.query_one(HeaderBar).show(self.journal_label, self.reading, self.host_zone, seconds)
 
     def _journal_key(self) -> tuple[int, int, str, int | None]:
         return self._key(self.journal.head(SCHEDULE_AGGREGATE), self.journal.head(PIPELINE_AGGREGATE))
@@ -267,9 +285,8 @@ class ScheduleApp(App[None]):
             return
         self._pending = None
         self.reading = reading
-        self._applied_at = time.monotonic()
         with self.batch_update():
-            self.query_one(HeaderBar).show(self.journal_label, reading, self.host_zone)
+            self.query_one(HeaderBar).show(self.journal_label, reading, self.host_zone, self._quiet_seconds)
             self.query_one(ProblemBanner).show(reading.problem)
             empty = reading.problem is None and reading.view is None
             self.query_one(FirstSteps).display = empty

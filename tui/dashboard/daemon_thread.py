@@ -1,11 +1,12 @@
-"""Blocking work awaited from the UI's event loop on a daemon thread that the process never waits for.
+"""Blocking journal calls awaited from the UI's event loop on a daemon thread that the process never waits for.
 
-A journal reading can wait for minutes: a PostgreSQL server behind a dead link keeps the connection open
-and never answers. Run on the event loop's default executor, such a reading holds the loop's shutdown
-(`asyncio.run` joins the executor's threads) and then the interpreter's exit (it joins them again), so the
-owner's `q` would never end the dashboard. A daemon thread is left behind at exit instead; what it was
-doing is a read, so abandoning it loses nothing.
-"""
+A journal call can wait for minutes: a PostgreSQL server behind a dead link keeps the connection open and
+never answers. Run on the event loop's default executor, such a call holds the loop's shutdown (`asyncio.run`
+joins the executor's threads) and then the interpreter's exit (it joins them again), so the owner could not
+quit the dashboard. A daemon thread is left behind at exit instead. Abandoning it is safe: a reading only
+reads (its checkpoint file is replaced whole or not at all), and a form's write is one transaction that the
+database rolls back when the process ends before it commits; a write that did commit has a command ID the
+next try replays."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 T = TypeVar("T")
+
+# A journal reading or write takes milliseconds, and the first whole chain check of a long history a few seconds;
+# past this the owner is told the journal has not answered, and the notice counts on until it does.
+JOURNAL_QUIET_SECONDS = 10.0
 
 
 async def in_daemon_thread(work: Callable[[], T], name: str) -> T:

@@ -21,7 +21,10 @@ from factory_schedule.tui.dashboard.widgets import unchanged
 THIS_HOST = "this Mac" if sys.platform == "darwin" else "this host"
 
 
-def header_text(journal_label: str, reading: Reading | None, host_zone: str | None) -> Text:
+def header_text(journal_label: str, reading: Reading | None, host_zone: str | None,
+                quiet_seconds: float | None = None) -> Text:
+    """The header's words; `quiet_seconds`: how long the journal has not answered a read, said after its location
+    while it has not (the views still show the last reading)."""
     text = Text(overflow="fold")  # wraps on a narrow terminal: the journal's location is never cut
     text.append(" ")
     if reading is not None:
@@ -40,6 +43,10 @@ def header_text(journal_label: str, reading: Reading | None, host_zone: str | No
         text.append(f" · schedule v{max(reading.head, 0)} · lanes v{max(reading.pipeline_head, 0)} ", style="dim")
     text.append("· journal ", style="dim")
     text.append(printable(journal_label))
+    if quiet_seconds is not None:
+        text.append(" · ", style="dim")
+        text.append(f"the journal has not answered for {quiet_seconds:.0f} s: the views show its last reading; "
+                    "Ctrl+Q quits", style="bold reverse")
     return text
 
 
@@ -50,5 +57,6 @@ class HeaderBar(Static):
     HeaderBar { height: auto; background: $panel; color: $foreground; }
     """
 
-    def show(self, journal_label: str, reading: Reading | None, host_zone: str | None) -> None:
-        unchanged.update(self, header_text(journal_label, reading, host_zone))
+    def show(self, journal_label: str, reading: Reading | None, host_zone: str | None,
+             quiet_seconds: float | None = None) -> None:
+        unchanged.update(self, header_text(journal_label, reading, host_zone, quiet_seconds))
