@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from factory_schedule.core import load_owner
 from factory_schedule.tui.dashboard.screens.passphrase import PassphraseStep
 from factory_schedule.tui.host.owner_key import OwnerKeyError, default_key_path, read_key_file, unseal
 
@@ -46,10 +45,10 @@ class OwnerSigning:
         return signer
 
 
-def with_owner_signer(app: Any, then: Callable[[Any], None], back: Callable[[], None]) -> None:
-    """Call `then` with the owner's signer for an owner record: None while the journal holds no owner key, the
-    key kept from a recent passphrase, or the key the passphrase step opens; `back` when the owner goes back."""
-    state = load_owner(app.journal)[1]
+def with_owner_signer(app: Any, state: Any, then: Callable[[Any], None], back: Callable[[], None]) -> None:
+    """Call `then` with the owner's signer for an owner record: None while the journal holds no owner key
+    (`state`, as `load_owner` reads it, is None), the key kept from a recent passphrase, or the key the
+    passphrase step opens; `back` when the owner goes back."""
     if state is None:
         then(None)
         return

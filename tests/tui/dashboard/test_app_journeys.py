@@ -201,6 +201,30 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
         assert app.journal.head(SCHEDULE_AGGREGATE) == head
 
 
+@synchronously
+async def test_a_journal_that_refuses_a_confirmed_write_is_said_in_the_form_and_the_dashboard_stays_open(
+        demo_url: str) -> None:
+    journal_file = Path(demo_url.removeprefix("sqlite:///"))
+    journal_file.chmod(0o444)  # read-only: the journal opens, reads, and refuses every write
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        head = app.journal.head(SCHEDULE_AGGREGATE)
+        await pilot.press("s")
+        await pilot.pause()
+        form = app.screen
+        await pilot.press(*"owner@factory.example")
+        await pilot.press("enter")
+        await confirm_write(pilot)
+        assert app.screen is form and isinstance(form, ScheduleForm)
+        assert form_error(app).startswith("The journal failed: ") and "read-only" in form_error(app)
+        assert form_error(app).endswith("Enter tries again.")
+        assert app.journal.head(SCHEDULE_AGGREGATE) == head
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, ScheduleForm)
+    assert app.return_code in (None, 0)
+
+
 async def _proposed_for(app: ScheduleApp, pilot: Any, products: str) -> CommissionForm:
     """Open the commission form, type the Products and press Proposed: the form with its candidate."""
     await pilot.press("c")

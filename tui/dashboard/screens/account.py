@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -201,14 +201,14 @@ class RecordAccountForm(ScheduleForm):
             confirm_label="Record with overage on" if overage else "Record",
         )
 
-    def perform(self) -> str:
-        result = self.schedule.record_account(
-            account=self.account,
-            sequence=as_int(value_of(self, "#sequence")),
-            sign_in=value_of(self, "#sign-in"),
-            overage=self.query_one("#overage", Switch).value,
-            recorded_by=value_of(self, "#recorded-by"),
-            signer=self.signer,
-        )
-        said = "Already recorded" if result.replayed else "Recorded"
-        return f"{said}: {self.account} record #{value_of(self, '#sequence')} (schedule v{result.version})."
+    def perform(self) -> Callable[[], str]:
+        account, sequence, signer = self.account, value_of(self, "#sequence"), self.signer
+        sign_in, recorded_by = value_of(self, "#sign-in"), value_of(self, "#recorded-by")
+        overage, number = self.query_one("#overage", Switch).value, as_int(sequence)
+
+        def write() -> str:
+            result = self.schedule.record_account(account=account, sequence=number, sign_in=sign_in, overage=overage,
+                                                  recorded_by=recorded_by, signer=signer)
+            said = "Already recorded" if result.replayed else "Recorded"
+            return f"{said}: {account} record #{sequence} (schedule v{result.version})."
+        return write

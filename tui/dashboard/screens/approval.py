@@ -7,6 +7,7 @@ release-readiness, and the tasks of both lanes still kept for it with who did ea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -129,12 +130,14 @@ class ApprovalForm(OwnerDecisionForm):
             confirm_label=f"Approve {approval.action}",
         )
 
-    def perform(self) -> str:
+    def perform(self) -> Callable[[], str]:
         approved = self.decision() == "approve"
-        result = through_engine(lambda: self.lanes.decide_approval(
-            approval=self.approval.id, decided_by=value_of(self, "#decided-by"), approved=approved,
-            signer=self.signer))
-        verb = "Approved" if approved else "Denied"
-        said = "Already recorded: " + verb.lower() if result.replayed else verb
-        return (f"{said} {self.approval.action} of {self.approval.candidate} ({self.approval.id}; "
-                f"lanes v{result.version}).")
+        approval, decided_by, signer = self.approval, value_of(self, "#decided-by"), self.signer
+
+        def write() -> str:
+            result = through_engine(lambda: self.lanes.decide_approval(
+                approval=approval.id, decided_by=decided_by, approved=approved, signer=signer))
+            verb = "Approved" if approved else "Denied"
+            said = "Already recorded: " + verb.lower() if result.replayed else verb
+            return f"{said} {approval.action} of {approval.candidate} ({approval.id}; lanes v{result.version})."
+        return write

@@ -9,8 +9,11 @@ Enter that opens its confirm step until it closes, a further submit does nothing
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, ClassVar
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from enum import Enum
+from typing import Any, ClassVar, Final, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,10 +24,24 @@ from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static, Switch
 
-from factory_schedule.core import ScheduleError
+from factory_schedule.core import ScheduleError, load_owner
+from factory_schedule.store import JournalError
+from factory_schedule.tui.dashboard.daemon_thread import JOURNAL_QUIET_SECONDS, in_daemon_thread
 from factory_schedule.tui.dashboard.owner_signing import with_owner_signer
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
+
+T = TypeVar("T")
+FORM_WRITE = "form-write"  # the worker group of a form's journal calls
+
+
+class Failed(Enum):
+    """What a form's journal call gives when it failed (and said why): no value a call returns is it."""
+
+    FAILED = "failed"
+
+
+FAILED: Final = Failed.FAILED
 
 
 class NotBlank(Validator):
@@ -121,8 +138,10 @@ class ScheduleForm(ModalScreen[str | None]):
         """What the write records, in words, for the confirm step. May raise FormProblem."""
         raise NotImplementedError
 
-    def perform(self) -> str:
-        """Call the core method; return the words to show on success. May raise ScheduleError."""
+    def perform(self) -> Callable[[], str]:
+        """The confirmed write, its values read from the fields now: a call that makes it through core and
+        returns the words to show on success (it may raise ScheduleError or FormProblem). It runs off the UI
+        thread (`record_signed`). May itself raise FormProblem."""
         raise NotImplementedError
 
     def show_error(self, message: str) -> None:
@@ -213,9 +232,16 @@ class ScheduleForm(ModalScreen[str | None]):
             self.in_flight = False
             return
         if self.OWNER_RECORD:
-            with_owner_signer(self.app, self.record_signed, self.back_from_passphrase)
+            self.run_worker(self._sign_then_record(), group=FORM_WRITE)
             return
         self.record_signed(None)
+
+    async def _sign_then_record(self) -> None:
+        """Whether the journal holds an owner key is read off the UI thread too; then sign and record."""
+        app: Any = self.app  # the dashboard's app, with its journal
+        owner = await self._off_the_ui_thread(lambda: load_owner(app.journal)[1], "Reading the owner key")
+        if owner is not FAILED:
+            with_owner_signer(self.app, owner, self.record_signed, self.back_from_passphrase)
 
     def back_from_passphrase(self) -> None:
         self.in_flight = False
@@ -226,16 +252,43 @@ class ScheduleForm(ModalScreen[str | None]):
             return
         self.signer = signer
         try:
-            done = self.perform()
-        except ScheduleError as error:
-            self.show_error(f"{error.code}: {error.message}")
-            self.in_flight = False
-            return
+            write = self.perform()
         except FormProblem as problem:
             self.show_error(str(problem))
             self.in_flight = False
             return
-        self.close(done)
+        self.run_worker(self._record(write), group=FORM_WRITE)
+
+    async def _record(self, write: Callable[[], str]) -> None:
+        done = await self._off_the_ui_thread(write, "Recording")
+        if done is not FAILED:
+            self.close(done)
+
+    async def _off_the_ui_thread(self, call: Callable[[], T], doing: str) -> T | Failed:
+        """`call()` on a thread that quitting does not wait for: a journal that stops answering leaves the screen
+        answering (the form says how long it has waited) and Ctrl+Q quitting. A refusal or a journal failure (a
+        lock held past the retries, a lost server) is said, the form stays open, and FAILED is returned: a
+        write's command ID is the same on the next try, so a write that did land is replayed, never made twice."""
+        self.show_error("")
+        started = time.monotonic()
+        answer = asyncio.ensure_future(in_daemon_thread(call, name="journal write"))
+        try:
+            while not (await asyncio.wait({answer}, timeout=JOURNAL_QUIET_SECONDS))[0]:
+                self.show_notice(f"{doing}: the journal has not answered for {time.monotonic() - started:.0f} s. "
+                                 "Ctrl+Q quits; a write that lands is replayed on the next try, never made twice.")
+            if time.monotonic() - started >= JOURNAL_QUIET_SECONDS:
+                self.show_notice("")
+            return answer.result()
+        except ScheduleError as error:
+            self.show_error(f"{error.code}: {error.message}")
+        except FormProblem as problem:
+            self.show_error(str(problem))
+        except JournalError as error:
+            self.show_error(f"The journal failed: {error}. Enter tries again.")
+        finally:
+            answer.cancel()
+        self.in_flight = False
+        return FAILED
 
     def close(self, result: str | None) -> None:
         """Dismiss the form once, whatever arrives after (a second Enter, a replayed answer)."""

@@ -4,7 +4,7 @@ with the lanes previewed and the difference from the current revision shown firs
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -304,11 +304,15 @@ class CommissionForm(ScheduleForm):
             confirm_label="Record this revision" if then is None else "Record: change the schedule",
         )
 
-    def perform(self) -> str:
+    def perform(self) -> Callable[[], str]:
         if self.candidate is None:
             raise FormProblem("nothing previewed: use Proposed or Load first")
-        recorded = record_commission(self.schedule, self.candidate, signer=self.signer)
-        adopted = "" if recorded.settings_revision is None else (
-            f"; the staged lanes hold revision {recorded.settings_revision}'s settings")
-        return (f"Recorded commission revision {self.candidate.get('revision')} "
-                f"(schedule v{recorded.commission.version}){adopted}.")
+        candidate, signer = self.candidate, self.signer
+
+        def write() -> str:
+            recorded = record_commission(self.schedule, candidate, signer=signer)
+            adopted = "" if recorded.settings_revision is None else (
+                f"; the staged lanes hold revision {recorded.settings_revision}'s settings")
+            return (f"Recorded commission revision {candidate.get('revision')} "
+                    f"(schedule v{recorded.commission.version}){adopted}.")
+        return write

@@ -7,7 +7,7 @@ unpark) outside an escalation, and the owner has none by design, so the dashboar
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.text import Text
@@ -128,14 +128,16 @@ class EscalationForm(OwnerDecisionForm):
             confirm_label=f"Park {work.candidate}",
         )
 
-    def perform(self) -> str:
-        decision = self.decision()
-        result = through_engine(lambda: self.lanes.decide_escalation(
-            lane=self.lane, task=self.escalated.n, decided_by=value_of(self, "#decided-by"), decision=decision,
-            reason=value_of(self, "#reason"), signer=self.signer))
-        outcome = result.result.get("outcome")
-        said = "parked" if outcome == "park" else f"back to {result.result['next']['stage']}"
-        if result.replayed:
-            said = f"already recorded: {said}"
-        return (f"{self.work.candidate}: {said} ({self.lane} task {self.escalated.n}; "
-                f"lanes v{result.version}).")
+    def perform(self) -> Callable[[], str]:
+        decision, lane, task, candidate = self.decision(), self.lane, self.escalated.n, self.work.candidate
+        decided_by, reason, signer = value_of(self, "#decided-by"), value_of(self, "#reason"), self.signer
+
+        def write() -> str:
+            result = through_engine(lambda: self.lanes.decide_escalation(
+                lane=lane, task=task, decided_by=decided_by, decision=decision, reason=reason, signer=signer))
+            outcome = result.result.get("outcome")
+            said = "parked" if outcome == "park" else f"back to {result.result['next']['stage']}"
+            if result.replayed:
+                said = f"already recorded: {said}"
+            return f"{candidate}: {said} ({lane} task {task}; lanes v{result.version})."
+        return write

@@ -117,22 +117,25 @@ class ReconcileForm(ScheduleForm):
             confirm_label="Confirm it is gone",
         )
 
-    def perform(self) -> str:
-        result = self.schedule.reconcile(
-            occurrence_id=self.occurrence.id,
-            confirmation={
-                "runner": self._runner_typed(),
-                "confirmedBy": value_of(self, "#confirmed-by"),
-                "evidence": value_of(self, "#evidence"),
-            },
-        )
-        said = f"Reconciled {self.occurrence.id} (schedule v{result.version})."
-        if self.make_health_repairs is not None:
-            # Its segment has ended: the dead runner's lease guards nothing now (health's own repair removes it).
-            try:
-                removed = self.make_health_repairs()
-            except Exception as error:  # the reconcile stands; health keeps reporting the lease
-                return f"{said} Its lease could not be removed: {error}"
-            if removed:
-                said += f" Removed {len(removed)} released lease{'s' if len(removed) != 1 else ''}."
-        return said
+    def perform(self) -> Callable[[], str]:
+        occurrence, repairs = self.occurrence.id, self.make_health_repairs
+        confirmation = {
+            "runner": self._runner_typed(),
+            "confirmedBy": value_of(self, "#confirmed-by"),
+            "evidence": value_of(self, "#evidence"),
+        }
+
+        def write() -> str:
+            result = self.schedule.reconcile(occurrence_id=occurrence, confirmation=confirmation)
+            said = f"Reconciled {occurrence} (schedule v{result.version})."
+            if repairs is not None:
+                # Its segment has ended: the dead runner's lease guards nothing now (health's own repair removes
+                # it).
+                try:
+                    removed = repairs()
+                except Exception as error:  # the reconcile stands; health keeps reporting the lease
+                    return f"{said} Its lease could not be removed: {error}"
+                if removed:
+                    said += f" Removed {len(removed)} released lease{'s' if len(removed) != 1 else ''}."
+            return said
+        return write
