@@ -125,6 +125,7 @@ class ScheduleApp(App[None]):
         self.host_zone = host_zone
         self.reading: Reading | None = None
         self._reading: asyncio.Future[Any] | None = None  # the last read started off the UI thread (`_read`)
+        self._reading_started = 0.0  # when it started (`time.monotonic()`)
         self._quiet_seconds: float | None = None  # how long that read has gone unanswered, once it is too long
         self.history_before: int | None = None
         self._pending: Reading | None = None
@@ -224,17 +225,16 @@ class ScheduleApp(App[None]):
         whole chain check runs once, not once per refresh."""
         earlier = self._reading
         if earlier is not None and not earlier.done():
-            await self._answer_of(earlier)
+            await self._answer_of(earlier, self._reading_started)
         reading = asyncio.ensure_future(in_daemon_thread(read, name="journal reading"))
         reading.add_done_callback(_retrieve_outcome)
-        self._reading = reading
-        return await self._answer_of(reading)
+        self._reading, self._reading_started = reading, time.monotonic()
+        return await self._answer_of(reading, self._reading_started)
 
-    async def _answer_of(self, reading: asyncio.Future[T]) -> T:
-        """The read's answer, awaited without cancelling the read (a cancelled poll leaves it to the next). While it
-        has not come for `JOURNAL_QUIET_SECONDS`, the header says for how long: a journal that stopped answering
-        is otherwise invisible, the screen keeps its last reading."""
-        started = time.monotonic()
+    async def _answer_of(self, reading: asyncio.Future[T], started: float) -> T:
+        """The answer of the read that started at `started`, awaited without cancelling the read (a cancelled poll
+        leaves it to the next). While it has not come for `JOURNAL_QUIET_SECONDS`, the header says for how long:
+        a journal that stopped answering is otherwise invisible, the screen keeps its last reading."""
         while not (await asyncio.wait({reading}, timeout=1.0))[0]:
             if time.monotonic() - started >= JOURNAL_QUIET_SECONDS:
                 self._show_quiet(time.monotonic() - started)

@@ -4,9 +4,10 @@ A journal call can wait for minutes: a PostgreSQL server behind a dead link keep
 never answers. Run on the event loop's default executor, such a call holds the loop's shutdown (`asyncio.run`
 joins the executor's threads) and then the interpreter's exit (it joins them again), so the owner could not
 quit the dashboard. A daemon thread is left behind at exit instead. Abandoning it is safe: a reading only
-reads (its checkpoint file is replaced whole or not at all), and a form's write is one transaction that the
-database rolls back when the process ends before it commits; a write that did commit has a command ID the
-next try replays."""
+reads (its checkpoint file is replaced whole or not at all), and a form's write is one or two commands (a
+commission revision and then its settings for the staged lanes), each one transaction that the database
+rolls back when the process ends before it commits; a command that did commit is replayed, not made again,
+by the next try with the same values (its command ID depends only on what it records)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Input, Select, Static, TabbedContent
+from textual.widgets import Button, DataTable, Input, Select, Static, TabbedContent
 from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
@@ -223,6 +224,39 @@ async def test_a_journal_that_refuses_a_confirmed_write_is_said_in_the_form_and_
         await pilot.pause()
         assert not isinstance(app.screen, ScheduleForm)
     assert app.return_code in (None, 0)
+
+
+@synchronously
+async def test_the_cancel_button_like_esc_leaves_a_form_open_while_its_confirmed_write_is_on_its_way(
+        demo_url: str) -> None:
+    journal_file = Path(demo_url.removeprefix("sqlite:///"))
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        head = app.journal.head(SCHEDULE_AGGREGATE)
+        await pilot.press("s")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, ScheduleForm)
+        await pilot.press(*"owner@factory.example")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        other_writer = sqlite3.connect(journal_file, isolation_level=None)
+        other_writer.execute("BEGIN IMMEDIATE")  # the write waits for this lock (the journal's busy timeout is 30 s)
+        try:
+            await pilot.press("enter")  # confirmed: the write starts and waits
+            assert form.in_flight and app.screen is form
+            form.query_one("#cancel", Button).focus()
+            await pilot.press("enter")
+            await asyncio.sleep(0.2)
+            assert app.screen is form and not form.closed, "Cancel closed a form whose write was on its way"
+        finally:
+            other_writer.execute("ROLLBACK")
+            other_writer.close()
+        await pilot.pause()  # the write lands; the form closes with what it recorded
+        assert app.screen is not form
+        assert app.journal.head(SCHEDULE_AGGREGATE) > head
+        assert any(str(n.message).startswith("Recorded: chatgpt record #2") for n in app._notifications)
 
 
 async def _proposed_for(app: ScheduleApp, pilot: Any, products: str) -> CommissionForm:

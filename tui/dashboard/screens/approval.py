@@ -18,7 +18,7 @@ from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
-from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline, through_engine
+from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline
 
 DECISIONS = ("approve", "deny")
 
@@ -135,8 +135,8 @@ class ApprovalForm(OwnerDecisionForm):
         approval, decided_by, signer = self.approval, value_of(self, "#decided-by"), self.signer
 
         def write() -> str:
-            result = through_engine(lambda: self.lanes.decide_approval(
-                approval=approval.id, decided_by=decided_by, approved=approved, signer=signer))
+            result = self.lanes.decide_approval(approval=approval.id, decided_by=decided_by, approved=approved,
+                                                signer=signer)
             verb = "Approved" if approved else "Denied"
             said = "Already recorded: " + verb.lower() if result.replayed else verb
             return f"{said} {approval.action} of {approval.candidate} ({approval.id}; lanes v{result.version})."

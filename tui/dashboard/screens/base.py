@@ -25,6 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Static, Switch
 
 from factory_schedule.core import ScheduleError, load_owner
+from factory_schedule.core.pipeline import PipelineError
 from factory_schedule.store import JournalError
 from factory_schedule.tui.dashboard.daemon_thread import JOURNAL_QUIET_SECONDS, in_daemon_thread
 from factory_schedule.tui.dashboard.owner_signing import with_owner_signer
@@ -105,6 +106,7 @@ class ScheduleForm(ModalScreen[str | None]):
         self.in_flight = False  # from the submit that opened the confirm step until the answer is handled
         self.closed = False
         self.nothing_left: str | None = None  # set when another writer decided what this form was for
+        self.notice = ""  # what the form's notice says
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form-body"):
@@ -140,8 +142,8 @@ class ScheduleForm(ModalScreen[str | None]):
 
     def perform(self) -> Callable[[], str]:
         """The confirmed write, its values read from the fields now: a call that makes it through core and
-        returns the words to show on success (it may raise ScheduleError or FormProblem). It runs off the UI
-        thread (`record_signed`). May itself raise FormProblem."""
+        returns the words to show on success (it may raise ScheduleError, PipelineError or FormProblem). It
+        runs off the UI thread (`record_signed`). May itself raise FormProblem."""
         raise NotImplementedError
 
     def show_error(self, message: str) -> None:
@@ -151,7 +153,9 @@ class ScheduleForm(ModalScreen[str | None]):
         error.display = bool(message)
 
     def show_notice(self, message: str) -> None:
-        """Say what changed under the form (another writer moved the journal); no room while nothing did."""
+        """Say what changed under the form (another writer moved the journal), or that the journal has not answered
+        a write; no room while nothing is to say."""
+        self.notice = message
         notice = self.query_one("#form-notice", Static)
         notice.update(Text(printable(message)))
         notice.display = bool(message)
@@ -183,7 +187,7 @@ class ScheduleForm(ModalScreen[str | None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "cancel":
             event.stop()
-            self.close(None)
+            self.action_cancel()  # as Esc: never while a confirmed write is on its way
         elif event.button.id == "submit":
             event.stop()
             self.submit()
@@ -268,25 +272,29 @@ class ScheduleForm(ModalScreen[str | None]):
         """`call()` on a thread that quitting does not wait for: a journal that stops answering leaves the screen
         answering (the form says how long it has waited) and Ctrl+Q quitting. A refusal or a journal failure (a
         lock held past the retries, a lost server) is said, the form stays open, and FAILED is returned: a
-        write's command ID is the same on the next try, so a write that did land is replayed, never made twice."""
+        write's command ID depends only on what it records, so trying again with the same values replays a
+        write that did land, never makes it twice."""
         self.show_error("")
         started = time.monotonic()
+        waiting: str | None = None  # the notice this call shows, taken back when it answers (not another's)
         answer = asyncio.ensure_future(in_daemon_thread(call, name="journal write"))
         try:
             while not (await asyncio.wait({answer}, timeout=JOURNAL_QUIET_SECONDS))[0]:
-                self.show_notice(f"{doing}: the journal has not answered for {time.monotonic() - started:.0f} s. "
-                                 "Ctrl+Q quits; a write that lands is replayed on the next try, never made twice.")
-            if time.monotonic() - started >= JOURNAL_QUIET_SECONDS:
-                self.show_notice("")
+                waiting = (f"{doing}: the journal has not answered for {time.monotonic() - started:.0f} s. Ctrl+Q "
+                           "quits; trying again with the same values replays a write that landed, never makes it "
+                           "twice.")
+                self.show_notice(waiting)
             return answer.result()
-        except ScheduleError as error:
+        except (ScheduleError, PipelineError) as error:  # refused by the schedule or the staged lanes
             self.show_error(f"{error.code}: {error.message}")
         except FormProblem as problem:
             self.show_error(str(problem))
         except JournalError as error:
-            self.show_error(f"The journal failed: {error}. Enter tries again.")
+            self.show_error(f"The journal failed: {str(error).rstrip('.')}. Enter tries again.")
         finally:
             answer.cancel()
+            if waiting is not None and self.notice == waiting:
+                self.show_notice("")
         self.in_flight = False
         return FAILED
 

@@ -20,7 +20,7 @@ from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import NotBlank, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
-from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline, through_engine
+from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline
 
 DECISIONS = ("revise", "park")
 
@@ -133,8 +133,8 @@ class EscalationForm(OwnerDecisionForm):
         decided_by, reason, signer = value_of(self, "#decided-by"), value_of(self, "#reason"), self.signer
 
         def write() -> str:
-            result = through_engine(lambda: self.lanes.decide_escalation(
-                lane=lane, task=task, decided_by=decided_by, decision=decision, reason=reason, signer=signer))
+            result = self.lanes.decide_escalation(lane=lane, task=task, decided_by=decided_by, decision=decision,
+                                                  reason=reason, signer=signer)
             outcome = result.result.get("outcome")
             said = "parked" if outcome == "park" else f"back to {result.result['next']['stage']}"
             if result.replayed:

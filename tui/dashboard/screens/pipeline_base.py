@@ -8,7 +8,7 @@ the engine refuses before it records, nothing was written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import ClassVar
 
 from rich.text import Text
@@ -17,7 +17,7 @@ from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
-from factory_schedule.core.pipeline import PipelineError, PipelineResult, PipelineState
+from factory_schedule.core.pipeline import PipelineState
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import FormProblem, NotBlank, ScheduleForm, value_of
@@ -35,14 +35,6 @@ class OneOf(Validator):
         if value.strip() in self.choices:
             return self.success()
         return self.failure(f"{self.what}: {' or '.join(self.choices)}")
-
-
-def through_engine(call: Callable[[], PipelineResult]) -> PipelineResult:
-    """Run one PipelineLanes call; a refusal becomes the form's `CODE: message` (nothing was written)."""
-    try:
-        return call()
-    except PipelineError as error:
-        raise FormProblem(f"{error.code}: {error.message}") from None
 
 
 def reading_pipeline(reading: Reading | None) -> PipelineState | None:
