@@ -85,6 +85,13 @@ def age(value: datetime | str | None, now: DateTime) -> str:
     return f"{hours // 24} d"
 
 
+def ago(value: datetime | str | None, now: DateTime) -> str:
+    """How long ago, in a sentence: "12 min ago", or "in the future" for a time after now (a clock behind the
+    journal's), never "in the future ago"."""
+    words = age(value, now)
+    return words if words in ("—", "in the future") else f"{words} ago"
+
+
 def tokens(value: int | None) -> str:
     return "—" if value is None else f"{value:,}".replace(",", " ")
 

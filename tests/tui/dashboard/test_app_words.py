@@ -22,6 +22,7 @@ from factory_schedule.core import (
 )
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE
 from factory_schedule.store import open_journal
+from factory_schedule.tui.dashboard.app import build_app
 from factory_schedule.tui.dashboard.reading import take_reading
 from factory_schedule.tui.dashboard.widgets.header import header_text
 from factory_schedule.tui.dashboard.widgets.lifecycle import flow
@@ -162,3 +163,16 @@ async def test_at_80x24_tonight_shows_its_timeline_and_the_lanes_scroll_above_it
         assert "portfolio/bundle:" in screen, screen  # the selected lane's line
         assert " portfolio/bundle " in screen.split("portfolio/bundle:")[0], screen  # its row is in view
         assert app.query_one("#tonight-table", DataTable).cursor_row == 8
+
+
+@synchronously
+async def test_a_record_made_after_the_dashboards_now_reads_in_the_future_never_in_the_future_ago(
+        demo_url: str) -> None:
+    """The demo journal read at a moment before its records (a clock behind the journal's)."""
+    app = build_app(demo_url, ManualClock(DEMO_END.subtract(days=30)), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        await pilot.pause()
+        record = str(app.screen.query_one("#current-record", Static).render())
+        assert "recorded by" in record and record.endswith("in the future")
+        assert "ago" not in record

@@ -22,7 +22,7 @@ from factory_schedule.tui.dashboard.screens.base import (
     value_of,
 )
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
-from factory_schedule.tui.dashboard.words import age
+from factory_schedule.tui.dashboard.words import ago
 
 if TYPE_CHECKING:
     from factory_schedule.core import LifecycleSchedule
@@ -64,7 +64,7 @@ def record_words(reading: Reading | None, account: str) -> Text:
         return text
     assert reading is not None
     text.append(printable(f"#{record.sequence}, sign-in {record.sign_in}, overage {'on' if record.overage else 'off'}, "
-                          f"recorded by {record.recorded_by} {age(record.recorded_at, reading.now)} ago"))
+                          f"recorded by {record.recorded_by} {ago(record.recorded_at, reading.now)}"))
     return text
 
 

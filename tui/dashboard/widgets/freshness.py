@@ -5,7 +5,7 @@ from __future__ import annotations
 from factory_schedule.core import Occurrence
 from factory_schedule.store import leases
 from factory_schedule.tui.dashboard.reading import Reading
-from factory_schedule.tui.dashboard.words import age, clock_time
+from factory_schedule.tui.dashboard.words import ago, clock_time
 from factory_schedule.tui.host.tokens import segment_scope
 
 
@@ -37,7 +37,7 @@ def freshness_words(reading: Reading, occurrence: Occurrence | None, zone: str) 
         return "no lease held"
     if is_stale(lease, reading):
         return f"lease stale since {clock_time(lease.stale_at, zone)}"
-    return f"lease alive, heartbeat {age(lease.heartbeat_at, reading.now)} ago"
+    return f"lease alive, heartbeat {ago(lease.heartbeat_at, reading.now)}"
 
 
 def lease_evidence(reading: Reading, occurrence: Occurrence | None, zone: str) -> str | None:
