@@ -202,6 +202,17 @@ async def test_a_bad_input_in_each_form_shows_the_error_and_writes_nothing(demo_
         assert app.journal.head(SCHEDULE_AGGREGATE) == head
 
 
+async def _sign_in_to_confirm(pilot: Any) -> ScheduleForm:
+    """Open the sign-in form, type a sign-in and press Enter: the form, its confirm step on its way."""
+    await pilot.press("s")
+    await pilot.pause()
+    form = pilot.app.screen
+    assert isinstance(form, ScheduleForm)
+    await pilot.press(*"owner@factory.example")
+    await pilot.press("enter")
+    return form
+
+
 @synchronously
 async def test_a_journal_that_refuses_a_confirmed_write_is_said_in_the_form_and_the_dashboard_stays_open(
         demo_url: str) -> None:
@@ -210,13 +221,9 @@ async def test_a_journal_that_refuses_a_confirmed_write_is_said_in_the_form_and_
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         head = app.journal.head(SCHEDULE_AGGREGATE)
-        await pilot.press("s")
-        await pilot.pause()
-        form = app.screen
-        await pilot.press(*"owner@factory.example")
-        await pilot.press("enter")
+        form = await _sign_in_to_confirm(pilot)
         await confirm_write(pilot)
-        assert app.screen is form and isinstance(form, ScheduleForm)
+        assert app.screen is form
         assert form_error(app).startswith("The journal failed: ") and "read-only" in form_error(app)
         assert form_error(app).endswith("Enter tries again.")
         assert app.journal.head(SCHEDULE_AGGREGATE) == head
@@ -233,12 +240,7 @@ async def test_the_cancel_button_like_esc_leaves_a_form_open_while_its_confirmed
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
         head = app.journal.head(SCHEDULE_AGGREGATE)
-        await pilot.press("s")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, ScheduleForm)
-        await pilot.press(*"owner@factory.example")
-        await pilot.press("enter")
+        form = await _sign_in_to_confirm(pilot)
         await pilot.pause()
         assert isinstance(app.screen, ConfirmStep)
         other_writer = sqlite3.connect(journal_file, isolation_level=None)
