@@ -29,8 +29,11 @@ from textual.widgets import Button, DataTable, Input, Select, Static, TabbedCont
 from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
+from factory_schedule.core.pipeline import PipelineLanes
+from factory_schedule.store import JournalUnavailableError
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.dashboard.reading import Reading
+from factory_schedule.tui.dashboard.screens import base
 from factory_schedule.tui.dashboard.screens.base import ScheduleForm
 from factory_schedule.tui.dashboard.screens.commission import CommissionForm, difference
 from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
@@ -68,6 +71,13 @@ def commission_of(app: ScheduleApp) -> dict[str, Any]:
 
 def make_app(url: str, poll: float | None = None) -> ScheduleApp:
     return build_app(url, ManualClock(DEMO_END), poll, host=DEMO_HOST, journal_label=DEMO_JOURNAL_LABEL)
+
+
+def settings_revision(app: ScheduleApp) -> int:
+    """The commission revision whose settings the staged lanes hold, in the app's latest reading."""
+    pipeline = reading_of(app).pipeline
+    assert pipeline is not None, "the staged lanes hold no settings"
+    return pipeline.settings_revision
 
 
 def plan_action(app: ScheduleApp, lane: str) -> str:
@@ -234,8 +244,9 @@ async def test_a_journal_that_refuses_a_confirmed_write_is_said_in_the_form_and_
 
 
 @synchronously
-async def test_the_cancel_button_like_esc_leaves_a_form_open_while_its_confirmed_write_is_on_its_way(
-        demo_url: str) -> None:
+async def test_a_form_whose_write_waits_stays_open_on_cancel_says_it_waits_and_keeps_another_writers_notice(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "JOURNAL_QUIET_SECONDS", 0.2)  # the wait is said after 10 s; here sooner
     journal_file = Path(demo_url.removeprefix("sqlite:///"))
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
@@ -252,6 +263,12 @@ async def test_the_cancel_button_like_esc_leaves_a_form_open_while_its_confirmed
             await pilot.press("enter")
             await asyncio.sleep(0.2)
             assert app.screen is form and not form.closed, "Cancel closed a form whose write was on its way"
+            assert any(str(n.message).startswith("The write is on its way") for n in app._notifications)
+            await asyncio.sleep(0.3)
+            assert form.notice.startswith("Recording: the journal has not answered for "), form.notice
+            form.show_notice("Another writer recorded chatgpt record #2")  # what `reading_moved` says
+            await asyncio.sleep(0.5)
+            assert form.notice == "Another writer recorded chatgpt record #2"
         finally:
             other_writer.execute("ROLLBACK")
             other_writer.close()
@@ -285,6 +302,47 @@ async def test_a_commission_revision_is_previewed_with_its_difference_then_recor
         await confirm_write(pilot)
         assert commission_of(app)["revision"] == 3
         assert "delta/basic" in app.query_one("#tonight-table", DataTable).rows
+
+
+
+@synchronously
+async def test_a_commission_write_that_fails_after_its_revision_landed_is_tried_again_as_the_same_revision(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commission is two commands (the revision, then its settings for the staged lanes); the server lost
+    between them leaves the revision recorded and the settings not. The form's own revision is not taken for
+    another writer's: trying again replays it and records the settings, not a revision after it."""
+    record_settings = PipelineLanes.record_settings
+    lost: list[str] = []
+
+    def lost_once(lanes: PipelineLanes, *args: Any, **kwargs: Any) -> Any:
+        if not lost:
+            lost.append("the server")
+            raise JournalUnavailableError("the journal cannot be reached: the server closed the connection.")
+        return record_settings(lanes, *args, **kwargs)
+
+    monkeypatch.setattr(PipelineLanes, "record_settings", lost_once)
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        while app.reading is None or app.reading.health is None:  # the polling dashboard's first whole reading
+            await pilot.pause(0.1)
+        settings_before = settings_revision(app)
+        form = await _proposed_for(app, pilot, "alpha, beta, gamma, delta")
+        assert form.candidate is not None and form.candidate["revision"] == 3
+        form.submit()
+        await confirm_write(pilot)
+        assert app.screen is form and form_error(app).startswith("The journal failed: the journal cannot be reached")
+        for _ in range(50):  # the next poll reads revision 3
+            await pilot.pause(0.1)
+            if commission_of(app)["revision"] == 3 and form.notice:
+                break
+        assert form.notice.startswith("Commission revision 3 is recorded (this form's write)"), form.notice
+        assert form.candidate["revision"] == 3 and form_error(app).startswith("The journal failed")
+        form.submit()
+        await confirm_write(pilot)
+        assert app.screen is not form
+        assert commission_of(app)["revision"] == 3
+        assert settings_revision(app) == 3 != settings_before
+        assert any("Recorded commission revision 3" in str(n.message) for n in app._notifications)
 
 
 WRITER = """

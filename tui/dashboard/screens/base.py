@@ -280,10 +280,11 @@ class ScheduleForm(ModalScreen[str | None]):
         answer = asyncio.ensure_future(in_daemon_thread(call, name="journal write"))
         try:
             while not (await asyncio.wait({answer}, timeout=JOURNAL_QUIET_SECONDS))[0]:
-                waiting = (f"{doing}: the journal has not answered for {time.monotonic() - started:.0f} s. Ctrl+Q "
-                           "quits; trying again with the same values replays a write that landed, never makes it "
-                           "twice.")
-                self.show_notice(waiting)
+                if self.notice in ("", waiting):  # what another writer changed meanwhile is not written over
+                    waiting = (f"{doing}: the journal has not answered for {time.monotonic() - started:.0f} s. "
+                               "Ctrl+Q quits; trying again with the same values replays a write that landed, never "
+                               "makes it twice.")
+                    self.show_notice(waiting)
             return answer.result()
         except (ScheduleError, PipelineError) as error:  # refused by the schedule or the staged lanes
             self.show_error(f"{error.code}: {error.message}")
@@ -293,7 +294,7 @@ class ScheduleForm(ModalScreen[str | None]):
             self.show_error(f"The journal failed: {str(error).rstrip('.')}. Enter tries again.")
         finally:
             answer.cancel()
-            if waiting is not None and self.notice == waiting:
+            if waiting is not None and self.notice == waiting and self.is_attached:  # not once the app quits
                 self.show_notice("")
         self.in_flight = False
         return FAILED
@@ -311,6 +312,9 @@ class ScheduleForm(ModalScreen[str | None]):
     def action_cancel(self) -> None:
         if not self.in_flight:
             self.close(None)
+        else:  # the form is on screen again: its confirmed write is on its way
+            self.notify("The write is on its way: the form closes when the journal answers (Ctrl+Q quits).",
+                        timeout=4, markup=False)
 
 
 class FormProblem(Exception):

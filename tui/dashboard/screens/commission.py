@@ -156,6 +156,8 @@ class CommissionForm(ScheduleForm):
         self.current: dict | None = None if reading is None else reading.commission
         self.candidate: dict | None = None
         self._built_from: tuple[str, str, str] | None = None
+        self._written: dict | None = None  # the candidate this form last tried to record
+        self._landed_said = False
 
     @property
     def next_revision(self) -> int:
@@ -274,6 +276,15 @@ class CommissionForm(ScheduleForm):
         self.reading = reading
         if reading.commission == self.current:
             return None
+        if self._written is not None and self._own_write_landed(reading, self._written):
+            # This form's own revision, its write failed after it landed (its settings for the staged lanes, or the
+            # answer, were lost): the form keeps what it showed, so trying again replays the revision and records
+            # what did not land, instead of proposing the revision after it.
+            if self._landed_said:
+                return None
+            self._landed_said = True
+            return (f"Commission revision {self._written.get('revision')} is recorded (this form's write): Enter "
+                    "tries again, which replays it and records what did not land.")
         self.current = reading.commission
         revision = None if self.current is None else self.current.get("revision")
         if self.candidate is not None and value_of(self, "#weekly-tokens") and not value_of(self, "#path"):
@@ -283,6 +294,14 @@ class CommissionForm(ScheduleForm):
             self.query_one("#preview", Static).update(Text("Press Enter to preview again.", style="dim"))
         return (f"Another writer recorded commission revision {revision} while this form was open: the preview now "
                 f"starts from it (revision {self.next_revision}).")
+
+    @staticmethod
+    def _own_write_landed(reading: Reading, written: dict) -> bool:
+        """Whether the commission in force is the very revision this form tried to record."""
+        try:
+            return reading.parsed_commission is not None and reading.parsed_commission == parse_commission(written)
+        except ScheduleError:
+            return False
 
     def confirmation(self) -> Confirmation:
         candidate = self.candidate
@@ -308,6 +327,7 @@ class CommissionForm(ScheduleForm):
         if self.candidate is None:
             raise FormProblem("nothing previewed: use Proposed or Load first")
         candidate, signer = self.candidate, self.signer
+        self._written, self._landed_said = candidate, False
 
         def write() -> str:
             recorded = record_commission(self.schedule, candidate, signer=signer)
