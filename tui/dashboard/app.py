@@ -35,7 +35,7 @@ from factory_schedule.tui.dashboard.reading import Reading, take_reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
 from factory_schedule.tui.dashboard.screens.approval import ApprovalForm, pending_approvals
-from factory_schedule.tui.dashboard.screens.base import ScheduleForm
+from factory_schedule.tui.dashboard.screens.base import FORM_WRITE, ScheduleForm
 from factory_schedule.tui.dashboard.screens.commission import CommissionForm
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation, ConfirmStep
 from factory_schedule.tui.dashboard.screens.escalation import EscalationForm, open_escalations
@@ -468,10 +468,14 @@ class ScheduleApp(App[None]):
         self.push_screen(ConfirmStep(confirmation), self._repair_confirmed)
 
     def _repair_confirmed(self, confirmed: bool | None) -> None:
-        if not confirmed:
-            return
+        if confirmed:
+            self.run_worker(self._repair(), group=FORM_WRITE)
+
+    async def _repair(self) -> None:
+        """The repairs, off the UI thread as a form's write is: a journal that stops answering leaves the screen
+        answering and Ctrl+Q quitting (the poll's header notice says it has not answered)."""
         try:
-            done = self.make_health_repairs()
+            done = await in_daemon_thread(self.make_health_repairs, name="health repair")
         except Exception as error:  # a journal that cannot be read: say so, keep running
             self.notify(printable(f"The repair failed: {error}"), severity="error", markup=False)
             return

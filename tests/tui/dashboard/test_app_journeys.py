@@ -8,6 +8,7 @@ up through the poll worker.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import io
 import json
@@ -18,7 +19,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -243,6 +244,19 @@ async def test_a_journal_that_refuses_a_confirmed_write_is_said_in_the_form_and_
     assert app.return_code in (None, 0)
 
 
+@contextlib.contextmanager
+def _write_lock_held(journal_file: Path) -> Iterator[None]:
+    """Another connection holds the SQLite journal's write lock: a write waits for it (the journal's busy timeout
+    is 30 s) until the block ends."""
+    other_writer = sqlite3.connect(journal_file, isolation_level=None)
+    other_writer.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        other_writer.execute("ROLLBACK")
+        other_writer.close()
+
+
 @synchronously
 async def test_a_form_whose_write_waits_stays_open_on_cancel_says_it_waits_and_keeps_another_writers_notice(
         demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -254,9 +268,7 @@ async def test_a_form_whose_write_waits_stays_open_on_cancel_says_it_waits_and_k
         form = await _sign_in_to_confirm(pilot)
         await pilot.pause()
         assert isinstance(app.screen, ConfirmStep)
-        other_writer = sqlite3.connect(journal_file, isolation_level=None)
-        other_writer.execute("BEGIN IMMEDIATE")  # the write waits for this lock (the journal's busy timeout is 30 s)
-        try:
+        with _write_lock_held(journal_file):
             await pilot.press("enter")  # confirmed: the write starts and waits
             assert form.in_flight and app.screen is form
             form.query_one("#cancel", Button).focus()
@@ -269,9 +281,6 @@ async def test_a_form_whose_write_waits_stays_open_on_cancel_says_it_waits_and_k
             form.show_notice("Another writer recorded chatgpt record #2")  # what `reading_moved` says
             await asyncio.sleep(0.5)
             assert form.notice == "Another writer recorded chatgpt record #2"
-        finally:
-            other_writer.execute("ROLLBACK")
-            other_writer.close()
         await pilot.pause()  # the write lands; the form closes with what it recorded
         assert app.screen is not form
         assert app.journal.head(SCHEDULE_AGGREGATE) > head
@@ -892,6 +901,26 @@ async def test_healths_x_makes_the_repairs_of_health_repair_and_is_offered_only_
         assert app.schedule.status(KILLED).state == "interrupted"
         assert not [kind for kind in _finding_kinds(app) if kind.startswith("stale-lease")]
         assert "x" not in app.screen.active_bindings, "x is offered with nothing left to repair"
+
+
+@synchronously
+async def test_healths_repairs_wait_for_the_journal_off_the_ui_thread(demo_url: str) -> None:
+    """A repair whose journal write waits leaves the screen answering the owner's keys; it lands afterwards."""
+    journal_file = Path(demo_url.removeprefix("sqlite:///"))
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        with _write_lock_held(journal_file):
+            await pilot.press("enter")  # confirmed: the repairs start and wait
+            await pilot.press("l")
+            assert app.query_one(TabbedContent).active == "ledger", "the screen did not answer while a repair waited"
+            assert app.schedule.status(KILLED).state == "running"
+        await pilot.pause()
+        assert app.schedule.status(KILLED).state == "interrupted"
 
 
 @synchronously
