@@ -69,6 +69,9 @@ def at_when(value: datetime | str | None, now: DateTime, zone: str) -> str:
     return f"at {said}" if ":" in said and " " not in said else said
 
 
+IN_THE_FUTURE = "in the future"  # the age of a time after now (a clock behind the journal's)
+
+
 def age(value: datetime | str | None, now: DateTime) -> str:
     """How long ago, coarsely: "12 min", "5 h", "3 d"."""
     moment = instant(value)
@@ -76,7 +79,7 @@ def age(value: datetime | str | None, now: DateTime) -> str:
         return "—"
     minutes = int((now - moment).total_seconds() // 60)
     if minutes < 0:
-        return "in the future"
+        return IN_THE_FUTURE
     if minutes < 120:
         return f"{minutes} min"
     hours = minutes // 60
@@ -89,7 +92,7 @@ def ago(value: datetime | str | None, now: DateTime) -> str:
     """How long ago, in a sentence: "12 min ago", or "in the future" for a time after now (a clock behind the
     journal's), never "in the future ago"."""
     words = age(value, now)
-    return words if words in ("—", "in the future") else f"{words} ago"
+    return words if words in ("—", IN_THE_FUTURE) else f"{words} ago"
 
 
 def tokens(value: int | None) -> str:

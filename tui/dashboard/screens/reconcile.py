@@ -129,8 +129,7 @@ class ReconcileForm(ScheduleForm):
             result = self.schedule.reconcile(occurrence_id=occurrence, confirmation=confirmation)
             said = f"Reconciled {occurrence} (schedule v{result.version})."
             if repairs is not None:
-                # Its segment has ended: the dead runner's lease guards nothing now (health's own repair removes
-                # it).
+                # Its segment has ended: the dead runner's lease guards nothing now (health's repair removes it).
                 try:
                     removed = repairs()
                 except Exception as error:  # the reconcile stands; health keeps reporting the lease
