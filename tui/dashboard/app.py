@@ -422,7 +422,10 @@ class ScheduleApp(App[None]):
             self.apply_reading(self._pending)
 
     def _after_form(self, result: Any) -> None:
-        """A form closed: show what it did, render what arrived meanwhile, and read again."""
+        """A form closed: show what it did, render what arrived meanwhile, and read again. A write that answers as
+        the dashboard closes has no screen left to show it on (it landed; the journal keeps it)."""
+        if not self.screen_stack:
+            return
         if result is not None:
             self.notify(printable(result), timeout=4, markup=False)
         if self._pending is not None:

@@ -344,7 +344,8 @@ async def test_a_commission_write_that_fails_after_its_revision_landed_is_tried_
             await pilot.pause(0.1)
             if commission_of(app)["revision"] == 3 and form.notice:
                 break
-        assert form.notice.startswith("Commission revision 3 is recorded (this form's write)"), form.notice
+        landed = "Commission revision 3 is recorded: this form's write landed before it failed."
+        assert form.notice.startswith(landed), form.notice
         assert form.candidate["revision"] == 3 and form_error(app).startswith("The journal failed")
         form.submit()
         await confirm_write(pilot)

@@ -173,9 +173,14 @@ class RecordAccountForm(ScheduleForm):
         """Another record for this account landed: the sequence moves to the next one, the current record and the
         sign-in (unless the owner typed another) follow it."""
         before, after = current_record(self.reading, self.account), current_record(reading, self.account)
-        self.reading = reading
         if before == after:
+            self.reading = reading
             return None
+        if after is not None and self.tried == (self.account, after.sequence, after.sign_in, after.overage,
+                                                after.recorded_by):
+            # The form keeps what it showed (the record it replaces too), so trying again replays this record.
+            return self.own_write_landed(f"{self.account} record #{after.sequence}")
+        self.reading = reading
         typed = value_of(self, "#sign-in")
         self.query_one("#current-record", Static).update(record_words(reading, self.account))
         self.query_one("#sequence", Input).value = str(next_sequence(reading, self.account))
@@ -205,6 +210,7 @@ class RecordAccountForm(ScheduleForm):
         account, sequence, signer = self.account, value_of(self, "#sequence"), self.signer
         sign_in, recorded_by = value_of(self, "#sign-in"), value_of(self, "#recorded-by")
         overage, number = self.query_one("#overage", Switch).value, as_int(sequence)
+        self.trying((account, number, sign_in, overage, recorded_by))
 
         def write() -> str:
             result = self.schedule.record_account(account=account, sequence=number, sign_in=sign_in, overage=overage,

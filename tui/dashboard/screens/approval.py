@@ -111,6 +111,8 @@ class ApprovalForm(OwnerDecisionForm):
         decided = next((a for a in state.approvals if a.id == self.approval.id), None) if state else None
         how = "decided" if decided is None else (
             f"{'approved' if decided.approved else 'denied'} by {decided.decided_by}")
+        if decided is not None and self.tried == (decided.id, decided.approved, decided.decided_by):
+            return self.own_write_landed(f"The decision on {decided.id} ({how})")
         self.nothing_left = f"{self.approval.id} was {how}: there is nothing left to decide."
         return f"Another writer {how.split(' by ')[0]} {self.approval.id} while this form was open ({how})."
 
@@ -133,6 +135,7 @@ class ApprovalForm(OwnerDecisionForm):
     def perform(self) -> Callable[[], str]:
         approved = self.decision() == "approve"
         approval, decided_by, signer = self.approval, value_of(self, "#decided-by"), self.signer
+        self.trying((approval.id, approved, decided_by))
 
         def write() -> str:
             result = self.lanes.decide_approval(approval=approval.id, decided_by=decided_by, approved=approved,

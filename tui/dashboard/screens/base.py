@@ -107,6 +107,10 @@ class ScheduleForm(ModalScreen[str | None]):
         self.closed = False
         self.nothing_left: str | None = None  # set when another writer decided what this form was for
         self.notice = ""  # what the form's notice says
+        # What this form's last confirmed write asked to record (`trying`), kept while the form is open: a reading
+        # that shows it recorded after the write failed shows this form's own write, not another writer's.
+        self.tried: Any = None
+        self._own_write_said = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form-body"):
@@ -196,6 +200,21 @@ class ScheduleForm(ModalScreen[str | None]):
         """Take a newer reading of the journal (another writer moved it); say what changed for this form, in
         words, or None when nothing it shows or records did. A form whose decision is gone sets `nothing_left`."""
         return None
+
+    def trying(self, tried: Any) -> None:
+        """`perform` says what its write asks to record, in values a reading shows once it is recorded."""
+        self.tried, self._own_write_said = tried, False
+
+    def own_write_landed(self, what: str, then: str = "Enter replays it, which records nothing twice, and closes the "
+                         "form.") -> str | None:
+        """What `refresh_from` says, once, when a reading shows what `tried` asked recorded. While the write is on
+        its way: nothing (its answer closes the form). After it failed (its answer lost after the commit, or a
+        second command lost after the first): that it landed and what trying again does. The owner is never told
+        that another writer recorded what they recorded themselves."""
+        if self.in_flight or self._own_write_said:
+            return None
+        self._own_write_said = True
+        return f"{what} is recorded: this form's write landed before it failed. {then}"
 
     def reading_moved(self, reading: Any) -> None:
         """Another writer moved the journal while the form was open: refresh, say what changed, and take back

@@ -156,8 +156,6 @@ class CommissionForm(ScheduleForm):
         self.current: dict | None = None if reading is None else reading.commission
         self.candidate: dict | None = None
         self._built_from: tuple[str, str, str] | None = None
-        self._written: dict | None = None  # the candidate this form last tried to record
-        self._landed_said = False
 
     @property
     def next_revision(self) -> int:
@@ -276,15 +274,12 @@ class CommissionForm(ScheduleForm):
         self.reading = reading
         if reading.commission == self.current:
             return None
-        if self._written is not None and self._own_write_landed(reading, self._written):
-            # This form's own revision, its write failed after it landed (its settings for the staged lanes, or the
-            # answer, were lost): the form keeps what it showed, so trying again replays the revision and records
-            # what did not land, instead of proposing the revision after it.
-            if self._landed_said:
-                return None
-            self._landed_said = True
-            return (f"Commission revision {self._written.get('revision')} is recorded (this form's write): Enter "
-                    "tries again, which replays it and records what did not land.")
+        if self.tried is not None and self._in_force(reading, self.tried):
+            # Its write failed after the revision landed (its settings for the staged lanes, or the answer, were lost):
+            # the form keeps what it showed, so trying again replays the revision and records what did not land,
+            # instead of proposing the revision after it.
+            return self.own_write_landed(f"Commission revision {self.tried.get('revision')}",
+                                         "Enter tries again, which replays it and records what did not land.")
         self.current = reading.commission
         revision = None if self.current is None else self.current.get("revision")
         if self.candidate is not None and value_of(self, "#weekly-tokens") and not value_of(self, "#path"):
@@ -296,7 +291,7 @@ class CommissionForm(ScheduleForm):
                 f"starts from it (revision {self.next_revision}).")
 
     @staticmethod
-    def _own_write_landed(reading: Reading, written: dict) -> bool:
+    def _in_force(reading: Reading, written: dict) -> bool:
         """Whether the commission in force is the very revision this form tried to record."""
         try:
             return reading.parsed_commission is not None and reading.parsed_commission == parse_commission(written)
@@ -327,7 +322,7 @@ class CommissionForm(ScheduleForm):
         if self.candidate is None:
             raise FormProblem("nothing previewed: use Proposed or Load first")
         candidate, signer = self.candidate, self.signer
-        self._written, self._landed_said = candidate, False
+        self.trying(candidate)
 
         def write() -> str:
             recorded = record_commission(self.schedule, candidate, signer=signer)

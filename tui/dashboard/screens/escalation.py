@@ -40,6 +40,12 @@ def open_escalations(reading: Reading | None) -> list[tuple[str, Any, Any]]:
     return found
 
 
+def decided_task(reading: Reading, lane: str, n: int) -> Any:
+    """The lane's done record of task `n`, while the staged lanes keep it (None otherwise)."""
+    state = reading_pipeline(reading)
+    return None if state is None else next((done for done in state.lane(lane).done if done.n == n), None)
+
+
 def escalation_request(reading: Reading, lane: str, task: Any, work: Any) -> Text:
     """The escalation the owner decides: the lane's task, the candidate, when and why it was escalated."""
     zone = reading.zone or "UTC"
@@ -105,6 +111,11 @@ class EscalationForm(OwnerDecisionForm):
         self.reading = reading
         if any(t.n == self.escalated.n for _lane, t, _w in open_escalations(reading)) or self.nothing_left:
             return None
+        done = decided_task(reading, self.lane, self.escalated.n)
+        # A task's done record keeps who decided and whether another round was enqueued (revise) or not (park).
+        if done is not None and self.tried == (done.by, "park" if done.enqueued is None else "revise"):
+            return self.own_write_landed(f"The decision {self.tried[1]} on {self.lane} task {self.escalated.n} "
+                                         f"({self.work.candidate})")
         self.nothing_left = (f"{self.lane} task {self.escalated.n} ({self.work.candidate}) was decided: there is "
                              "nothing left to decide.")
         return (f"Another writer decided {self.lane} task {self.escalated.n} ({self.work.candidate}) while this form "
@@ -131,6 +142,7 @@ class EscalationForm(OwnerDecisionForm):
     def perform(self) -> Callable[[], str]:
         decision, lane, task, candidate = self.decision(), self.lane, self.escalated.n, self.work.candidate
         decided_by, reason, signer = value_of(self, "#decided-by"), value_of(self, "#reason"), self.signer
+        self.trying((decided_by, decision))
 
         def write() -> str:
             result = self.lanes.decide_escalation(lane=lane, task=task, decided_by=decided_by, decision=decision,

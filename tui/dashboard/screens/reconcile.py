@@ -28,6 +28,14 @@ def running_occurrences(reading: Reading | None) -> list[Occurrence]:
     return [s.open for s in reading.view.lanes if s.open is not None and s.open.state == "running"]
 
 
+def reconciliations_of(reading: Reading, occurrence_id: str) -> list[tuple[str, str, str]]:
+    """(runner, confirmed by, evidence) of each reconciliation the occurrence holds, while its lane holds it open."""
+    if reading.view is None:
+        return []
+    found = next((s.open for s in reading.view.lanes if s.open is not None and s.open.id == occurrence_id), None)
+    return [] if found is None else [(r.runner, r.confirmed_by, r.evidence) for r in found.reconciliations]
+
+
 class ReconcileForm(ScheduleForm):
     OWNER_RECORD = False  # a supervisor's confirmation of a dead runner: attribution, it only ends calls lost
     TITLE_TEXT = "Confirm an interrupted runner (schedule.reconcile)"
@@ -101,6 +109,8 @@ class ReconcileForm(ScheduleForm):
         self.reading = reading
         if any(o.id == self.occurrence.id for o in running_occurrences(reading)) or self.nothing_left:
             return None
+        if self.tried is not None and self.tried in reconciliations_of(reading, self.occurrence.id):
+            return self.own_write_landed(f"The confirmation that runner {self.tried[0]} is gone")
         self.nothing_left = f"{self.occurrence.id} is no longer running: there is no runner left to confirm."
         return f"Another writer moved {self.occurrence.id} while this form was open: it is no longer running."
 
@@ -124,6 +134,7 @@ class ReconcileForm(ScheduleForm):
             "confirmedBy": value_of(self, "#confirmed-by"),
             "evidence": value_of(self, "#evidence"),
         }
+        self.trying((confirmation["runner"], confirmation["confirmedBy"], confirmation["evidence"]))
 
         def write() -> str:
             result = self.schedule.reconcile(occurrence_id=occurrence, confirmation=confirmation)
