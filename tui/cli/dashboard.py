@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 
-from factory_schedule.store import JournalError
+from factory_schedule.store import JournalError, shown_url
 from factory_schedule.tui.cli.journal import journal_url_of, missing_journal, named_journal
 from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, printable
 from factory_schedule.tui.cli.parsers.dashboard import DEFAULT_POLL_SECONDS
@@ -13,15 +14,29 @@ from factory_schedule.tui.dashboard.app import SystemClock, build_app
 from factory_schedule.tui.dashboard.owner_signing import DEFAULT_OWNER_MINUTES, OwnerSigning
 from factory_schedule.tui.host.clock import host_zone
 
+# How long opening the journal may take before the command says what it waits for: the dashboard draws nothing
+# until the journal answers, and a PostgreSQL server that does not answer is given up only after its connect timeout.
+OPENING_NOTICE_SECONDS = 1.0
+
+
+def _say_still_opening(journal_url: str) -> None:
+    print(f"factory-schedule: opening the journal {printable(shown_url(journal_url))}: it has not answered for "
+          f"{OPENING_NOTICE_SECONDS:.0f} s (Ctrl+C stops waiting)", file=sys.stderr, flush=True)
+
 
 def open_dashboard(journal_url: str, poll: float = DEFAULT_POLL_SECONDS, owner_minutes: float | None = None) -> int:
     """Run the dashboard until the owner quits; 2 when the journal cannot be opened."""
     minutes = DEFAULT_OWNER_MINUTES if owner_minutes is None else owner_minutes
+    notice = threading.Timer(OPENING_NOTICE_SECONDS, _say_still_opening, (journal_url,))
+    notice.daemon = True
+    notice.start()
     try:
         app = build_app(journal_url, SystemClock(), poll, host_zone(), owner_signing=OwnerSigning(minutes=minutes))
     except JournalError as error:
         print(f"factory-schedule: {printable(error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    finally:
+        notice.cancel()
     app.run()
     return 0
 
