@@ -83,5 +83,14 @@ def parse_url(text: str) -> JournalUrl:
 
 
 def shown_url(url: str) -> str:
-    """`url` with any password replaced by `***`."""
+    """`url` with any password replaced by `***`: in the user info, everything from the user name's `:` to the
+    last `@` before the query (a password typed with a raw `/`, `:` or `@` is masked whole), and in a
+    `password` parameter."""
+    start = url.find("://") + 3
+    if start >= 3:
+        query = url.find("?", start)
+        at = url.rfind("@", start, query if query >= 0 else len(url))
+        colon = url.find(":", start, at) if at >= 0 else -1
+        if colon >= 0:
+            url = url[:colon + 1] + MASK + url[at:]
     return _PASSWORD_PARAMETER.sub(MASK, _USER_INFO_PASSWORD.sub(MASK, url))

@@ -193,6 +193,12 @@ def test_an_sqlite_older_than_update_returning_is_refused_before_the_file_is_mad
         ("postgresql+psycopg//owner:pw@db.local/journal", "postgresql+psycopg//owner:***@db.local/journal"),
         ("postgresql+psycopg://owner:pw@db.local:54x/journal", "postgresql+psycopg://owner:***@db.local:54x/journal"),
         ("sqlite:////Users/owner/factory/journal.db", "sqlite:////Users/owner/factory/journal.db"),
+        # A password with a raw `/`, `:` or `@` (unencoded, as people type them) is masked whole.
+        ("postgresql+psycopg://owner:my/secret@127.0.0.1:5432/factory",
+         "postgresql+psycopg://owner:***@127.0.0.1:5432/factory"),
+        ("postgresql+psycopg://owner:pa:ss@db.local/journal", "postgresql+psycopg://owner:***@db.local/journal"),
+        ("postgresql+psycopg://owner:p@ss@db.local/journal", "postgresql+psycopg://owner:***@db.local/journal"),
+        ("postgresql+psycopg://owner@db.local/journal?options=a@b", "postgresql+psycopg://owner@db.local/journal?options=a@b"),
     ],
 )
 def test_a_journal_url_is_shown_with_any_password_masked_parsed_or_not(url, shown):
