@@ -20,8 +20,10 @@ OPENING_NOTICE_SECONDS = 1.0
 
 
 def _say_still_opening(journal_url: str) -> None:
-    print(f"factory-schedule: opening the journal {printable(shown_url(journal_url))}: it has not answered for "
-          f"{OPENING_NOTICE_SECONDS:.0f} s (Ctrl+C stops waiting)", file=sys.stderr, flush=True)
+    # A server's wait ends at Ctrl+C; SQLite's busy wait on a locked file does not (it ends when SQLite gives up).
+    stop = "" if journal_url.startswith("sqlite") else " (Ctrl+C stops waiting)"
+    print(f"factory-schedule: still opening the journal {printable(shown_url(journal_url))} after "
+          f"{OPENING_NOTICE_SECONDS:.0f} s{stop}", file=sys.stderr, flush=True)
 
 
 def open_dashboard(journal_url: str, poll: float = DEFAULT_POLL_SECONDS, owner_minutes: float | None = None) -> int:
@@ -33,10 +35,15 @@ def open_dashboard(journal_url: str, poll: float = DEFAULT_POLL_SECONDS, owner_m
     try:
         app = build_app(journal_url, SystemClock(), poll, host_zone(), owner_signing=OwnerSigning(minutes=minutes))
     except JournalError as error:
-        print(f"factory-schedule: {printable(error)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        failed: JournalError | None = error
+    else:
+        failed = None
     finally:
         notice.cancel()
+        notice.join()  # a notice being printed ends before the error or the dashboard's first frame
+    if failed is not None:
+        print(f"factory-schedule: {printable(failed)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     app.run()
     return 0
 
