@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from textual.widgets import Button
+from textual.command import CommandPalette
+from textual.widgets import Button, Select
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
@@ -45,26 +46,42 @@ CASES = {
     "reconcile": OwnWrite("r", (), LifecycleSchedule, "reconcile", SCHEDULE_AGGREGATE,
                           "The confirmation that runner r-43 is gone is recorded: this form's write landed"),
     "approval": OwnWrite("v", (("#decision", "approve"),), PipelineLanes, "decide_approval", PIPELINE_AGGREGATE,
-                         "The decision on "),
+                         "The decision on publish-moss-garden (approved by owner) is recorded: this form's write"),
+    # A task's done record does not keep the reason: the form cannot tell its own park from another writer's.
     "escalation": OwnWrite("d", (("#decision", "park"), ("#reason", "no testers")), PipelineLanes,
                            "decide_escalation", PIPELINE_AGGREGATE,
-                           "The decision park on promotion task 20 (pocket-farm) is recorded: this form's write"),
+                           "promotion task 20 (pocket-farm) was decided park by owner, as this form's write asked, "
+                           "after it failed: if that write landed, Enter replays it"),
 }
 
 
-def answer_lost_once(monkeypatch: pytest.MonkeyPatch, case: OwnWrite) -> None:
-    """The form's first write lands and its answer is lost, as when the server goes away after the commit."""
+def answer_lost_once(monkeypatch: pytest.MonkeyPatch, case: OwnWrite, held: threading.Event | None = None,
+                     committed: threading.Event | None = None) -> None:
+    """The form's first write lands and its answer is lost, as when the server goes away after the commit (with
+    `held`, the answer is held until it is set, `committed` set meanwhile)."""
     real = getattr(case.owner, case.method)
     lost: list[str] = []
 
     def landed_then_lost(self: Any, *args: Any, **kwargs: Any) -> Any:
         answer = real(self, *args, **kwargs)
+        if committed is not None:
+            committed.set()
+        if held is not None:
+            held.wait(20)
         if not lost:
             lost.append("the answer")
             raise JournalUnavailableError("the journal cannot be reached: the server closed the connection.")
         return answer
 
     monkeypatch.setattr(case.owner, case.method, landed_then_lost)
+
+
+async def notice_within(pilot: Any, form: ScheduleForm, seconds: float = 5.0) -> str:
+    for _ in range(int(seconds / 0.1)):
+        await pilot.pause(0.1)
+        if form.notice:
+            break
+    return form.notice
 
 
 async def first_whole_reading(app: ScheduleApp, pilot: Any) -> None:
@@ -179,3 +196,154 @@ async def test_a_writes_answer_that_arrives_as_the_dashboard_quits_ends_in_no_tr
             await asyncio.sleep(0.02)
         answered.set()  # the answer is on its way back as the test's block ends, which closes the dashboard
     assert app._exception is None, app._exception
+
+
+CHANGED = {  # a form, what the owner changes after its write landed unanswered, and what the form then says
+    "sign-in": (CASES["sign-in"], ("#sign-in", "someone-else@factory.example"),
+                "This form's earlier write (its answer lost) recorded chatgpt record #2 (by owner) while this form "
+                "was open: the form now starts from it (sequence 3)."),
+    "approval": (CASES["approval"], ("#decision", "deny"),
+                 "This form's earlier write (its answer lost) approved publish-moss-garden while this form was open"),
+    "reconcile": (CASES["reconcile"], ("#evidence", "the host was rebooted"),
+                  "This form's earlier write (its answer lost) moved discovery/gamma/basic/2026-12-20"),
+}
+
+
+@pytest.mark.parametrize("name", list(CHANGED))
+@synchronously
+async def test_a_form_changed_after_its_write_landed_names_that_write_its_own_earlier_one(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The owner changes a field after the form said its write landed, and tries again: the journal refuses the
+    changed request under the same command (CONFLICT). The next reading is not another writer's record."""
+    case, (selector, text), said = CHANGED[name]
+    answer_lost_once(monkeypatch, case)
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        form = await open_and_confirm(app, pilot, case)
+        assert (await notice_within(pilot, form)).startswith(case.landed)
+        await type_into(pilot, selector, text)
+        form.submit()
+        await confirm_write(pilot)
+        assert form_error(app).startswith("CONFLICT"), form_error(app)
+        app.clock.advance(minutes=1)  # type: ignore[attr-defined]  # the minute turns: the dashboard reads again
+        for _ in range(50):
+            await pilot.pause(0.1)
+            if form.notice.startswith("This form's earlier write"):
+                break
+        assert form.notice.startswith(said), form.notice
+        assert "Another writer" not in form.notice
+
+
+@synchronously
+async def test_an_escalation_another_writer_decided_alike_is_never_called_this_forms_write(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The form's park never lands; another writer parks the task with another reason. The done record keeps no
+    reason, so the form says it cannot tell, and Enter is refused (CONFLICT) with nothing written."""
+
+    def never_lands(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise JournalUnavailableError("the journal cannot be reached: connection refused")
+
+    monkeypatch.setattr(PipelineLanes, "decide_escalation", never_lands)
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        form = await open_and_confirm(app, pilot, CASES["escalation"])
+        assert app.screen is form and form_error(app).startswith("The journal failed")
+        monkeypatch.undo()
+        PipelineLanes(app.journal, app.clock).decide_escalation(
+            lane="promotion", task=20, decided_by="owner", decision="park", reason="another writer's reason")
+        head = app.journal.head(PIPELINE_AGGREGATE)
+        notice = await notice_within(pilot, form)
+        assert notice.startswith(CASES["escalation"].landed) and "if another writer's landed first" in notice, notice
+        assert "this form's write landed" not in notice
+        form.submit()
+        await confirm_write(pilot)
+        assert form_error(app).startswith("CONFLICT") and app.journal.head(PIPELINE_AGGREGATE) == head
+
+
+@synchronously
+async def test_a_write_read_on_its_way_then_lost_is_said_at_once(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The poll reads the write while its answer is on its way (the form says nothing then); the answer is then
+    lost. The form reads again as it fails, so it says its write landed without waiting for another commit or
+    the next minute."""
+    held, committed = threading.Event(), threading.Event()
+    answer_lost_once(monkeypatch, CASES["sign-in"], held, committed)
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        head = app.journal.head(SCHEDULE_AGGREGATE)
+        await pilot.press("s")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, ScheduleForm)
+        await type_into(pilot, "#sign-in", "owner@factory.example")
+        form.submit()
+        await pilot.pause()
+        try:
+            await pilot.press("enter")  # the confirm step's Record; no pause, which would wait for the write
+            while not committed.is_set():
+                await asyncio.sleep(0.02)
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                if app._pending is not None and app._pending.head > head:
+                    break
+            assert app._pending is not None and app._pending.head > head, "the poll did not read the write"
+            assert form.notice == ""
+        finally:
+            held.set()
+        assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
+
+
+@synchronously
+async def test_switching_the_account_takes_back_the_notice_about_the_other_accounts_record(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    answer_lost_once(monkeypatch, CASES["sign-in"])
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        form = await open_and_confirm(app, pilot, CASES["sign-in"])
+        assert (await notice_within(pilot, form)).startswith(CASES["sign-in"].landed)
+        form.query_one("#account", Select).value = "claude"
+        await pilot.pause()
+        assert form.notice == ""
+
+
+@synchronously
+async def test_a_write_that_answers_under_the_command_palette_closes_its_form_when_the_palette_closes(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dismissing the form while the palette is over it would close the palette and leave the form open, its
+    write forever 'on its way'."""
+    real = LifecycleSchedule.record_account
+    answered = threading.Event()
+
+    def slow_answer(self: Any, *args: Any, **kwargs: Any) -> Any:
+        answer = real(self, *args, **kwargs)
+        answered.wait(20)
+        return answer
+
+    monkeypatch.setattr(LifecycleSchedule, "record_account", slow_answer)
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("s")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, ScheduleForm)
+        await type_into(pilot, "#sign-in", "owner@factory.example")
+        form.submit()
+        await pilot.pause()
+        try:
+            await pilot.press("enter")  # the confirm step's Record; no pause, which would wait for the write
+            await asyncio.sleep(0.2)
+            await pilot.press("ctrl+p")
+            await asyncio.sleep(0.3)
+            assert isinstance(app.screen, CommandPalette)
+        finally:
+            answered.set()
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette) and form in app.screen_stack
+        await pilot.press("escape")
+        await pilot.pause()
+        assert form not in app.screen_stack and not isinstance(app.screen, CommandPalette)
+        assert any("Recorded: chatgpt record #2" in str(n.message) for n in app._notifications)

@@ -14,6 +14,7 @@ from factory_schedule.core import AccountRecord
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
 from factory_schedule.tui.dashboard.screens.base import (
+    THIS_WRITE,
     FormSwitch,
     NotBlank,
     PositiveInteger,
@@ -163,6 +164,8 @@ class RecordAccountForm(ScheduleForm):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value in ACCOUNTS:
+            if event.value != self.account:
+                self.take_back_own_notice()  # it spoke of the other account's record
             self.account = str(event.value)
             self.query_one("#sequence", Input).value = str(next_sequence(self.reading, self.account))
             self.query_one("#current-record", Static).update(record_words(self.reading, self.account))
@@ -176,8 +179,10 @@ class RecordAccountForm(ScheduleForm):
         if before == after:
             self.reading = reading
             return None
-        if after is not None and self.tried == (self.account, after.sequence, after.sign_in, after.overage,
-                                                after.recorded_by):
+        recorded = None if after is None else (self.account, after.sequence, after.sign_in, after.overage,
+                                                after.recorded_by)
+        written = self.written_here(lambda tried: tried == recorded)
+        if after is not None and written == THIS_WRITE:
             # The form keeps what it showed (the record it replaces too), so trying again replays this record.
             return self.own_write_landed(f"{self.account} record #{after.sequence}")
         self.reading = reading
@@ -189,8 +194,8 @@ class RecordAccountForm(ScheduleForm):
         self._warn_if_another_identity()
         if after is None:
             return f"{self.account}'s record changed while this form was open."
-        return (f"Another writer recorded {self.account} record #{after.sequence} (by {after.recorded_by}) while this "
-                f"form was open: the form now starts from it (sequence {after.sequence + 1}).")
+        return (f"{self.writer(written)} recorded {self.account} record #{after.sequence} (by {after.recorded_by}) "
+                f"while this form was open: the form now starts from it (sequence {after.sequence + 1}).")
 
     def confirmation(self) -> Confirmation:
         account, overage = self.account, self.query_one("#overage", Switch).value

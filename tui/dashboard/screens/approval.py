@@ -16,7 +16,7 @@ from factory_schedule.core.bottleneck import local
 from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
-from factory_schedule.tui.dashboard.screens.base import value_of
+from factory_schedule.tui.dashboard.screens.base import THIS_WRITE, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline
 
@@ -111,10 +111,12 @@ class ApprovalForm(OwnerDecisionForm):
         decided = next((a for a in state.approvals if a.id == self.approval.id), None) if state else None
         how = "decided" if decided is None else (
             f"{'approved' if decided.approved else 'denied'} by {decided.decided_by}")
-        if decided is not None and self.tried == (decided.id, decided.approved, decided.decided_by):
-            return self.own_write_landed(f"The decision on {decided.id} ({how})")
+        recorded = None if decided is None else (decided.id, decided.approved, decided.decided_by)
+        written = self.written_here(lambda tried: tried == recorded)
+        if written == THIS_WRITE:
+            return self.own_write_landed(f"The decision on {self.approval.id} ({how})")
         self.nothing_left = f"{self.approval.id} was {how}: there is nothing left to decide."
-        return f"Another writer {how.split(' by ')[0]} {self.approval.id} while this form was open ({how})."
+        return f"{self.writer(written)} {how.split(' by ')[0]} {self.approval.id} while this form was open ({how})."
 
     def confirmation(self) -> Confirmation:
         approval, approved = self.approval, self.decision() == "approve"

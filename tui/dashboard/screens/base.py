@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any, ClassVar, Final, TypeVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -34,6 +34,9 @@ from factory_schedule.tui.dashboard.screens.confirm import Confirmation, Confirm
 
 T = TypeVar("T")
 FORM_WRITE = "form-write"  # the worker group of a form's journal calls
+# Whose write a reading shows recorded (`ScheduleForm.written_here`): the last one the form confirmed, or an earlier.
+THIS_WRITE: Final = "this write"
+EARLIER_WRITE: Final = "an earlier write"
 
 
 class Failed(Enum):
@@ -107,10 +110,13 @@ class ScheduleForm(ModalScreen[str | None]):
         self.closed = False
         self.nothing_left: str | None = None  # set when another writer decided what this form was for
         self.notice = ""  # what the form's notice says
-        # What this form's last confirmed write asked to record (`trying`), kept while the form is open: a reading
-        # that shows it recorded after the write failed shows this form's own write, not another writer's.
+        # What this form's last confirmed write asked to record (`trying`), and every write it confirmed, oldest
+        # first: a write that failed may still have landed, so a reading that shows one of them recorded shows this
+        # form's own write, not another writer's (`written_here`).
         self.tried: Any = None
-        self._own_write_said = False
+        self.tries: list[Any] = []
+        self._own_write_said = ""  # the notice `own_write_landed` gave, once
+        self._close_with: tuple[str | None] | None = None  # an answer that came while a screen was over the form
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form-body"):
@@ -203,18 +209,48 @@ class ScheduleForm(ModalScreen[str | None]):
 
     def trying(self, tried: Any) -> None:
         """`perform` says what its write asks to record, in values a reading shows once it is recorded."""
-        self.tried, self._own_write_said = tried, False
+        self.tried, self._own_write_said = tried, ""
+        if tried not in self.tries:
+            self.tries.append(tried)
+
+    def written_here(self, shows: Callable[[Any], bool]) -> str | None:
+        """Whose write a reading holds, given `shows` (whether it holds what a write asked): THIS_WRITE when the
+        form's last confirmed write's, EARLIER_WRITE when an earlier one's (the owner changed the form after it
+        failed), None when none of this form's."""
+        if self.tried is not None and shows(self.tried):
+            return THIS_WRITE
+        return EARLIER_WRITE if any(shows(tried) for tried in self.tries) else None
+
+    @staticmethod
+    def writer(written: str | None) -> str:
+        """Who recorded what a reading shows, for `refresh_from`'s words, as `written_here` answered it."""
+        return "Another writer" if written is None else "This form's earlier write (its answer lost)"
 
     def own_write_landed(self, what: str, then: str = "Enter replays it, which records nothing twice, and closes the "
                          "form.") -> str | None:
-        """What `refresh_from` says, once, when a reading shows what `tried` asked recorded. While the write is on
-        its way: nothing (its answer closes the form). After it failed (its answer lost after the commit, or a
-        second command lost after the first): that it landed and what trying again does. The owner is never told
-        that another writer recorded what they recorded themselves."""
+        """What `refresh_from` says, once, when a reading shows what this form's last write asked recorded. While
+        the write is on its way: nothing (its answer closes the form). After it failed (its answer lost after the
+        commit, or a second command lost after the first): that it landed and what trying again does."""
+        return self._said_once(f"{what} is recorded: this form's write landed before it failed. {then}")
+
+    def own_write_may_have_landed(self, what: str) -> str | None:
+        """`own_write_landed` for a record whose reading shows only part of what the write asked: it may be this
+        form's write or another writer's that asked the same of it."""
+        return self._said_once(
+            f"{what}, as this form's write asked, after it failed: if that write landed, Enter replays it (nothing is "
+            "recorded twice) and closes the form; if another writer's landed first, Enter is refused and nothing is "
+            "written.")
+
+    def _said_once(self, said: str) -> str | None:
         if self.in_flight or self._own_write_said:
             return None
-        self._own_write_said = True
-        return f"{what} is recorded: this form's write landed before it failed. {then}"
+        self._own_write_said = said
+        return said
+
+    def take_back_own_notice(self) -> None:
+        """The form now shows something else than the write its notice speaks of (another account): the notice goes."""
+        if self._own_write_said and self.notice == self._own_write_said:
+            self.show_notice("")
 
     def reading_moved(self, reading: Any) -> None:
         """Another writer moved the journal while the form was open: refresh, say what changed, and take back
@@ -311,6 +347,9 @@ class ScheduleForm(ModalScreen[str | None]):
             self.show_error(str(problem))
         except JournalError as error:
             self.show_error(f"The journal failed: {str(error).rstrip('.')}. Enter tries again.")
+            # The write may have landed, and a reading taken while it was on its way said nothing of it: read again.
+            app: Any = self.app
+            app.refresh_reading(force=True)
         finally:
             answer.cancel()
             if waiting is not None and self.notice == waiting and self.is_attached:  # not once the app quits
@@ -319,11 +358,25 @@ class ScheduleForm(ModalScreen[str | None]):
         return FAILED
 
     def close(self, result: str | None) -> None:
-        """Dismiss the form once, whatever arrives after (a second Enter, a replayed answer)."""
-        if self.closed or not self.is_current:
+        """Dismiss the form once, whatever arrives after (a second Enter, a replayed answer). While another screen is
+        over it (the command palette), the answer waits for the form to be on top again: dismissing now would close
+        that screen instead."""
+        if self.closed:
+            return
+        try:
+            on_top = self.app.screen is self
+        except ScreenStackError:  # the dashboard is closing
+            return
+        if not on_top:
+            self._close_with = (result,)
             return
         self.closed = True
         self.dismiss(result)
+
+    def on_screen_resume(self) -> None:
+        if self._close_with is not None:
+            (result,), self._close_with = self._close_with, None
+            self.close(result)
 
     def action_submit(self) -> None:
         self.submit()

@@ -25,7 +25,7 @@ from factory_schedule.core import (
 )
 from factory_schedule.core.owner_commission import record_commission
 from factory_schedule.tui.dashboard.reading import Reading
-from factory_schedule.tui.dashboard.screens.base import FormProblem, ScheduleForm, as_int, value_of
+from factory_schedule.tui.dashboard.screens.base import THIS_WRITE, FormProblem, ScheduleForm, as_int, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.words import tokens
 
@@ -274,7 +274,8 @@ class CommissionForm(ScheduleForm):
         self.reading = reading
         if reading.commission == self.current:
             return None
-        if self.tried is not None and self._in_force(reading, self.tried):
+        written = self.written_here(lambda tried: self._in_force(reading, tried))
+        if written == THIS_WRITE:
             # Its write failed after the revision landed (its settings for the staged lanes, or the answer, were lost):
             # the form keeps what it showed, so trying again replays the revision and records what did not land,
             # instead of proposing the revision after it.
@@ -287,8 +288,8 @@ class CommissionForm(ScheduleForm):
         else:
             self.candidate = None
             self.query_one("#preview", Static).update(Text("Press Enter to preview again.", style="dim"))
-        return (f"Another writer recorded commission revision {revision} while this form was open: the preview now "
-                f"starts from it (revision {self.next_revision}).")
+        return (f"{self.writer(written)} recorded commission revision {revision} while this form was open: the "
+                f"preview now starts from it (revision {self.next_revision}).")
 
     @staticmethod
     def _in_force(reading: Reading, written: dict) -> bool:

@@ -18,7 +18,7 @@ from factory_schedule.core.bottleneck import local
 from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
-from factory_schedule.tui.dashboard.screens.base import NotBlank, value_of
+from factory_schedule.tui.dashboard.screens.base import EARLIER_WRITE, THIS_WRITE, NotBlank, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.screens.pipeline_base import OwnerDecisionForm, reading_pipeline
 
@@ -111,15 +111,19 @@ class EscalationForm(OwnerDecisionForm):
         self.reading = reading
         if any(t.n == self.escalated.n for _lane, t, _w in open_escalations(reading)) or self.nothing_left:
             return None
+        task = f"{self.lane} task {self.escalated.n} ({self.work.candidate})"
         done = decided_task(reading, self.lane, self.escalated.n)
-        # A task's done record keeps who decided and whether another round was enqueued (revise) or not (park).
-        if done is not None and self.tried == (done.by, "park" if done.enqueued is None else "revise"):
-            return self.own_write_landed(f"The decision {self.tried[1]} on {self.lane} task {self.escalated.n} "
-                                         f"({self.work.candidate})")
-        self.nothing_left = (f"{self.lane} task {self.escalated.n} ({self.work.candidate}) was decided: there is "
-                             "nothing left to decide.")
-        return (f"Another writer decided {self.lane} task {self.escalated.n} ({self.work.candidate}) while this form "
-                "was open.")
+        # A task's done record keeps who decided and whether another round was enqueued (revise) or not (park), not
+        # the reason: what it shows may be this form's write or another writer's with another reason.
+        shown = None if done is None else (done.by, "park" if done.enqueued is None else "revise")
+        written = self.written_here(lambda tried: tried == shown)
+        if done is not None and written == THIS_WRITE:
+            return self.own_write_may_have_landed(f"{task} was decided {self.tried[1]} by {done.by}")
+        self.nothing_left = f"{task} was decided: there is nothing left to decide."
+        if written == EARLIER_WRITE:
+            return (f"{task} was decided while this form was open, as an earlier write of this form asked (its answer "
+                    "lost) or by another writer.")
+        return f"Another writer decided {task} while this form was open."
 
     def confirmation(self) -> Confirmation:
         decision, work = self.decision(), self.work

@@ -12,7 +12,7 @@ from textual.widgets import Input, Label, Static
 from factory_schedule.core import Occurrence
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.safety import printable
-from factory_schedule.tui.dashboard.screens.base import NotBlank, ScheduleForm, value_of
+from factory_schedule.tui.dashboard.screens.base import THIS_WRITE, NotBlank, ScheduleForm, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
 from factory_schedule.tui.dashboard.widgets.freshness import freshness_words, lease_evidence
 from factory_schedule.tui.dashboard.widgets.health import dead_runner_evidence
@@ -109,10 +109,12 @@ class ReconcileForm(ScheduleForm):
         self.reading = reading
         if any(o.id == self.occurrence.id for o in running_occurrences(reading)) or self.nothing_left:
             return None
-        if self.tried is not None and self.tried in reconciliations_of(reading, self.occurrence.id):
+        kept = reconciliations_of(reading, self.occurrence.id)
+        written = self.written_here(lambda tried: tried in kept)
+        if written == THIS_WRITE:
             return self.own_write_landed(f"The confirmation that runner {self.tried[0]} is gone")
         self.nothing_left = f"{self.occurrence.id} is no longer running: there is no runner left to confirm."
-        return f"Another writer moved {self.occurrence.id} while this form was open: it is no longer running."
+        return f"{self.writer(written)} moved {self.occurrence.id} while this form was open: it is no longer running."
 
     def confirmation(self) -> Confirmation:
         changes = [f"{self.occurrence.id}: running → interrupted; its lane may run again"]
