@@ -125,6 +125,8 @@ async def test_a_forms_write_that_landed_but_lost_its_answer_is_said_as_its_own_
         await confirm_write(pilot)
         assert app.screen is not form
         assert app.journal.head(case.aggregate) == head + 1  # replayed: nothing recorded twice
+        said = [str(notification.message) for notification in app._notifications]
+        assert said and "already" in said[-1].lower(), said  # the toast says the write was a replay
 
 
 @synchronously

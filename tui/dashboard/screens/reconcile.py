@@ -140,7 +140,8 @@ class ReconcileForm(ScheduleForm):
 
         def write() -> str:
             result = self.schedule.reconcile(occurrence_id=occurrence, confirmation=confirmation)
-            said = f"Reconciled {occurrence} (schedule v{result.version})."
+            verb = "Already reconciled" if result.replayed else "Reconciled"
+            said = f"{verb} {occurrence} (schedule v{result.version})."
             if repairs is not None:
                 # Its segment has ended: the dead runner's lease guards nothing now (health's repair removes it).
                 try:
