@@ -55,25 +55,48 @@ CASES = {
 }
 
 
-def answer_lost_once(monkeypatch: pytest.MonkeyPatch, case: OwnWrite, held: threading.Event | None = None,
-                     committed: threading.Event | None = None) -> None:
-    """The form's first write lands and its answer is lost, as when the server goes away after the commit (with
-    `held`, the answer is held until it is set, `committed` set meanwhile)."""
+def answered_late(monkeypatch: pytest.MonkeyPatch, case: OwnWrite, *, lost: bool = True,
+                  held: threading.Event | None = None, committed: threading.Event | None = None) -> None:
+    """The form's write lands; its answer is lost the first time (`lost`), as when the server goes away after the
+    commit, and with `held` it waits until that is set (`committed` set as it starts waiting)."""
     real = getattr(case.owner, case.method)
-    lost: list[str] = []
+    losing = [lost]
 
-    def landed_then_lost(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def landed(self: Any, *args: Any, **kwargs: Any) -> Any:
         answer = real(self, *args, **kwargs)
         if committed is not None:
             committed.set()
         if held is not None:
             held.wait(20)
-        if not lost:
-            lost.append("the answer")
+        if losing[0]:
+            losing[0] = False
             raise JournalUnavailableError("the journal cannot be reached: the server closed the connection.")
         return answer
 
-    monkeypatch.setattr(case.owner, case.method, landed_then_lost)
+    monkeypatch.setattr(case.owner, case.method, landed)
+
+
+async def sign_in_sent(app: ScheduleApp, pilot: Any) -> ScheduleForm:
+    """The sign-in form, filled in and confirmed by keys with no pause after (a pause would wait for its write)."""
+    await pilot.press("s")
+    await pilot.pause()
+    form = app.screen
+    assert isinstance(form, ScheduleForm)
+    await type_into(pilot, "#sign-in", "owner@factory.example")
+    form.submit()
+    await pilot.pause()
+    await pilot.press("enter")  # the confirm step's Record
+    return form
+
+
+async def read_while_on_its_way(app: ScheduleApp, head: int) -> None:
+    """Wait (asyncio's own sleep: the screen runs, the write waits) until the poll has read the write; a form
+    being open, the reading is held back for it."""
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        if app._pending is not None and app._pending.head > head:
+            return
+    raise AssertionError("the poll did not read the write")
 
 
 async def notice_within(pilot: Any, form: ScheduleForm, seconds: float = 5.0) -> str:
@@ -106,7 +129,7 @@ async def open_and_confirm(app: ScheduleApp, pilot: Any, case: OwnWrite) -> Sche
 async def test_a_forms_write_that_landed_but_lost_its_answer_is_said_as_its_own_and_enter_replays_it(
         demo_url: str, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     case = CASES[name]
-    answer_lost_once(monkeypatch, case)
+    answered_late(monkeypatch, case)
     app = make_app(demo_url, poll=0.1)
     async with app.run_test(size=SIZE) as pilot:
         await first_whole_reading(app, pilot)
@@ -129,45 +152,33 @@ async def test_a_forms_write_that_landed_but_lost_its_answer_is_said_as_its_own_
         assert said and "already" in said[-1].lower(), said  # the toast says the write was a replay
 
 
+@pytest.mark.parametrize("lost", [False, True], ids=["answered", "lost"])
 @synchronously
-async def test_a_reading_that_shows_a_write_still_on_its_way_says_nothing(
-        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_reading_of_a_write_on_its_way_says_nothing_until_its_answer_comes_or_is_lost(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch, lost: bool) -> None:
     """While the write's answer is on its way, the poll may already read what it recorded: the form says nothing
-    (its answer closes it), rather than that another writer recorded it or that its answer was lost."""
-    real = LifecycleSchedule.record_account
-    answered = threading.Event()
-
-    def slow_answer(self: Any, *args: Any, **kwargs: Any) -> Any:
-        answer = real(self, *args, **kwargs)
-        answered.wait(20)
-        return answer
-
-    monkeypatch.setattr(LifecycleSchedule, "record_account", slow_answer)
+    (its answer closes it), rather than that another writer recorded it or that its answer was lost. An answer
+    then lost makes the form read again, so it says its write landed without waiting for another commit or the
+    next minute."""
+    held = threading.Event()
+    answered_late(monkeypatch, CASES["sign-in"], lost=lost, held=held)
     app = make_app(demo_url, poll=0.1)
     async with app.run_test(size=SIZE) as pilot:
         await first_whole_reading(app, pilot)
         head = app.journal.head(SCHEDULE_AGGREGATE)
-        await pilot.press("s")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, ScheduleForm)
-        await type_into(pilot, "#sign-in", "owner@factory.example")
-        form.submit()
-        await pilot.pause()
         try:
-            await pilot.press("enter")  # the confirm step's Record; no pause, which would wait for the write
-            for _ in range(100):  # asyncio's own sleep: the screen runs, the write waits
-                await asyncio.sleep(0.05)
-                if app._pending is not None and app._pending.head > head:  # held back while the form is open
-                    break
+            form = await sign_in_sent(app, pilot)
+            await read_while_on_its_way(app, head)
             await asyncio.sleep(0.3)
-            assert app._pending is not None and app._pending.head > head, "the poll did not read the write"
             assert form.in_flight and form.notice == ""
             assert app.screen is form
         finally:
-            answered.set()
-        await pilot.pause()
-        assert app.screen is not form
+            held.set()
+        if lost:
+            assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
+        else:
+            await pilot.pause()
+            assert app.screen is not form
 
 
 @synchronously
@@ -175,28 +186,14 @@ async def test_a_writes_answer_that_arrives_as_the_dashboard_quits_ends_in_no_tr
         demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The form's write answers while the dashboard is closing: there is no screen left to show it on, and the
     answer is dropped (it landed; the journal keeps it), not raised."""
-    real = LifecycleSchedule.record_account
-    committed, answered = threading.Event(), threading.Event()
-
-    def slow_answer(self: Any, *args: Any, **kwargs: Any) -> Any:
-        answer = real(self, *args, **kwargs)
-        committed.set()
-        answered.wait(20)
-        return answer
-
-    monkeypatch.setattr(LifecycleSchedule, "record_account", slow_answer)
+    held, committed = threading.Event(), threading.Event()
+    answered_late(monkeypatch, CASES["sign-in"], lost=False, held=held, committed=committed)
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("s")
-        await pilot.pause()
-        await type_into(pilot, "#sign-in", "owner@factory.example")
-        assert isinstance(app.screen, ScheduleForm)
-        app.screen.submit()
-        await pilot.pause()
-        await pilot.press("enter")  # the confirm step's Record; no pause, which would wait for the write
+        await sign_in_sent(app, pilot)
         while not committed.is_set():
             await asyncio.sleep(0.02)
-        answered.set()  # the answer is on its way back as the test's block ends, which closes the dashboard
+        held.set()  # the answer is on its way back as the test's block ends, which closes the dashboard
     assert app._exception is None, app._exception
 
 
@@ -218,7 +215,7 @@ async def test_a_form_changed_after_its_write_landed_names_that_write_its_own_ea
     """The owner changes a field after the form said its write landed, and tries again: the journal refuses the
     changed request under the same command (CONFLICT). The next reading is not another writer's record."""
     case, (selector, text), said = CHANGED[name]
-    answer_lost_once(monkeypatch, case)
+    answered_late(monkeypatch, case)
     app = make_app(demo_url, poll=0.1)
     async with app.run_test(size=SIZE) as pilot:
         await first_whole_reading(app, pilot)
@@ -265,43 +262,9 @@ async def test_an_escalation_another_writer_decided_alike_is_never_called_this_f
 
 
 @synchronously
-async def test_a_write_read_on_its_way_then_lost_is_said_at_once(
-        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The poll reads the write while its answer is on its way (the form says nothing then); the answer is then
-    lost. The form reads again as it fails, so it says its write landed without waiting for another commit or
-    the next minute."""
-    held, committed = threading.Event(), threading.Event()
-    answer_lost_once(monkeypatch, CASES["sign-in"], held, committed)
-    app = make_app(demo_url, poll=0.1)
-    async with app.run_test(size=SIZE) as pilot:
-        await first_whole_reading(app, pilot)
-        head = app.journal.head(SCHEDULE_AGGREGATE)
-        await pilot.press("s")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, ScheduleForm)
-        await type_into(pilot, "#sign-in", "owner@factory.example")
-        form.submit()
-        await pilot.pause()
-        try:
-            await pilot.press("enter")  # the confirm step's Record; no pause, which would wait for the write
-            while not committed.is_set():
-                await asyncio.sleep(0.02)
-            for _ in range(100):
-                await asyncio.sleep(0.05)
-                if app._pending is not None and app._pending.head > head:
-                    break
-            assert app._pending is not None and app._pending.head > head, "the poll did not read the write"
-            assert form.notice == ""
-        finally:
-            held.set()
-        assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
-
-
-@synchronously
 async def test_switching_the_account_takes_back_the_notice_about_the_other_accounts_record(
         demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    answer_lost_once(monkeypatch, CASES["sign-in"])
+    answered_late(monkeypatch, CASES["sign-in"])
     app = make_app(demo_url, poll=0.1)
     async with app.run_test(size=SIZE) as pilot:
         await first_whole_reading(app, pilot)
@@ -317,32 +280,18 @@ async def test_a_write_that_answers_under_the_command_palette_closes_its_form_wh
         demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Dismissing the form while the palette is over it would close the palette and leave the form open, its
     write forever 'on its way'."""
-    real = LifecycleSchedule.record_account
-    answered = threading.Event()
-
-    def slow_answer(self: Any, *args: Any, **kwargs: Any) -> Any:
-        answer = real(self, *args, **kwargs)
-        answered.wait(20)
-        return answer
-
-    monkeypatch.setattr(LifecycleSchedule, "record_account", slow_answer)
+    held = threading.Event()
+    answered_late(monkeypatch, CASES["sign-in"], lost=False, held=held)
     app = make_app(demo_url)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("s")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, ScheduleForm)
-        await type_into(pilot, "#sign-in", "owner@factory.example")
-        form.submit()
-        await pilot.pause()
         try:
-            await pilot.press("enter")  # the confirm step's Record; no pause, which would wait for the write
+            form = await sign_in_sent(app, pilot)
             await asyncio.sleep(0.2)
             await pilot.press("ctrl+p")
             await asyncio.sleep(0.3)
             assert isinstance(app.screen, CommandPalette)
         finally:
-            answered.set()
+            held.set()
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette) and form in app.screen_stack
         await pilot.press("escape")
