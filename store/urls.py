@@ -20,6 +20,8 @@ from urllib.parse import parse_qsl, unquote
 MASK = "***"
 _USER_INFO_PASSWORD = re.compile(r"(?<=:)[^:/@]*(?=@)")  # user:PASSWORD@, parsed or not
 _PASSWORD_PARAMETER = re.compile(r"(?i)(?<=[?&]password=)[^&#]*")
+# Text that does not parse as a URL: after `scheme:`, any slashes and the user name's `:`, up to the last `@`.
+_UNPARSED_USER_INFO_PASSWORD = re.compile(r"^(?P<user>[\w+]+:/{0,2}[^:/@]*:).*@")
 # SQLAlchemy's own URL pattern (sqlalchemy.engine.url._parse_url), so both read a URL alike.
 _URL = re.compile(
     r"""
@@ -83,14 +85,23 @@ def parse_url(text: str) -> JournalUrl:
 
 
 def shown_url(url: str) -> str:
-    """`url` with any password replaced by `***`: in the user info, everything from the user name's `:` to the
-    last `@` before the query (a password typed with a raw `/`, `:` or `@` is masked whole), and in a
-    `password` parameter."""
-    start = url.find("://") + 3
-    if start >= 3:
-        query = url.find("?", start)
-        at = url.rfind("@", start, query if query >= 0 else len(url))
-        colon = url.find(":", start, at) if at >= 0 else -1
-        if colon >= 0:
-            url = url[:colon + 1] + MASK + url[at:]
-    return _PASSWORD_PARAMETER.sub(MASK, _USER_INFO_PASSWORD.sub(MASK, url))
+    """`url` with any password replaced by `***`.
+
+    A URL that parses has its password masked exactly where the connection reads it (the same pattern
+    splits both), a password typed with a raw `/`, `:`, `?` or `@` included; its host, database and
+    query are shown as they are. A SQLite URL names a file and carries no password: it is shown whole,
+    and names the journal's side files. Text that does not parse is masked from the user's `:` to the
+    last `@`, and a `password` parameter anywhere."""
+    if url.startswith("sqlite:"):
+        return url
+    match = _URL.fullmatch(url)
+    if match is None:
+        url = _UNPARSED_USER_INFO_PASSWORD.sub(lambda found: f"{found['user']}{MASK}@", url, count=1)
+        url = _USER_INFO_PASSWORD.sub(MASK, url)
+    elif match.group("password") is not None:
+        start, end = match.span("password")
+        host = match.group("ipv4host") or ""
+        if "@" in host:  # a raw `@` in the password: the pattern took the rest of it for the host
+            end = match.start("ipv4host") + host.rindex("@")
+        url = url[:start] + MASK + url[end:]
+    return _PASSWORD_PARAMETER.sub(MASK, url)

@@ -199,6 +199,12 @@ def test_an_sqlite_older_than_update_returning_is_refused_before_the_file_is_mad
         ("postgresql+psycopg://owner:pa:ss@db.local/journal", "postgresql+psycopg://owner:***@db.local/journal"),
         ("postgresql+psycopg://owner:p@ss@db.local/journal", "postgresql+psycopg://owner:***@db.local/journal"),
         ("postgresql+psycopg://owner@db.local/journal?options=a@b", "postgresql+psycopg://owner@db.local/journal?options=a@b"),
+        ("postgresql+psycopg://owner:p/a?ss@db.local/journal", "postgresql+psycopg://owner:***@db.local/journal"),
+        ("postgresql+psycopg://owner:my?secret/x@db.local/journal", "postgresql+psycopg://owner:***@db.local/journal"),
+        ("postgresql+psycopg:/owner:my/secret@db.local/journal", "postgresql+psycopg:/owner:***@db.local/journal"),
+        # Only the password: a database name with `@` and a SQLite path with `:` and `@` are shown as they are.
+        ("postgresql+psycopg://owner:pw@db.local/jour@nal", "postgresql+psycopg://owner:***@db.local/jour@nal"),
+        ("sqlite:////srv/we:ird/x@y/journal.db", "sqlite:////srv/we:ird/x@y/journal.db"),
     ],
 )
 def test_a_journal_url_is_shown_with_any_password_masked_parsed_or_not(url, shown):
