@@ -29,9 +29,9 @@ from textual.coordinate import Coordinate
 from textual.widgets import Button, DataTable, Input, Select, Static, TabbedContent
 from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, ManualClock
+from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
 from factory_schedule.core.pipeline import PipelineLanes
-from factory_schedule.store import JournalUnavailableError
+from factory_schedule.store import JournalUnavailableError, open_journal
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens import base
@@ -242,6 +242,35 @@ async def test_a_journal_that_refuses_a_confirmed_write_is_said_in_the_form_and_
         await pilot.pause()
         assert not isinstance(app.screen, ScheduleForm)
     assert app.return_code in (None, 0)
+
+
+@synchronously
+async def test_a_confirm_step_that_no_longer_holds_under_the_palette_records_nothing(demo_url: str) -> None:
+    """Another writer records the account's next record while the command palette is over the confirm step, so the
+    step is not taken back and the form moves to the record after it. Confirming the step records nothing: the
+    owner never saw what the form would now record (an owner record would be signed with it)."""
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        while app.reading is None or app.reading.health is None:
+            await pilot.pause(0.1)
+        form = await _sign_in_to_confirm(pilot)
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStep)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        other = LifecycleSchedule(open_journal(demo_url), ManualClock(DEMO_END))
+        other.record_account(account="chatgpt", sequence=2, sign_in="other@factory.example", overage=False,
+                             recorded_by="deputy")
+        head = app.journal.head(SCHEDULE_AGGREGATE)
+        for _ in range(50):
+            await pilot.pause(0.1)
+            if form.notice:
+                break
+        assert form.notice.startswith("Another writer recorded chatgpt record #2"), form.notice
+        await pilot.press("escape")  # the palette closes: the confirm step that no longer holds is on top again
+        await confirm_write(pilot)
+        assert app.screen is form and form_error(app).startswith("What this form records changed"), form_error(app)
+        assert app.journal.head(SCHEDULE_AGGREGATE) == head
 
 
 @contextlib.contextmanager

@@ -117,6 +117,7 @@ class ScheduleForm(ModalScreen[str | None]):
         self.tries: list[Any] = []
         self._own_write_said = ""  # the notice `own_write_landed` gave, once
         self._close_with: tuple[str | None] | None = None  # an answer that came while a screen was over the form
+        self._confirming: Confirmation | None = None  # what the confirm step showed the owner
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form-body"):
@@ -282,6 +283,7 @@ class ScheduleForm(ModalScreen[str | None]):
             self.show_error(str(problem))
             return
         self.in_flight = True
+        self._confirming = confirmation
         self.app.push_screen(ConfirmStep(confirmation), self.confirmed)
 
     def confirmed(self, record: bool | None) -> None:
@@ -308,6 +310,17 @@ class ScheduleForm(ModalScreen[str | None]):
     def record_signed(self, signer: Any) -> None:
         """Record with the owner's signer (None: the journal holds no owner key, or not an owner record)."""
         if self.closed:
+            return
+        try:
+            still = self.confirmation() == self._confirming
+        except FormProblem:
+            still = False
+        if not still:
+            # Another writer moved the journal while a screen was over the confirm step (the palette, the passphrase
+            # step), so the step was not taken back: the form now holds values the owner never confirmed.
+            self.show_error("What this form records changed while it waited for your confirmation (another writer "
+                            "moved the journal): nothing was written. Check the form, then press Enter.")
+            self.in_flight = False
             return
         self.signer = signer
         try:
