@@ -110,10 +110,9 @@ class ScheduleForm(ModalScreen[str | None]):
         self.closed = False
         self.nothing_left: str | None = None  # set when another writer decided what this form was for
         self.notice = ""  # what the form's notice says
-        # What this form's last confirmed write asked to record (`trying`), and every write it confirmed, oldest
-        # first: a write that failed may still have landed, so a reading that shows one of them recorded shows this
-        # form's own write, not another writer's (`written_here`).
-        self.tried: Any = None
+        # What each write this form confirmed asked to record (`trying`), the last one last: a write that failed may
+        # still have landed, so a reading that shows one of them recorded shows this form's own write, not another
+        # writer's (`written_here`).
         self.tries: list[Any] = []
         self._own_write_said = ""  # the notice `own_write_landed` gave, once
         self._close_with: tuple[str | None] | None = None  # an answer that came while a screen was over the form
@@ -210,9 +209,15 @@ class ScheduleForm(ModalScreen[str | None]):
 
     def trying(self, tried: Any) -> None:
         """`perform` says what its write asks to record, in values a reading shows once it is recorded."""
-        self.tried, self._own_write_said = tried, ""
-        if tried not in self.tries:
-            self.tries.append(tried)
+        self._own_write_said = ""
+        if tried in self.tries:
+            self.tries.remove(tried)
+        self.tries.append(tried)
+
+    @property
+    def tried(self) -> Any:
+        """What this form's last confirmed write asked to record (None before its first)."""
+        return self.tries[-1] if self.tries else None
 
     def written_here(self, shows: Callable[[Any], bool]) -> str | None:
         """Whose write a reading holds, given `shows` (whether it holds what a write asked): THIS_WRITE when the

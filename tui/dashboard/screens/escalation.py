@@ -117,7 +117,7 @@ class EscalationForm(OwnerDecisionForm):
         # the reason: what it shows may be this form's write or another writer's with another reason.
         shown = None if done is None else (done.by, "park" if done.enqueued is None else "revise")
         written = self.written_here(lambda tried: tried == shown)
-        if done is not None and written == THIS_WRITE:
+        if written == THIS_WRITE:
             return self.own_write_may_have_landed(f"{task} was decided {self.tried[1]} by {done.by}")
         self.nothing_left = f"{task} was decided: there is nothing left to decide."
         if written == EARLIER_WRITE:
