@@ -15,8 +15,10 @@ import socket
 import subprocess
 import time
 
+import pytest
+
 from factory_schedule.store.postgres import CONNECT_TIMEOUT_S
-from factory_schedule.tui.cli.dashboard import OPENING_NOTICE_SECONDS
+from factory_schedule.tui.cli.dashboard import OPENING_NOTICE_SECONDS, _say_still_opening
 from tests.tui.runner_support import CLI, cli_env
 
 
@@ -55,3 +57,13 @@ def test_a_journal_that_does_not_answer_at_start_is_named_after_a_second_and_ctr
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def test_the_notice_promises_ctrl_c_only_for_a_server(capsys: pytest.CaptureFixture[str]) -> None:
+    """SQLite's busy wait on a file another process has locked ends only when SQLite gives up, not at Ctrl+C."""
+    _say_still_opening("sqlite:////srv/factory/journal.db")
+    _say_still_opening("postgresql+psycopg://owner:secret@db.local/factory")
+    local, server = capsys.readouterr().err.splitlines()
+    assert local == "factory-schedule: still opening the journal sqlite:////srv/factory/journal.db after 1 s"
+    assert server == ("factory-schedule: still opening the journal postgresql+psycopg://owner:***@db.local/factory "
+                      "after 1 s (Ctrl+C stops waiting)")
