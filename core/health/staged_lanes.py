@@ -1,7 +1,8 @@
 """The staged lanes (promotion and maturation): a candidate's revision, retry or slice counter at its cap; a
 lane stalled for longer than its owner's `stallHours` despite claimable work (a pending task, or free WIP past
 its cooldown with eligible Top-N candidates or an untaken GO); a security-approve request or an escalation
-waiting for the owner; and a record carrying instants from the future (a clock that was ahead wrote it)."""
+waiting for the owner; a record carrying instants from the future (a clock that was ahead wrote it); and settings
+older than the commission in force asks for (its revision recorded, its settings' command lost)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
 from .report import Finding
 
 if TYPE_CHECKING:
+    from factory_schedule.core.commission import Commission
     from factory_schedule.core.pipeline.model import PipelineState
 
 CLOCK_AHEAD_TOLERANCE = timedelta(minutes=5)  # a staged-lane instant further ahead was written by a wrong clock
@@ -23,6 +25,27 @@ def staged_lane_findings(state: PipelineState, now: datetime, stall_after: timed
     """Counters at their caps, lanes stalled despite eligible work, and what waits for the owner."""
     return [*cap_findings(state), *stall_findings(state, now, stall_after, locked), *owner_wait_findings(state),
             *clock_ahead_findings(state, now)]
+
+
+def settings_behind_findings(commission: Commission, state: PipelineState | None) -> list[Finding]:
+    """The commission in force carries settings for the staged lanes that they do not hold. Recording a revision
+    is two commands (the revision, then its settings: `owner_commission`); when the second is lost, the lanes
+    go on under the settings of an earlier revision, or with none, and nothing else says so. Recording the
+    same revision again replays it and records its settings. A revision without settings leaves the lanes'
+    as they are, so it asks nothing of them."""
+    if commission.pipeline is None:
+        return []
+    held = None if state is None else state.settings_revision
+    if held is not None and held >= commission.revision:
+        return []
+    holding = "hold none" if held is None else f"still hold revision {held}'s"
+    return [Finding(
+        "pipeline-settings-behind", "error",
+        f"commission revision {commission.revision} carries settings for the staged lanes, but they {holding}: "
+        "its settings were not recorded after it. Record the same revision again (`factory-schedule "
+        "record-commission FILE`, or the dashboard's commission form): it replays the revision and records its "
+        "settings",
+        {"revision": commission.revision, "held_revision": held})]
 
 
 def _pipeline_records(state: PipelineState) -> list[tuple[str, dict[str, Any], dict[str, str]]]:

@@ -6,9 +6,9 @@ chains.py); a missing commission (an empty journal is never healthy: it is most 
 leases' and the staged lane runs' findings (leases.py, lane_runs.py); lanes past their slot plus a grace with
 nothing admitted (nights.py); account stops and owner records that stop being current (accounts.py); a week
 above 90 % of its ceiling (ledger.py); an installed LaunchAgent that differs from what the commission asks
-(launch_agent.py); the staged lanes' state that does not read (CORRUPT), and their caps, stalls, owner waits
-and clocks (staged_lanes.py); their counts against their own history (history.py); the runs the tick recorded
-(runs.py); the owner key (owner.py).
+(launch_agent.py); the staged lanes' state that does not read (CORRUPT), their caps, stalls, owner waits and
+clocks, and settings older than the commission in force carries (staged_lanes.py); their counts against their
+own history (history.py); the runs the tick recorded (runs.py); the owner key (owner.py).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .provider_clis import provider_cli_findings
 from .report import Finding, HealthReport
 from .runs import run_findings
 from .schedule_clock import schedule_clock_ahead_findings
-from .staged_lanes import staged_lane_findings
+from .staged_lanes import settings_behind_findings, staged_lane_findings
 
 
 def judge(facts: HealthFacts) -> HealthReport:
@@ -77,6 +77,9 @@ def judge(facts: HealthFacts) -> HealthReport:
         attempt("runs", lambda: run_findings(view, facts.runs, facts.now))
         attempt("ledger", lambda: ledger_findings(view, facts.now))
         attempt("schedule's clock", lambda: schedule_clock_ahead_findings(view, facts.now))
+        if facts.pipeline_problem is None:  # unreadable lanes are their own finding: their settings are unknown
+            attempt("staged lanes' settings", lambda: settings_behind_findings(view.parsed_commission(),
+                                                                                facts.pipeline))
         if facts.launch_agent is not None:
             agent = facts.launch_agent
             attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))

@@ -55,6 +55,7 @@ from factory_schedule.core import (
     lanes_of,
     proposed_commission,
 )
+from factory_schedule.core.owner_commission import record_commission
 from factory_schedule.store import Journal, open_journal
 from factory_schedule.store import leases as lease_store
 from factory_schedule.tui.host.demo_lanes import PIPELINE_SETTINGS, DemoLanes
@@ -167,17 +168,17 @@ class DemoDriver:
         """Commission revisions and account records, at the times an owner would record them."""
         first = proposed_commission(
             products=list(DEMO_PRODUCTS), effective_from="2026-12-07", weekly_tokens=WEEKLY_CEILING
-        ) | {"pipeline": PIPELINE_SETTINGS}  # the lanes adopt their settings from this recorded revision
-        self.at(DEMO_START, lambda: self.schedule.record_commission(first, signer=self.signer))
+        ) | {"pipeline": PIPELINE_SETTINGS}  # adopted with each revision (the owner's step)
+        self.at(DEMO_START, lambda: record_commission(self.schedule, first, signer=self.signer))
         self.at(DEMO_START.add(minutes=5), lambda: self._record("claude", 1, "owner@factory.example"))
         second = _beta_on_chatgpt(first, revision=2, effective_from="2026-12-10")
         wednesday = pendulum.datetime(2026, 12, 9, 12, 0, tz="UTC")
-        self.at(wednesday, lambda: self.schedule.record_commission(second, signer=self.signer))
+        self.at(wednesday, lambda: record_commission(self.schedule, second, signer=self.signer))
         self.at(wednesday.add(minutes=3), lambda: self._record("chatgpt", 1, "owner@factory.example"))
         tuesday = pendulum.datetime(2026, 12, 15, 9, 30, tz="UTC")
         self.at(tuesday, lambda: self._record("claude", 2, "owner@factory.example"))
         self.plan_nights(DEMO_START, 16)
-        DemoLanes(self).setup(first)  # by day, between the nights: a Top-N, a promotion, a maturation
+        DemoLanes(self).setup()  # by day, between the nights: a Top-N, a promotion, a maturation
 
     def _record(self, account: str, sequence: int, sign_in: str) -> None:
         self.schedule.record_account(

@@ -73,9 +73,8 @@ class DemoLanes:
                 return None
         return run
 
-    def setup(self, commission: dict[str, Any]) -> None:
+    def setup(self) -> None:
         at = self.driver.at
-        at(_utc(7, 9), self._safe(lambda: self.lanes.record_settings(commission, signer=self.driver.signer)))
         at(_utc(7, 9, 5), self._safe(lambda: self._top_n(*FIRST_TOP_N)))
         for day, hour in PROMOTION_DAYS:
             at(_utc(day, hour), self._safe(lambda: self.step("promotion")))

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from factory_schedule.core import LifecycleSchedule, ManualClock
 from factory_schedule.core.health import HealthFacts, judge
+from factory_schedule.core.owner_commission import record_commission
+from factory_schedule.core.pipeline import PipelineLanes
+from factory_schedule.store import open_journal
 from tests.core.pipeline.pipeline_support import (
+    START,
+    Harness,
     Runs,
     claim_next,
+    commission,
     drive_maturation,
     drive_promotion,
     make_harness,
@@ -116,3 +123,51 @@ def test_an_escalation_after_the_reject_cap_waits_for_the_owner(tmp_path):
                            report=promotion_report("brief", task["task"]))
     [finding] = findings(h.lanes.state(), _now(h), {"escalation-waiting"})
     assert finding.evidence["candidate"] == "bravo" and finding.severity == "warning"
+
+
+def settings_findings(h):
+    """Health's findings on the settings, judged over the schedule's view and the lanes' state as they read now."""
+    view = LifecycleSchedule(h.lanes.journal, h.clock).read()
+    report = judge(HealthFacts(now=_now(h), host="h", view=view, pipeline=h.lanes.state()))
+    return [f for f in report.findings if f.kind == "pipeline-settings-behind"]
+
+
+def test_a_commission_whose_staged_lane_settings_were_never_recorded_is_an_error_naming_its_revision(tmp_path):
+    h = make_harness(tmp_path)
+    schedule = LifecycleSchedule(h.lanes.journal, h.clock)
+    schedule.record_commission(commission(revision=2, stallHours=48))  # the revision alone: its settings' command lost
+    [finding] = settings_findings(h)
+    assert finding.severity == "error"
+    assert finding.evidence == {"revision": 2, "held_revision": 1}
+    assert "revision 2" in finding.message and "revision 1's" in finding.message
+    assert "record-commission" in finding.message
+
+
+def test_recording_the_revision_again_replays_it_records_its_settings_and_ends_the_finding(tmp_path):
+    h = make_harness(tmp_path)
+    schedule = LifecycleSchedule(h.lanes.journal, h.clock)
+    document = commission(revision=2, stallHours=48)
+    schedule.record_commission(document)
+    assert settings_findings(h)
+    recorded = record_commission(schedule, document)  # what the finding tells the owner to do
+    assert recorded.commission.replayed and recorded.settings_revision == 2
+    assert settings_findings(h) == []
+
+
+def test_lanes_holding_no_settings_under_a_commission_that_carries_them_are_reported(tmp_path):
+    journal = open_journal(f"sqlite:///{tmp_path / 'journal.db'}")
+    clock = ManualClock(START)
+    LifecycleSchedule(journal, clock).record_commission(commission())
+    h = Harness(journal.url, clock, PipelineLanes(journal, clock))
+    [finding] = settings_findings(h)
+    assert finding.evidence == {"revision": 1, "held_revision": None}
+    assert "hold none" in finding.message
+
+
+def test_a_commission_without_pipeline_settings_asks_nothing_of_the_staged_lanes(tmp_path):
+    h = make_harness(tmp_path)
+    schedule = LifecycleSchedule(h.lanes.journal, h.clock)
+    document = commission(revision=2)
+    del document["pipeline"]  # a revision may leave the lanes' settings as the last one recorded them
+    schedule.record_commission(document)
+    assert settings_findings(h) == []

@@ -8,6 +8,7 @@ from pathlib import Path
 import pendulum
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
+from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host.demo import (
     DEMO_END,
@@ -55,6 +56,10 @@ def test_the_demo_journal_holds_every_scenario_the_readme_promises(demo_url: str
     coalesced = occurrences["discovery/alpha/basic/2026-12-19"].coalesced
     assert coalesced is not None and coalesced.count == 2
     assert schedule.status("discovery/alpha/basic/2026-12-17").coalesced_into == "discovery/alpha/basic/2026-12-19"
+
+    # the staged lanes hold the settings of the revision in force, recorded with it as the owner's one step does
+    lanes = PipelineLanes(journal, ManualClock(DEMO_END)).state()
+    assert lanes is not None and lanes.settings_revision == view.commission["revision"] == 2
 
 
 def test_the_demo_builder_writes_the_same_journal_every_time(tmp_path: Path) -> None:
