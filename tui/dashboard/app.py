@@ -127,6 +127,8 @@ class ScheduleApp(App[None]):
         self._reading: asyncio.Future[Any] | None = None  # the last read started off the UI thread (`_read`)
         self._reading_started = 0.0  # when it started (`time.monotonic()`)
         self._quiet_seconds: float | None = None  # how long that read has gone unanswered, once it is too long
+        # Since when (`time.monotonic()`) every read has failed: the failure is said once, then in the header.
+        self._failing_since: float | None = None
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
@@ -155,7 +157,7 @@ class ScheduleApp(App[None]):
     def on_mount(self) -> None:
         self.query_one(ProblemBanner).display = False
         self.query_one(FirstSteps).display = False
-        self.query_one(HeaderBar).show(self.journal_label, None, self.host_zone)
+        self._show_header()
         self._focus_table_of("tonight")  # the arrow keys move through tonight's lanes from the start
         self.refresh_reading(force=True)
 
@@ -198,6 +200,7 @@ class ScheduleApp(App[None]):
         cancelled = False
         try:
             key = await self._read(self._journal_key)
+            self._reads_answer()
             if key != self._seen:
                 if self._verified is None:
                     # First paint first: the whole chain is checked on the read right after it, once the
@@ -245,7 +248,20 @@ class ScheduleApp(App[None]):
         if seconds is None and self._quiet_seconds is None:
             return
         self._quiet_seconds = seconds
-        self.query_one(HeaderBar).show(self.journal_label, self.reading, self.host_zone, seconds)
+        self._show_header()
+
+    def _show_header(self) -> None:
+        """The header as it stands, also under a form (the header is on the first screen, which a form covers only
+        in part) and never after the dashboard has closed its screens."""
+        failing = None if self._failing_since is None else time.monotonic() - self._failing_since
+        for header in self.screen_stack[0].query(HeaderBar) if self.screen_stack else ():
+            header.show(self.journal_label, self.reading, self.host_zone, self._quiet_seconds, failing)
+
+    def _reads_answer(self) -> None:
+        """A read answered: reading no longer fails (the header stops saying so)."""
+        if self._failing_since is not None:
+            self._failing_since = None
+            self._show_header()
 
     def _journal_key(self) -> tuple[int, int, str, int | None]:
         return self._key(self.journal.head(SCHEDULE_AGGREGATE), self.journal.head(PIPELINE_AGGREGATE))
@@ -270,9 +286,14 @@ class ScheduleApp(App[None]):
             self._show_held_back()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A poll that failed is said once per outage: while the server is away every poll fails, and a notice each
+        would stack over the screen. The header then says for how long reading has failed, until a read answers."""
         if event.worker.group == "poll" and event.state == WorkerState.ERROR:
-            self.notify(printable(f"Reading the journal failed: {event.worker.error}"), severity="error", timeout=6,
-                        markup=False)
+            if self._failing_since is None:
+                self._failing_since = time.monotonic()
+                self.notify(printable(f"Reading the journal failed: {event.worker.error}"), severity="error",
+                            timeout=6, markup=False)
+            self._show_header()
 
     def apply_reading(self, reading: Reading) -> None:
         """Render a reading in every view, unless a form is open (then render when it closes, and hand the
@@ -286,7 +307,7 @@ class ScheduleApp(App[None]):
         self._pending = None
         self.reading = reading
         with self.batch_update():
-            self.query_one(HeaderBar).show(self.journal_label, reading, self.host_zone, self._quiet_seconds)
+            self._show_header()
             self.query_one(ProblemBanner).show(reading.problem)
             empty = reading.problem is None and reading.view is None
             self.query_one(FirstSteps).display = empty

@@ -22,9 +22,10 @@ THIS_HOST = "this Mac" if sys.platform == "darwin" else "this host"
 
 
 def header_text(journal_label: str, reading: Reading | None, host_zone: str | None,
-                quiet_seconds: float | None = None) -> Text:
-    """The header's words; `quiet_seconds`: how long the journal has not answered a read, said after its location
-    while it has not (the views still show the last reading)."""
+                quiet_seconds: float | None = None, failing_seconds: float | None = None) -> Text:
+    """The header's words; `quiet_seconds`: how long the journal has not answered a read, and `failing_seconds`:
+    how long every read has failed, each said after its location while it lasts (the views still show the last
+    reading)."""
     text = Text(overflow="fold")  # wraps on a narrow terminal: the journal's location is never cut
     text.append(" ")
     if reading is not None:
@@ -47,6 +48,10 @@ def header_text(journal_label: str, reading: Reading | None, host_zone: str | No
         text.append(" · ", style="dim")
         text.append(f"the journal has not answered for {quiet_seconds:.0f} s: the views show its last reading; "
                     "Ctrl+Q quits", style="bold reverse")
+    if failing_seconds is not None:
+        text.append(" · ", style="dim")
+        text.append(f"reading the journal has failed for {failing_seconds:.0f} s: the views show its last reading",
+                    style="bold reverse")
     return text
 
 
@@ -58,5 +63,5 @@ class HeaderBar(Static):
     """
 
     def show(self, journal_label: str, reading: Reading | None, host_zone: str | None,
-             quiet_seconds: float | None = None) -> None:
-        unchanged.update(self, header_text(journal_label, reading, host_zone, quiet_seconds))
+             quiet_seconds: float | None = None, failing_seconds: float | None = None) -> None:
+        unchanged.update(self, header_text(journal_label, reading, host_zone, quiet_seconds, failing_seconds))
