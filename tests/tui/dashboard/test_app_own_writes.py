@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from textual.command import CommandPalette
-from textual.widgets import Button, Select
+from textual.widgets import Button, Input, Select
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
@@ -298,3 +298,29 @@ async def test_a_write_that_answers_under_the_command_palette_closes_its_form_wh
         await pilot.pause()
         assert form not in app.screen_stack and not isinstance(app.screen, CommandPalette)
         assert any("Recorded: chatgpt record #2" in str(n.message) for n in app._notifications)
+
+
+@synchronously
+async def test_a_forms_fields_cannot_change_while_its_write_is_on_its_way(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the form shows is what its write asked until the write answers: an account switched meanwhile would hide
+    the record that write made, should its answer be lost. When it fails the fields take keys again."""
+    held, committed = threading.Event(), threading.Event()
+    answered_late(monkeypatch, CASES["sign-in"], held=held, committed=committed)
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        try:
+            form = await sign_in_sent(app, pilot)
+            while not committed.is_set():
+                await asyncio.sleep(0.02)
+            assert form.in_flight and app.screen is form
+            fields = [*form.query(Input), *form.query(Select)]
+            assert fields and all(field.is_disabled for field in fields)
+            before = {id(field): field.value for field in fields}
+            await pilot.press("shift+tab", "x", "down", "enter")
+            assert {id(field): field.value for field in fields} == before
+        finally:
+            held.set()
+        assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
+        assert not any(field.is_disabled for field in fields)

@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.validation import ValidationResult, Validator
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static, Switch
+from textual.widgets.input import Selection
 
 from factory_schedule.core import ScheduleError, load_owner
 from factory_schedule.core.pipeline import PipelineError
@@ -117,6 +118,8 @@ class ScheduleForm(ModalScreen[str | None]):
         self._own_write_said = ""  # the notice `own_write_landed` gave, once
         self._close_with: tuple[str | None] | None = None  # an answer that came while a screen was over the form
         self._confirming: Confirmation | None = None  # what the confirm step showed the owner
+        # Where the keys went before the fields were held, and that field's selection (an Input's).
+        self._focus_before_write: tuple[Widget | None, Selection | None] = (None, None)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form-body"):
@@ -334,12 +337,33 @@ class ScheduleForm(ModalScreen[str | None]):
             self.show_error(str(problem))
             self.in_flight = False
             return
+        self._hold_fields(True)
         self.run_worker(self._record(write), group=FORM_WRITE)
 
     async def _record(self, write: Callable[[], str]) -> None:
         done = await self._off_the_ui_thread(write, "Recording")
         if done is not FAILED:
             self.close(done)
+        elif self.is_attached:
+            self._hold_fields(False)
+
+    def _hold_fields(self, held: bool) -> None:
+        """While a confirmed write is on its way the fields take no keys: the form shows what the write asked, so a
+        reading after an answer that was lost shows the form's own record (an account switched meanwhile would hide
+        it). They take keys again when the write fails; when it answers, the form closes."""
+        if held:
+            focused = self.focused
+            self._focus_before_write = (focused, focused.selection if isinstance(focused, Input) else None)
+        for field in self.query("Input, Select, Switch, #form-fields Button"):
+            field.disabled = held
+        if not held:
+            (before, selection), self._focus_before_write = self._focus_before_write, (None, None)
+            if before is not None and before.is_attached and before.focusable:
+                before.focus()
+                if isinstance(before, Input) and selection is not None:
+                    # As the owner left it, not all selected as a focus by Tab leaves it: set after the focus, which
+                    # the app sets later and the field then takes in its own turn.
+                    self.app.call_later(before.call_later, setattr, before, "selection", selection)
 
     async def _off_the_ui_thread(self, call: Callable[[], T], doing: str) -> T | Failed:
         """`call()` on a thread that quitting does not wait for: a journal that stops answering leaves the screen
