@@ -225,6 +225,7 @@ async def test_a_form_changed_after_its_write_landed_names_that_write_its_own_ea
         form.submit()
         await confirm_write(pilot)
         assert form_error(app).startswith("CONFLICT"), form_error(app)
+        assert form.notice.startswith(case.landed)  # the refusal does not take back what the form knew was its own
         app.clock.advance(minutes=1)  # type: ignore[attr-defined]  # the minute turns: the dashboard reads again
         for _ in range(50):
             await pilot.pause(0.1)
@@ -238,7 +239,8 @@ async def test_a_form_changed_after_its_write_landed_names_that_write_its_own_ea
 async def test_an_escalation_another_writer_decided_alike_is_never_called_this_forms_write(
         demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The form's park never lands; another writer parks the task with another reason. The done record keeps no
-    reason, so the form says it cannot tell, and Enter is refused (CONFLICT) with nothing written."""
+    reason, so the form says it cannot tell, and Enter is refused (CONFLICT) with nothing written; the refusal then
+    takes back what the form could not tell."""
 
     def never_lands(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise JournalUnavailableError("the journal cannot be reached: connection refused")
@@ -259,6 +261,7 @@ async def test_an_escalation_another_writer_decided_alike_is_never_called_this_f
         form.submit()
         await confirm_write(pilot)
         assert form_error(app).startswith("CONFLICT") and app.journal.head(PIPELINE_AGGREGATE) == head
+        assert form.notice == ""  # the refusal says the park was another writer's: "if that write landed" goes
 
 
 @synchronously

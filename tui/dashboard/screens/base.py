@@ -115,7 +115,9 @@ class ScheduleForm(ModalScreen[str | None]):
         # still have landed, so a reading that shows one of them recorded shows this form's own write, not another
         # writer's (`written_here`).
         self.tries: list[Any] = []
-        self._own_write_said = ""  # the notice `own_write_landed` gave, once
+        self._own_write_said = ""  # the notice `own_write_landed` gave for the last write, once
+        self._own_notice = ""  # the last such notice, whichever write it spoke of: what `take_back_own_notice` takes
+        self._own_notice_certain = True  # whether it knew the record was this form's (not only that it may be)
         self._close_with: tuple[str | None] | None = None  # an answer that came while a screen was over the form
         self._confirming: Confirmation | None = None  # what the confirm step showed the owner
         # Where the keys went before the fields were held, and that field's selection (an Input's).
@@ -248,17 +250,20 @@ class ScheduleForm(ModalScreen[str | None]):
         return self._said_once(
             f"{what}, as this form's write asked, after it failed: if that write landed, Enter replays it (nothing is "
             "recorded twice) and closes the form; if another writer's landed first, Enter is refused and nothing is "
-            "written.")
+            "written.", certain=False)
 
-    def _said_once(self, said: str) -> str | None:
+    def _said_once(self, said: str, certain: bool = True) -> str | None:
         if self.in_flight or self._own_write_said:
             return None
-        self._own_write_said = said
+        self._own_write_said = self._own_notice = said
+        self._own_notice_certain = certain
         return said
 
-    def take_back_own_notice(self) -> None:
-        """The form now shows something else than the write its notice speaks of (another account): the notice goes."""
-        if self._own_write_said and self.notice == self._own_write_said:
+    def take_back_own_notice(self, unless_certain: bool = False) -> None:
+        """The form now shows something else than the write its notice speaks of (another account): the notice goes.
+        `unless_certain`: trying again was refused, which takes back only a notice that could not tell whose the
+        record was (it was another writer's); one that knew the write was this form's still holds."""
+        if self._own_notice and self.notice == self._own_notice and not (unless_certain and self._own_notice_certain):
             self.show_notice("")
 
     def reading_moved(self, reading: Any) -> None:
@@ -385,6 +390,7 @@ class ScheduleForm(ModalScreen[str | None]):
             return answer.result()
         except (ScheduleError, PipelineError) as error:  # refused by the schedule or the staged lanes
             self.show_error(f"{error.code}: {error.message}")
+            self.take_back_own_notice(unless_certain=True)  # "if that write landed": it was another writer's
         except FormProblem as problem:
             self.show_error(str(problem))
         except JournalError as error:
