@@ -433,6 +433,13 @@ class ScheduleApp(App[None]):
 
     # -- forms ---------------------------------------------------------------------------
 
+    @property
+    def newest_reading(self) -> Reading | None:
+        """The newest reading read: the one held back while a screen is over the views, else the one they show.
+        A form starts from it, also one opened from the palette over another form (the views still show the older
+        reading then): a form built on an older reading offers a record's next sequence another writer has taken."""
+        return self._pending if self._pending is not None else self.reading
+
     def _show_held_back(self) -> None:
         """Show a reading held back while a screen was open over the views, once none is.
 
@@ -455,11 +462,11 @@ class ScheduleApp(App[None]):
 
     def action_record_account(self, account: str | None = None) -> None:
         self._show_held_back()
-        self.push_screen(RecordAccountForm(self.schedule, self.reading, account=account), self._after_form)
+        self.push_screen(RecordAccountForm(self.schedule, self.newest_reading, account=account), self._after_form)
 
     def action_reconcile(self, occurrence_id: str | None = None) -> None:
         self._show_held_back()
-        reading = self.reading
+        reading = self.newest_reading
         running = running_occurrences(reading)
         if reading is None or not running:
             self.notify("No occurrence is running: there is no runner to confirm.", severity="warning")
@@ -476,7 +483,8 @@ class ScheduleApp(App[None]):
     def action_make_health_repairs(self) -> None:
         """Health's x: what `health --repair` does, from the dashboard, once the owner confirms the repairs."""
         self._show_held_back()
-        health = None if self.reading is None else self.reading.health
+        reading = self.newest_reading
+        health = None if reading is None else reading.health
         due = [finding.message for finding in (health.findings if health is not None else ())
                if getattr(finding, "repairable", False)]
         if not due:
@@ -509,21 +517,23 @@ class ScheduleApp(App[None]):
 
     def action_decide_approval(self) -> None:
         self._show_held_back()
-        if self.reading is None or not pending_approvals(self.reading):
+        reading = self.newest_reading
+        if reading is None or not pending_approvals(reading):
             self.notify("No security-approve request waits for the owner.", severity="warning")
             return
-        self.push_screen(ApprovalForm(self.lanes, self.reading), self._after_form)
+        self.push_screen(ApprovalForm(self.lanes, reading), self._after_form)
 
     def action_decide_escalation(self) -> None:
         self._show_held_back()
-        if self.reading is None or not open_escalations(self.reading):
+        reading = self.newest_reading
+        if reading is None or not open_escalations(reading):
             self.notify("No escalation waits for the owner.", severity="warning")
             return
-        self.push_screen(EscalationForm(self.lanes, self.reading), self._after_form)
+        self.push_screen(EscalationForm(self.lanes, reading), self._after_form)
 
     def action_record_commission(self) -> None:
         self._show_held_back()
-        self.push_screen(CommissionForm(self.schedule, self.reading), self._after_form)
+        self.push_screen(CommissionForm(self.schedule, self.newest_reading), self._after_form)
 
 
 def build_app(

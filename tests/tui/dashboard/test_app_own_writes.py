@@ -327,3 +327,31 @@ async def test_a_forms_fields_cannot_change_while_its_write_is_on_its_way(
             held.set()
         assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
         assert not any(field.is_disabled for field in fields)
+
+
+@synchronously
+async def test_a_form_opened_from_the_palette_over_another_form_starts_from_the_newest_reading(
+        demo_url: str) -> None:
+    """While a form is open the dashboard holds a newer reading back from its views; a form opened over it (from the
+    command palette) starts from that reading, not the older one the views still show: it would offer a sequence
+    another writer has taken."""
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        head = app.journal.head(SCHEDULE_AGGREGATE)
+        LifecycleSchedule(app.journal, app.clock).record_account(
+            account="chatgpt", sequence=2, sign_in="other@factory.example", overage=False, recorded_by="deputy")
+        await read_while_on_its_way(app, head)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"sign-in record", "enter")
+        for _ in range(20):
+            await pilot.pause(0.1)
+            if isinstance(app.screen, ScheduleForm) and app.screen.query("#sign-in"):
+                break
+        form = app.screen
+        assert isinstance(form, ScheduleForm) and form.query("#sign-in")
+        assert form.reading.head == head + 1, (form.reading.head, head)  # type: ignore[attr-defined]
+        assert form.query_one("#sequence", Input).value == "3"
