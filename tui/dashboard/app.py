@@ -460,11 +460,25 @@ class ScheduleApp(App[None]):
             self.apply_reading(self._pending)
         self.refresh_reading(force=True)
 
+    def _form_write_on_its_way(self) -> bool:
+        """Whether a form's confirmed write is on its way, said in a toast: no other form opens over it (from the
+        palette) until it answers. Should its answer be lost, a form opened over it would read the record it made
+        as another writer's and offer the next one."""
+        if not any(isinstance(screen, ScheduleForm) and screen.in_flight for screen in self.screen_stack):
+            return False
+        self.notify("A form's write is on its way: other forms open once it answers (Ctrl+Q quits).", timeout=4,
+                    markup=False)
+        return True
+
     def action_record_account(self, account: str | None = None) -> None:
+        if self._form_write_on_its_way():
+            return
         self._show_held_back()
         self.push_screen(RecordAccountForm(self.schedule, self.newest_reading, account=account), self._after_form)
 
     def action_reconcile(self, occurrence_id: str | None = None) -> None:
+        if self._form_write_on_its_way():
+            return
         self._show_held_back()
         reading = self.newest_reading
         running = running_occurrences(reading)
@@ -482,6 +496,8 @@ class ScheduleApp(App[None]):
 
     def action_make_health_repairs(self) -> None:
         """Health's x: what `health --repair` does, from the dashboard, once the owner confirms the repairs."""
+        if self._form_write_on_its_way():
+            return
         self._show_held_back()
         reading = self.newest_reading
         health = None if reading is None else reading.health
@@ -516,6 +532,8 @@ class ScheduleApp(App[None]):
         self.refresh_reading(force=True)
 
     def action_decide_approval(self) -> None:
+        if self._form_write_on_its_way():
+            return
         self._show_held_back()
         reading = self.newest_reading
         if reading is None or not pending_approvals(reading):
@@ -524,6 +542,8 @@ class ScheduleApp(App[None]):
         self.push_screen(ApprovalForm(self.lanes, reading), self._after_form)
 
     def action_decide_escalation(self) -> None:
+        if self._form_write_on_its_way():
+            return
         self._show_held_back()
         reading = self.newest_reading
         if reading is None or not open_escalations(reading):
@@ -532,6 +552,8 @@ class ScheduleApp(App[None]):
         self.push_screen(EscalationForm(self.lanes, reading), self._after_form)
 
     def action_record_commission(self) -> None:
+        if self._form_write_on_its_way():
+            return
         self._show_held_back()
         self.push_screen(CommissionForm(self.schedule, self.newest_reading), self._after_form)
 

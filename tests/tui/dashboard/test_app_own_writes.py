@@ -355,3 +355,34 @@ async def test_a_form_opened_from_the_palette_over_another_form_starts_from_the_
         assert isinstance(form, ScheduleForm) and form.query("#sign-in")
         assert form.reading.head == head + 1, (form.reading.head, head)  # type: ignore[attr-defined]
         assert form.query_one("#sequence", Input).value == "3"
+
+
+@synchronously
+async def test_no_form_opens_from_the_palette_over_a_form_whose_write_is_on_its_way(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A form opened over one whose write is on its way would read that write's record, once its answer is lost, as
+    another writer's, and offer the next sequence: the palette's forms wait until the write answers."""
+    held, committed = threading.Event(), threading.Event()
+    answered_late(monkeypatch, CASES["sign-in"], held=held, committed=committed)
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        try:
+            form = await sign_in_sent(app, pilot)
+            while not committed.is_set():
+                await asyncio.sleep(0.02)
+            for command in ("sign-in record", "commission revision"):
+                await pilot.press("ctrl+p")  # asyncio's sleeps, not the pilot's pauses: those wait for the write
+                await asyncio.sleep(0.3)
+                assert isinstance(app.screen, CommandPalette)
+                await pilot.press(*command)
+                await asyncio.sleep(0.5)
+                await pilot.press("enter")
+                await asyncio.sleep(0.3)
+                assert app.screen is form, app.screen_stack
+                assert [screen for screen in app.screen_stack if isinstance(screen, ScheduleForm)] == [form]
+            said = [str(notification.message) for notification in app._notifications]
+            assert any(message.startswith("A form's write is on its way") for message in said), said
+        finally:
+            held.set()
+        assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
