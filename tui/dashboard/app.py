@@ -64,6 +64,7 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("health", "Health", "e"),
 )
 T = TypeVar("T")
+READ_FAILURE_NOTICE_SECONDS = 6.0  # how long the notice that reading the journal fails stays; then it is said again
 
 
 def _retrieve_outcome(reading: asyncio.Future[Any]) -> None:
@@ -129,6 +130,7 @@ class ScheduleApp(App[None]):
         self._quiet_seconds: float | None = None  # how long that read has gone unanswered, once it is too long
         # Since when (`time.monotonic()`) every read has failed: the failure is said once, then in the header.
         self._failing_since: float | None = None
+        self._failure_said_at: float | None = None  # when its notice was last given
         self.history_before: int | None = None
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
@@ -260,7 +262,7 @@ class ScheduleApp(App[None]):
     def _reads_answer(self) -> None:
         """A read answered: reading no longer fails (the header stops saying so)."""
         if self._failing_since is not None:
-            self._failing_since = None
+            self._failing_since = self._failure_said_at = None
             self._show_header()
 
     def _journal_key(self) -> tuple[int, int, str, int | None]:
@@ -286,13 +288,20 @@ class ScheduleApp(App[None]):
             self._show_held_back()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A poll that failed is said once per outage: while the server is away every poll fails, and a notice each
-        would stack over the screen. The header then says for how long reading has failed, until a read answers."""
+        """A poll that failed is said in one notice at a time: while the server is away every poll fails, and a notice
+        each would stack over the screen. The header says for how long reading has failed, until a read answers; the
+        notice is said again once it is gone, since a form covers the header."""
         if event.worker.group == "poll" and event.state == WorkerState.ERROR:
+            now = time.monotonic()
             if self._failing_since is None:
-                self._failing_since = time.monotonic()
-                self.notify(printable(f"Reading the journal failed: {event.worker.error}"), severity="error",
-                            timeout=6, markup=False)
+                self._failing_since = now
+            said = self._failure_said_at
+            if said is None or now - said >= READ_FAILURE_NOTICE_SECONDS:
+                # Said again once its notice is gone: a form covers the header, and the notices show over it.
+                self._failure_said_at = now
+                lasted = "" if now == self._failing_since else f" (for {now - self._failing_since:.0f} s)"
+                self.notify(printable(f"Reading the journal failed{lasted}: {event.worker.error}"), severity="error",
+                            timeout=READ_FAILURE_NOTICE_SECONDS, markup=False)
             self._show_header()
 
     def apply_reading(self, reading: Reading) -> None:

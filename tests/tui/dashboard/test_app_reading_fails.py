@@ -1,8 +1,9 @@
-"""A journal whose reads keep failing is said once, then held in the header until a read succeeds.
+"""A journal whose reads keep failing is said in one notice at a time, and in the header until a read succeeds.
 
 While a server is away every poll's read fails. A notice per poll stacked a new toast every poll interval over the
-screen; after the first notice's few seconds nothing at all said the views were stale. The failure is now said
-once per outage, and the header says for how long reading has failed, until a read answers again.
+screen; after the first notice's few seconds nothing at all said the views were stale. The failure is now said in
+one notice at a time, again once it is gone (a form covers the header, not the notices), and the header says for
+how long reading has failed, until a read answers again.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import pytest
+
+from factory_schedule.tui.dashboard import app as dashboard_app
 from factory_schedule.tui.dashboard.app import ScheduleApp
 from factory_schedule.tui.dashboard.widgets.header import HeaderBar
 
@@ -19,6 +23,7 @@ FAILED = "Reading the journal failed"
 
 
 def failure_notices(app: ScheduleApp) -> int:
+    """The notices on screen now that say reading failed (an expired one is gone from the app's own list)."""
     return sum(1 for notification in app._notifications if str(notification.message).startswith(FAILED))
 
 
@@ -56,6 +61,35 @@ async def test_reads_that_keep_failing_are_said_once_and_in_the_header_until_one
         rename(demo_url, "aggregates", "aggregates_away")  # a new outage is said again
         await polls(pilot, 0.5)
         assert failure_notices(app) == 2
+
+
+@synchronously
+async def test_reads_that_keep_failing_are_said_again_once_their_notice_is_gone_never_two_at_once(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A form covers the header: the notices, which show over it, keep saying it, one at a time."""
+    monkeypatch.setattr(dashboard_app, "READ_FAILURE_NOTICE_SECONDS", 0.5)
+    app = make_app(demo_url, poll=0.1)
+    said: list[str] = []
+    notify = app.notify
+
+    def kept(message: str, **kwargs: Any) -> None:
+        said.append(message)
+        notify(message, **kwargs)
+
+    monkeypatch.setattr(app, "notify", kept)
+    async with app.run_test(size=SIZE) as pilot:
+        while app.reading is None or app.reading.health is None:
+            await pilot.pause(0.1)
+        await pilot.press("s")
+        await pilot.pause()
+        rename(demo_url, "aggregates", "aggregates_away")
+        most = 0
+        for _ in range(25):  # 2.5 s of failing polls, every 0.1 s
+            await pilot.pause(0.1)
+            most = max(most, failure_notices(app))
+        failures = [message for message in said if message.startswith(FAILED)]
+        assert most == 1 and 4 <= len(failures) <= 6, failures
+        assert failures[0].startswith(f"{FAILED}: ") and "(for " in failures[-1], failures
 
 
 @synchronously
