@@ -9,7 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle
+import pendulum
+
+from factory_schedule.core.pipeline.errors import PipelineError
+from factory_schedule.core.pipeline.rules import eligible, go_backlog_idle, record_settings
 
 from .report import Finding
 
@@ -27,24 +30,33 @@ def staged_lane_findings(state: PipelineState, now: datetime, stall_after: timed
             *clock_ahead_findings(state, now)]
 
 
-def settings_behind_findings(commission: Commission, state: PipelineState | None) -> list[Finding]:
+def settings_behind_findings(commission: Commission, state: PipelineState | None, now: datetime) -> list[Finding]:
     """The commission in force carries settings for the staged lanes that they do not hold. Recording a revision
     is two commands (the revision, then its settings: `owner_commission`); when the second is lost, the lanes
-    go on under the settings of an earlier revision, or with none, and nothing else says so. Recording the
-    same revision again replays it and records its settings. A revision without settings leaves the lanes'
-    as they are, so it asks nothing of them."""
-    if commission.pipeline is None:
+    go on under the settings of an earlier revision, or with none, and nothing else says so. Lanes that hold the
+    very settings asked for (only their revision number behind) run as asked: nothing is reported. Recording the
+    same revision again records its settings, when the lanes' rule admits them now (asked here, as that command
+    would ask it: a lower WIP than the lanes hold waits until their work ends)."""
+    settings = commission.pipeline
+    if settings is None or (state is not None and state.settings == settings):
         return []
     held = None if state is None else state.settings_revision
     if held is not None and held >= commission.revision:
         return []
     holding = "hold none" if held is None else f"still hold revision {held}'s"
+    try:
+        record_settings(state, settings, commission.revision, pendulum.instance(now))
+        when = ""
+    except PipelineError as refused:
+        when = (f". They cannot be recorded now ({refused.code}: {refused.message}): until then, the lanes run as "
+                "they are")
     return [Finding(
         "pipeline-settings-behind", "error",
-        f"commission revision {commission.revision} carries settings for the staged lanes, but they {holding}: "
-        "its settings were not recorded after it. Record the same revision again (`factory-schedule "
-        "record-commission FILE`, or the dashboard's commission form): it replays the revision and records its "
-        "settings",
+        f"commission revision {commission.revision} carries settings for the staged lanes, but they {holding}: its "
+        f"settings were not recorded after it. Record revision {commission.revision} again (`factory-schedule "
+        "record-commission FILE`, FILE its document as `factory-schedule show` prints it under "
+        "`.schedule.commission`, or load that file in the dashboard's commission form): it records its settings"
+        + when,
         {"revision": commission.revision, "held_revision": held})]
 
 

@@ -79,7 +79,7 @@ def judge(facts: HealthFacts) -> HealthReport:
         attempt("schedule's clock", lambda: schedule_clock_ahead_findings(view, facts.now))
         if facts.pipeline_problem is None:  # unreadable lanes are their own finding: their settings are unknown
             attempt("staged lanes' settings", lambda: settings_behind_findings(view.parsed_commission(),
-                                                                                facts.pipeline))
+                                                                                facts.pipeline, facts.now))
         if facts.launch_agent is not None:
             agent = facts.launch_agent
             attempt("launch agent", lambda: launch_agent_findings(view, agent, facts.host_zone))

@@ -12,7 +12,8 @@ waiting for the owner's decision, a staged lane stalled past the owner's
 failed or whose exit, output and record disagree, a lane whose CLI is signed out,
 a provider that could not be reached, an account a provider's message stopped, a
 sign-in the runner observes that the account's record does not name, an owner key
-replaced with the recovery code)
+replaced with the recovery code, a record carrying instants from a clock that was
+ahead, staged lanes holding older settings than the commission in force carries)
 is sent to the notifier,
 and remembered so it is sent once: its key is its kind and its evidence (without
 what changes every second), kept in a small owner-only (0600) state file beside

@@ -83,3 +83,42 @@ def test_lanes_without_settings_under_a_commission_without_them_name_commission_
                             zone="Europe/London")
     [hold] = [hold for hold in found.holds if hold.kind == "no-settings"]
     assert "`pipeline` member" in hold.sentence and "commission new --pipeline" in hold.sentence
+
+
+def test_a_revision_in_force_recorded_before_the_owner_key_has_its_settings_adopted_by_a_signed_retry(
+        tmp_path) -> None:
+    """Revision 1 is recorded unsigned and its settings' command is lost; the owner then makes an owner key. Signed,
+    the same revision is another request under its command ID (CONFLICT), yet it is the revision in force, as this
+    very document: nothing is recorded for it again, and its settings are adopted."""
+    from factory_schedule.core import OwnerKeys
+    from factory_schedule.tui.host.owner_key import KeySigner, new_journal_id
+
+    schedule = _schedule(tmp_path)
+    document = _commission(threshold=3)
+    schedule.record_commission(document)  # the revision alone, unsigned: its settings' command lost
+    owner = KeySigner.generate()
+    OwnerKeys(schedule.journal, schedule.clock).init(journal_id=new_journal_id(), signer=owner,
+                                                     recovery_key=KeySigner.generate().public_key)
+    head = schedule.journal.head("schedule")
+    recorded = record_commission(schedule, document, signer=owner)
+    assert recorded.commission.replayed and recorded.commission.version == 1 and recorded.settings_revision == 1
+    assert schedule.journal.head("schedule") == head
+    changed = _commission(threshold=4)  # another document under the same revision is still refused
+    with pytest.raises(ScheduleError) as refused:
+        record_commission(schedule, changed, signer=owner)
+    assert refused.value.code == "CONFLICT"
+
+
+def test_a_revision_without_settings_over_one_whose_settings_were_lost_is_refused_writing_nothing(tmp_path) -> None:
+    """The lanes would keep an earlier revision's settings with nothing left to say that revision 2's were lost: a
+    revision without `pipeline` keeps the lanes' settings as they are, and those are not revision 2's."""
+    schedule = _schedule(tmp_path)
+    record_commission(schedule, _commission(threshold=3))
+    schedule.record_commission(_commission(revision=2, threshold=4))  # its settings' command lost
+    heads = (schedule.journal.head("schedule"), schedule.journal.head(PIPELINE_AGGREGATE))
+    with pytest.raises(ScheduleError) as refused:
+        record_commission(schedule, _commission(revision=3, pipeline=False))
+    assert refused.value.code == "INVALID" and "revision 2" in refused.value.message
+    assert (schedule.journal.head("schedule"), schedule.journal.head(PIPELINE_AGGREGATE)) == heads
+    recorded = record_commission(schedule, _commission(revision=3, threshold=4))  # with its settings: recorded
+    assert recorded.settings_revision == 3

@@ -140,7 +140,8 @@ def test_a_commission_whose_staged_lane_settings_were_never_recorded_is_an_error
     assert finding.severity == "error"
     assert finding.evidence == {"revision": 2, "held_revision": 1}
     assert "revision 2" in finding.message and "revision 1's" in finding.message
-    assert "record-commission" in finding.message
+    assert "record-commission" in finding.message and ".schedule.commission" in finding.message
+    assert "cannot be recorded now" not in finding.message
 
 
 def test_recording_the_revision_again_replays_it_records_its_settings_and_ends_the_finding(tmp_path):
@@ -162,6 +163,28 @@ def test_lanes_holding_no_settings_under_a_commission_that_carries_them_are_repo
     [finding] = settings_findings(h)
     assert finding.evidence == {"revision": 1, "held_revision": None}
     assert "hold none" in finding.message
+
+
+def test_lanes_holding_the_very_settings_asked_for_are_not_reported_though_their_revision_is_behind(tmp_path):
+    """The dashboard's proposed revision copies the settings in force: if its settings' command is lost, the lanes
+    still run exactly what was asked."""
+    h = make_harness(tmp_path)
+    LifecycleSchedule(h.lanes.journal, h.clock).record_commission(commission(revision=2))
+    assert h.lanes.state().settings_revision == 1
+    assert settings_findings(h) == []
+
+
+def test_settings_that_the_lanes_rule_refuses_now_are_said_to_wait_with_the_rules_words(tmp_path):
+    """Revision 2 lowers promotion's WIP below the two candidates it took under revision 1's settings: recording
+    revision 2 again is refused until one ends, and the finding says so rather than promise a repair that fails."""
+    h = make_harness(tmp_path, promotionWip=2, threshold=1)
+    h.lanes.record_top_n(week="2026-W50", candidates=top_n("bravo", "charlie", "delta"))
+    for runner in ("run-1", "run-2"):
+        h.tick()
+        h.lanes.claim(lane="promotion", run="promotion", runner=runner)
+    LifecycleSchedule(h.lanes.journal, h.clock).record_commission(commission(revision=2, promotionWip=1, threshold=1))
+    [finding] = settings_findings(h)
+    assert "cannot be recorded now (INVALID: pipeline.promotionWip: 1 is below the 2 candidates" in finding.message
 
 
 def test_a_commission_without_pipeline_settings_asks_nothing_of_the_staged_lanes(tmp_path):

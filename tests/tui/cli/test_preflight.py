@@ -170,3 +170,21 @@ def test_a_rehearsal_sends_the_lanes_first_unit_and_leaves_the_owners_journal_as
     ended = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")][-1]
     assert (ended["run"], ended["status"], ended["sent"]) == ("settled", "completed", 1)
     assert ready.sent() == 1 and open_journal(ready.journal).head(SCHEDULE_AGGREGATE) == head
+
+
+def test_staged_lanes_on_older_settings_than_the_commission_in_force_are_named_with_the_repair(ready: Owner) -> None:
+    """Revision 2 carries settings for the staged lanes and its second command, their settings, was lost."""
+    import pendulum
+
+    from factory_schedule.core import LifecycleSchedule, ManualClock
+    from factory_schedule.store import open_journal
+
+    document = json.loads((ready.home / "commission.json").read_text())
+    revised = {**document, "revision": 2, "pipeline": {"threshold": 2}}
+    journal = open_journal(ready.journal)
+    LifecycleSchedule(journal, ManualClock(pendulum.now("UTC"))).record_commission(revised)
+    journal.close()
+    done = ready("check", "--prompts", "prompts", "--notify", "/bin/true")
+    line = _line(done.stdout, "NO   pipeline-settings-behind")
+    assert "commission revision 2 carries settings for the staged lanes, but they hold none" in line
+    assert "record-commission FILE" in line
