@@ -333,6 +333,22 @@ def _pipeline_journal(tmp_path: Path) -> str:
     return url
 
 
+def test_the_difference_the_owner_confirms_names_each_change_to_the_staged_lanes_settings() -> None:
+    """The revision the owner signs carries the staged lanes' settings: a change to them is shown like any other."""
+    current = proposed_commission(["alpha"], "2026-12-02", 5_000_000, pipeline=True)
+    settings = {**current["pipeline"], "stallHours": 25}
+    assert difference(current, {**current, "revision": 2, "pipeline": settings}) == [
+        f"pipeline.stallHours: {current['pipeline'].get('stallHours')} → 25"]
+    without = {key: value for key, value in current.items() if key != "pipeline"}
+    assert difference(current, {**without, "revision": 2}) == [
+        "- pipeline settings (the staged lanes keep the ones they hold)"]
+    assert difference(without, {**current, "revision": 2}) == ["+ pipeline settings for the staged lanes"]
+    assert difference(None, current) == [f"first commission: {len(current['lanes'])} lanes, with settings for the "
+                                         "staged lanes"]
+    assert difference(current, current)[0].startswith("the revision in force, unchanged: recording it again records "
+                                                      "only its settings")
+
+
 @synchronously
 async def test_the_commission_form_starts_from_the_current_lanes_and_drops_none(tmp_path: Path) -> None:
     url = _pipeline_journal(tmp_path)

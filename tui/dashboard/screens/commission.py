@@ -105,10 +105,12 @@ def _said(value: Any) -> str:
 def difference(old: dict | None, new: dict) -> list[str]:
     """What the new revision changes, one line each, in the owner's words."""
     if not old:
-        return [f"first commission: {len(new.get('lanes', []))} lanes"]
+        settings = ", with settings for the staged lanes" if new.get("pipeline") is not None else ""
+        return [f"first commission: {len(new.get('lanes', []))} lanes{settings}"]
     lines = [
         f"{name}: {old.get(name)} → {new.get(name)}" for name in TOP_FIELDS if old.get(name) != new.get(name)
     ]
+    lines += _settings_difference(old.get("pipeline"), new.get("pipeline"))
     before = {lane["lane"]: lane for lane in old.get("lanes", [])}
     after = {lane["lane"]: lane for lane in new.get("lanes", [])}
     lines += [f"+ lane {name}" for name in after if name not in before]
@@ -119,7 +121,22 @@ def difference(old: dict | None, new: dict) -> list[str]:
             changed = sorted(k for k in set(old_lane) | set(new_lane) if old_lane.get(k) != new_lane.get(k))
             parts = [f"{k} {_said(old_lane.get(k))} → {_said(new_lane.get(k))}" for k in changed]
             lines.append(f"~ lane {name}: " + ", ".join(parts))
+    if not lines and old.get("revision") == new.get("revision"):
+        return ["the revision in force, unchanged: recording it again records only its settings for the staged "
+                "lanes, if they do not hold them"]
     return lines or ["no change but the revision number"]
+
+
+def _settings_difference(old: Any, new: Any) -> list[str]:
+    """What the revision changes in the staged lanes' settings (`pipeline`), which the owner signs with it."""
+    if old == new:
+        return []
+    if new is None:
+        return ["- pipeline settings (the staged lanes keep the ones they hold)"]
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return ["+ pipeline settings for the staged lanes"]
+    return [f"pipeline.{key}: {_said(old.get(key))} → {_said(new.get(key))}"
+            for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
 
 
 def preview(old: dict | None, new: dict) -> Group:
