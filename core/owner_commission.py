@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from factory_schedule.store import JournalError
+
 from . import owner
 from .clock import as_utc
 from .commission import Commission, parse_commission
@@ -51,7 +53,12 @@ def record_commission(schedule: LifecycleSchedule, commission: Any, *,
         rules.record_settings(state, settings, parsed.revision, as_utc(schedule.clock.now()))
     recorded = _recorded_already(schedule, parsed, in_force) or schedule.record_commission(parsed, signer=signer)
     if adopt:
-        lanes.record_settings(parsed, signer=signer)
+        try:
+            lanes.record_settings(parsed, signer=signer)
+        except JournalError as error:  # the revision is recorded: the owner is told, and that a retry completes it
+            error.args = (f"commission revision {parsed.revision} is recorded, but its settings for the staged lanes "
+                          f"are not (trying again records them): {error}",)
+            raise
     after = lanes.state()
     return CommissionRecorded(recorded, None if after is None else after.settings_revision)
 

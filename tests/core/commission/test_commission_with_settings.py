@@ -122,3 +122,24 @@ def test_a_revision_without_settings_over_one_whose_settings_were_lost_is_refuse
     assert (schedule.journal.head("schedule"), schedule.journal.head(PIPELINE_AGGREGATE)) == heads
     recorded = record_commission(schedule, _commission(revision=3, threshold=4))  # with its settings: recorded
     assert recorded.settings_revision == 3
+
+
+def test_settings_lost_after_the_revision_landed_are_said_with_the_retry_that_records_them(
+        tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settings' command fails after the revision landed (a full disk, a lost server answer alike): the error
+    says the revision is recorded and its settings are not, and the same call again records them."""
+    from factory_schedule.store import JournalReadOnlyError
+
+    def refused(self, *args, **kwargs):
+        raise JournalReadOnlyError("the journal is read-only (the disk is full)")
+
+    schedule = _schedule(tmp_path)
+    lanes = PipelineLanes(schedule.journal, schedule.clock)
+    with monkeypatch.context() as patched:
+        patched.setattr(PipelineLanes, "record_settings", refused)
+        with pytest.raises(JournalReadOnlyError) as lost:
+            record_commission(schedule, _commission(threshold=3))
+    assert str(lost.value) == ("commission revision 1 is recorded, but its settings for the staged lanes are not "
+                               "(trying again records them): the journal is read-only (the disk is full)")
+    assert schedule.read() is not None and lanes.state() is None
+    assert record_commission(schedule, _commission(threshold=3)).settings_revision == 1
