@@ -89,6 +89,14 @@ async def sign_in_sent(app: ScheduleApp, pilot: Any) -> ScheduleForm:
     return form
 
 
+async def sign_in_on_its_way(app: ScheduleApp, pilot: Any, committed: threading.Event) -> ScheduleForm:
+    """The sign-in form's write sent and landed, its answer held back (`answered_late` with `held` and `committed`)."""
+    form = await sign_in_sent(app, pilot)
+    while not committed.is_set():
+        await asyncio.sleep(0.02)
+    return form
+
+
 async def read_while_on_its_way(app: ScheduleApp, head: int) -> None:
     """Wait (asyncio's own sleep: the screen runs, the write waits) until the poll has read the write; a form
     being open, the reading is held back for it."""
@@ -314,9 +322,7 @@ async def test_a_forms_fields_cannot_change_while_its_write_is_on_its_way(
     async with app.run_test(size=SIZE) as pilot:
         await first_whole_reading(app, pilot)
         try:
-            form = await sign_in_sent(app, pilot)
-            while not committed.is_set():
-                await asyncio.sleep(0.02)
+            form = await sign_in_on_its_way(app, pilot, committed)
             assert form.in_flight and app.screen is form
             fields = [*form.query(Input), *form.query(Select)]
             assert fields and all(field.is_disabled for field in fields)
@@ -368,9 +374,7 @@ async def test_no_form_opens_from_the_palette_over_a_form_whose_write_is_on_its_
     async with app.run_test(size=SIZE) as pilot:
         await first_whole_reading(app, pilot)
         try:
-            form = await sign_in_sent(app, pilot)
-            while not committed.is_set():
-                await asyncio.sleep(0.02)
+            form = await sign_in_on_its_way(app, pilot, committed)
             for command in ("sign-in record", "commission revision"):
                 await pilot.press("ctrl+p")  # asyncio's sleeps, not the pilot's pauses: those wait for the write
                 await asyncio.sleep(0.3)

@@ -18,6 +18,7 @@ from factory_schedule.tui.dashboard.app import ScheduleApp
 from factory_schedule.tui.dashboard.widgets.header import HeaderBar
 
 from .test_app_journeys import SIZE, make_app, synchronously
+from .test_app_own_writes import first_whole_reading
 
 FAILED = "Reading the journal failed"
 
@@ -43,11 +44,11 @@ async def polls(pilot: Any, seconds: float) -> None:
 
 
 @synchronously
-async def test_reads_that_keep_failing_are_said_once_and_in_the_header_until_one_answers(demo_url: str) -> None:
+async def test_reads_that_keep_failing_are_said_in_one_notice_and_in_the_header_until_one_answers(
+        demo_url: str) -> None:
     app = make_app(demo_url, poll=0.1)
     async with app.run_test(size=SIZE) as pilot:
-        while app.reading is None or app.reading.health is None:
-            await pilot.pause(0.1)
+        await first_whole_reading(app, pilot)
         rename(demo_url, "aggregates", "aggregates_away")
         await polls(pilot, 1.5)  # about a dozen polls, each failing
         assert failure_notices(app) == 1
@@ -78,8 +79,7 @@ async def test_reads_that_keep_failing_are_said_again_once_their_notice_is_gone_
 
     monkeypatch.setattr(app, "notify", kept)
     async with app.run_test(size=SIZE) as pilot:
-        while app.reading is None or app.reading.health is None:
-            await pilot.pause(0.1)
+        await first_whole_reading(app, pilot)
         await pilot.press("s")
         await pilot.pause()
         rename(demo_url, "aggregates", "aggregates_away")
@@ -96,8 +96,7 @@ async def test_reads_that_keep_failing_are_said_again_once_their_notice_is_gone_
 async def test_reads_that_fail_under_an_open_form_are_said_in_the_header_beneath_it(demo_url: str) -> None:
     app = make_app(demo_url, poll=0.1)
     async with app.run_test(size=SIZE) as pilot:
-        while app.reading is None or app.reading.health is None:
-            await pilot.pause(0.1)
+        await first_whole_reading(app, pilot)
         await pilot.press("s")  # the sign-in form covers the first screen, not its header
         await pilot.pause()
         form = app.screen
