@@ -128,7 +128,7 @@ class ScheduleApp(App[None]):
         self._reading: asyncio.Future[Any] | None = None  # the last read started off the UI thread (`_read`)
         self._reading_started = 0.0  # when it started (`time.monotonic()`)
         self._quiet_seconds: float | None = None  # how long that read has gone unanswered, once it is too long
-        # Since when (`time.monotonic()`) every read has failed: the failure is said once, then in the header.
+        # Since when (`time.monotonic()`) every read has failed: said in one notice at a time and in the header.
         self._failing_since: float | None = None
         self._failure_said_at: float | None = None  # when its notice was last given
         self.history_before: int | None = None
@@ -253,8 +253,8 @@ class ScheduleApp(App[None]):
         self._show_header()
 
     def _show_header(self) -> None:
-        """The header as it stands, also under a form (the header is on the first screen, which a form covers only
-        in part) and never after the dashboard has closed its screens."""
+        """The header as it stands, on the first screen (also while a form is over it, for when the form closes), and
+        never after the dashboard has closed its screens."""
         failing = None if self._failing_since is None else time.monotonic() - self._failing_since
         for header in self.screen_stack[0].query(HeaderBar) if self.screen_stack else ():
             header.show(self.journal_label, self.reading, self.host_zone, self._quiet_seconds, failing)
