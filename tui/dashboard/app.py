@@ -435,10 +435,11 @@ class ScheduleApp(App[None]):
         chosen: Widget | None = next(iter(pane.query("#status-id")), None) or next(iter(pane.query(DataTable)), None)
         if chosen is None:
             chosen = next(iter(pane.query(LifecycleView)), None)  # no table: its text scrolls with the arrow keys
+        if chosen is None or chosen.screen is not self.screen:  # under a form (the palette's Show): keys stay there
+            return
         if isinstance(chosen, Input):
             chosen.clear()  # `o` starts a new lookup: what an earlier one left is not the start of this ID
-        if chosen is not None:
-            self.screen.set_focus(chosen)
+        self.screen.set_focus(chosen)
 
     # -- forms ---------------------------------------------------------------------------
 
@@ -470,10 +471,11 @@ class ScheduleApp(App[None]):
         self.refresh_reading(force=True)
 
     def _form_write_on_its_way(self) -> bool:
-        """Whether a form's confirmed write is on its way, said in a toast: no other form opens over it (from the
-        palette) until it answers. Should its answer be lost, a form opened over it would read the record it made
-        as another writer's and offer the next one."""
-        if not any(isinstance(screen, ScheduleForm) and screen.in_flight for screen in self.screen_stack):
+        """Whether a form's confirmed write (or Health's repairs) is on its way, said in a toast: no other form opens
+        over it (from the palette) until it answers. Should its answer be lost, a form opened over it would read the
+        record it made as another writer's and offer the next one."""
+        confirmed = any(isinstance(screen, ScheduleForm) and screen.in_flight for screen in self.screen_stack)
+        if not confirmed and not any(worker.group == FORM_WRITE and not worker.is_finished for worker in self.workers):
             return False
         self.notify("A form's write is on its way: other forms open once it answers (Ctrl+Q quits).", timeout=4,
                     markup=False)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from textual.command import CommandPalette
+from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule
@@ -23,6 +24,7 @@ from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import JournalUnavailableError
 from factory_schedule.tui.dashboard.app import ScheduleApp
 from factory_schedule.tui.dashboard.screens.base import ScheduleForm
+from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
 
 from .test_app_journeys import SIZE, confirm_write, form_error, make_app, synchronously
 from .test_app_lifecycle import type_into
@@ -390,3 +392,57 @@ async def test_no_form_opens_from_the_palette_over_a_form_whose_write_is_on_its_
         finally:
             held.set()
         assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
+
+
+@synchronously
+async def test_a_view_shown_from_the_palette_under_a_form_leaves_the_keys_with_the_form(demo_url: str) -> None:
+    """The palette's "Show <view>" under a form switches the tab behind it; the keys stay with the form, never the
+    views it covers (a key there would open another form over it, or type into a field no one sees)."""
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        await pilot.press("s")
+        await pilot.pause()
+        form = app.screen
+        for view in ("health", "occurrences"):
+            await app.action_show_view(view)
+            await pilot.pause()
+            assert app.screen.focused is None or app.screen.focused.screen is form, app.screen.focused
+            await pilot.press("c")
+            await pilot.pause()
+            assert app.screen is form and [s for s in app.screen_stack if isinstance(s, ScheduleForm)] == [form]
+
+
+@synchronously
+async def test_no_form_opens_while_healths_repairs_are_on_their_way(
+        demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Health's `x` repairs write as a form does: while they wait for the journal, no form (nor a second `x`) opens."""
+    app = make_app(demo_url, poll=0.1)
+    held = threading.Event()
+    real = app.make_health_repairs
+
+    def slow() -> list[str]:
+        held.wait(20)
+        return real()
+
+    monkeypatch.setattr(app, "make_health_repairs", slow)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        assert app.reading is not None and app.reading.health is not None
+        assert any(getattr(finding, "repairable", False) for finding in app.reading.health.findings)  # r-43 is gone
+        try:
+            await app.action_show_view("health")
+            await pilot.press("x")
+            await asyncio.sleep(0.2)
+            assert isinstance(app.screen, ConfirmStep)
+            await pilot.press("enter")  # its Repair button; asyncio's sleeps, as the pilot's pauses wait for the write
+            await asyncio.sleep(0.3)
+            assert held.is_set() is False and not isinstance(app.screen, ModalScreen)
+            for key in ("s", "x"):  # a form, and the repairs again
+                await pilot.press(key)
+                await asyncio.sleep(0.2)
+                assert not isinstance(app.screen, ModalScreen), app.screen_stack
+            said = [str(notification.message) for notification in app._notifications]
+            assert any(message.startswith("A form's write is on its way") for message in said), said
+        finally:
+            held.set()
