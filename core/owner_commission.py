@@ -56,8 +56,8 @@ def record_commission(schedule: LifecycleSchedule, commission: Any, *,
         try:
             lanes.record_settings(parsed, signer=signer)
         except JournalError as error:  # the revision is recorded: the owner is told, and that a retry completes it
-            error.args = (f"commission revision {parsed.revision} is recorded, but its settings for the staged lanes "
-                          f"are not (trying again records them): {error}",)
+            error.args = (f"commission revision {parsed.revision} is recorded; its settings for the staged lanes may "
+                          f"not be (trying again records them, once): {error}",)
             raise
     after = lanes.state()
     return CommissionRecorded(recorded, None if after is None else after.settings_revision)

@@ -126,8 +126,9 @@ def test_a_revision_without_settings_over_one_whose_settings_were_lost_is_refuse
 
 def test_settings_lost_after_the_revision_landed_are_said_with_the_retry_that_records_them(
         tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The settings' command fails after the revision landed (a full disk, a lost server answer alike): the error
-    says the revision is recorded and its settings are not, and the same call again records them."""
+    """The settings' command fails after the revision landed (a full disk; a lost server answer, after which they
+    may have landed too): the error says the revision is recorded and its settings may not be, and the same call
+    again records them, once."""
     from factory_schedule.store import JournalReadOnlyError
 
     def refused(self, *args, **kwargs):
@@ -139,7 +140,7 @@ def test_settings_lost_after_the_revision_landed_are_said_with_the_retry_that_re
         patched.setattr(PipelineLanes, "record_settings", refused)
         with pytest.raises(JournalReadOnlyError) as lost:
             record_commission(schedule, _commission(threshold=3))
-    assert str(lost.value) == ("commission revision 1 is recorded, but its settings for the staged lanes are not "
-                               "(trying again records them): the journal is read-only (the disk is full)")
+    assert str(lost.value) == ("commission revision 1 is recorded; its settings for the staged lanes may not be "
+                               "(trying again records them, once): the journal is read-only (the disk is full)")
     assert schedule.read() is not None and lanes.state() is None
     assert record_commission(schedule, _commission(threshold=3)).settings_revision == 1

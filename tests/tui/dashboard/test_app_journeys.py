@@ -369,7 +369,7 @@ async def test_a_commission_write_that_fails_after_its_revision_landed_is_tried_
         form.submit()
         await confirm_write(pilot)
         assert app.screen is form and form_error(app).startswith(
-            "The journal failed: commission revision 3 is recorded, but its settings for the staged lanes are not")
+            "The journal failed: commission revision 3 is recorded; its settings for the staged lanes may not be")
         for _ in range(50):  # the next poll reads revision 3
             await pilot.pause(0.1)
             if commission_of(app)["revision"] == 3 and form.notice:
