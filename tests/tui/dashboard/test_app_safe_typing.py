@@ -15,7 +15,8 @@ from textual.widgets import Button, DataTable, Input, Select, Static, Switch, Ta
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
 from factory_schedule.core.commission import proposed_commission
-from factory_schedule.core.pipeline import PIPELINE_AGGREGATE
+from factory_schedule.core.owner_commission import record_commission
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
 from factory_schedule.store import open_journal
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
@@ -347,6 +348,32 @@ def test_the_difference_the_owner_confirms_names_each_change_to_the_staged_lanes
                                          "staged lanes"]
     assert difference(current, current)[0].startswith("the revision in force, unchanged: recording it again records "
                                                       "only its settings")
+
+
+@synchronously
+async def test_settings_the_staged_lanes_lost_are_confirmed_against_the_ones_they_hold(tmp_path: Path) -> None:
+    """Revision 2's settings (stallHours 48) were lost: the lanes run on revision 1's. The next revision copies
+    revision 2's, so against the commission in force it changes nothing; against what the lanes hold, recording it
+    changes stallHours, and the confirm step says so before the owner signs it."""
+    url = f"sqlite:///{tmp_path / 'own.db'}"
+    journal = open_journal(url)
+    schedule = LifecycleSchedule(journal, ManualClock("2026-12-01T12:00:00Z"))
+    first = proposed_commission(["alpha"], "2026-12-02", 5_000_000, pipeline=True)
+    record_commission(schedule, first)
+    held = PipelineLanes(journal, schedule.clock).state()
+    assert held is not None
+    schedule.record_commission({**first, "revision": 2, "pipeline": {**first["pipeline"], "stallHours": 48}})
+    journal.close()
+    app = build_app(url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label="sqlite:///own.db")
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "c")
+        assert isinstance(form, CommissionForm) and form.candidate is not None
+        form.submit()
+        await pilot.pause()
+        step = app.screen
+        assert isinstance(step, ConfirmStep)
+        assert f"pipeline.stallHours: {held.settings.stall_hours} → 48 (the staged lanes hold revision 1's)" in (
+            step.confirmation.changes), step.confirmation.changes
 
 
 @synchronously

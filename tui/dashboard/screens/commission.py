@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -24,6 +26,7 @@ from factory_schedule.core import (
     proposed_commission,
 )
 from factory_schedule.core.owner_commission import record_commission
+from factory_schedule.core.pipeline_settings import PipelineSettings
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import THIS_WRITE, FormProblem, ScheduleForm, as_int, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
@@ -102,15 +105,20 @@ def _said(value: Any) -> str:
     return str(value)
 
 
-def difference(old: dict | None, new: dict) -> list[str]:
-    """What the new revision changes, one line each, in the owner's words."""
+def difference(old: dict | None, new: dict, held: HeldSettings | None = None) -> list[str]:
+    """What the new revision changes, one line each, in the owner's words; with `held`, its settings are compared
+    with the ones the staged lanes hold (the revision in force's were lost), which are what recording them changes."""
     if not old:
         settings = ", with settings for the staged lanes" if new.get("pipeline") is not None else ""
         return [f"first commission: {len(new.get('lanes', []))} lanes{settings}"]
     lines = [
         f"{name}: {old.get(name)} → {new.get(name)}" for name in TOP_FIELDS if old.get(name) != new.get(name)
     ]
-    lines += _settings_difference(old.get("pipeline"), new.get("pipeline"))
+    if held is None or new.get("pipeline") is None:
+        settings_lines = _settings_difference(old.get("pipeline"), new.get("pipeline"))
+    else:
+        settings_lines = [f"{line} (the staged lanes hold revision {held.revision}'s)"
+                          for line in _settings_difference(held.document, _whole_settings(new["pipeline"]))]
     before = {lane["lane"]: lane for lane in old.get("lanes", [])}
     after = {lane["lane"]: lane for lane in new.get("lanes", [])}
     lines += [f"+ lane {name}" for name in after if name not in before]
@@ -123,8 +131,37 @@ def difference(old: dict | None, new: dict) -> list[str]:
             lines.append(f"~ lane {name}: " + ", ".join(parts))
     if not lines and old.get("revision") == new.get("revision"):
         return ["the revision in force, unchanged: recording it again records only its settings for the staged "
-                "lanes, if they do not hold them"]
-    return lines or ["no change but the revision number"]
+                "lanes, if they do not hold them", *settings_lines]
+    return [*lines, *settings_lines] or ["no change but the revision number"]
+
+
+@dataclass(frozen=True)
+class HeldSettings:
+    """The staged lanes' settings, as a whole document, and the revision they came with."""
+
+    revision: int
+    document: dict[str, Any]
+
+
+def held_settings(reading: Reading | None) -> HeldSettings | None:
+    """The settings the staged lanes hold when they are not the commission in force's (its settings' command was
+    lost): what a revision's settings are then compared with. None when they hold the commission's, or none."""
+    if reading is None or reading.pipeline is None:
+        return None
+    commission = reading.parsed_commission
+    if commission is None or commission.pipeline == reading.pipeline.settings:
+        return None
+    held = reading.pipeline.settings.model_dump(mode="json", by_alias=True)
+    return HeldSettings(reading.pipeline.settings_revision, held)
+
+
+def _whole_settings(document: Any) -> Any:
+    """A revision's settings with every default written out, as the lanes' are (the document as it is when it does
+    not parse: the confirm step shows it, the engine refuses it)."""
+    try:
+        return PipelineSettings.model_validate(document).model_dump(mode="json", by_alias=True)
+    except ValidationError:
+        return document
 
 
 def _settings_difference(old: Any, new: Any) -> list[str]:
@@ -139,7 +176,7 @@ def _settings_difference(old: Any, new: Any) -> list[str]:
             for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
 
 
-def preview(old: dict | None, new: dict) -> Group:
+def preview(old: dict | None, new: dict, held: HeldSettings | None = None) -> Group:
     table = Table(box=None, header_style="bold", pad_edge=False, show_edge=False)
     for header in ("lane", "day", "time", "closes", "deadline", "tasks"):
         table.add_column(header, no_wrap=True)
@@ -158,7 +195,7 @@ def preview(old: dict | None, new: dict) -> Group:
     head.append(
         f" · {new.get('zone')} · from {new.get('effectiveFrom')} · ceiling {tokens(new.get('weeklyTokens'))} a week\n"
     )
-    changes = Text("\n".join(difference(old, new)))
+    changes = Text("\n".join(difference(old, new, held)))
     return Group(head, Text("Difference from the current revision:", style="bold"), changes, Text(""), table)
 
 
@@ -258,7 +295,7 @@ class CommissionForm(ScheduleForm):
     def _propose(self, candidate: dict) -> None:
         self.candidate = candidate
         self._built_from = self._inputs()
-        self.query_one("#preview", Static).update(preview(self.current, candidate))
+        self.query_one("#preview", Static).update(preview(self.current, candidate, held_settings(self.reading)))
         self.show_error("")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -331,7 +368,7 @@ class CommissionForm(ScheduleForm):
                     ("weekly ceiling", f"{tokens(candidate.get('weeklyTokens'))} tokens"),
                     ("record max age", f"{candidate.get('recordMaxAgeDays')} days"),
                     ("lanes", f"{len(lanes)}: " + ", ".join(str(lane.get("lane")) for lane in lanes))),
-            changes=tuple(difference(self.current, candidate)),
+            changes=tuple(difference(self.current, candidate, held_settings(self.reading))),
             consequence=then,
             confirm_label="Record this revision" if then is None else "Record: change the schedule",
         )
