@@ -132,6 +132,7 @@ class ScheduleApp(App[None]):
         self._failing_since: float | None = None
         self._failure_said_at: float | None = None  # when its notice was last given
         self.history_before: int | None = None
+        self._view_after_form: str | None = None  # a view shown from under a form: its table takes the keys after
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
         self._verified: Mapping[str, Checkpoint] | None = None  # how far it has checked each hash chain
@@ -435,7 +436,10 @@ class ScheduleApp(App[None]):
         chosen: Widget | None = next(iter(pane.query("#status-id")), None) or next(iter(pane.query(DataTable)), None)
         if chosen is None:
             chosen = next(iter(pane.query(LifecycleView)), None)  # no table: its text scrolls with the arrow keys
-        if chosen is None or chosen.screen is not self.screen:  # under a form (the palette's Show): keys stay there
+        if chosen is not None and chosen.screen is not self.screen:  # under a form (the palette's Show): the keys
+            self._view_after_form = view  # stay with the form, and go to this view's table when it closes
+            return
+        if chosen is None:
             return
         if isinstance(chosen, Input):
             chosen.clear()  # `o` starts a new lookup: what an earlier one left is not the start of this ID
@@ -466,6 +470,9 @@ class ScheduleApp(App[None]):
             return
         if result is not None:
             self.notify(printable(result), timeout=4, markup=False)
+        view, self._view_after_form = self._view_after_form, None
+        if view is not None and not isinstance(self.screen, ModalScreen):
+            self._focus_table_of(view)
         if self._pending is not None:
             self.apply_reading(self._pending)
         self.refresh_reading(force=True)

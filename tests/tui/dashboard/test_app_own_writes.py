@@ -411,6 +411,9 @@ async def test_a_view_shown_from_the_palette_under_a_form_leaves_the_keys_with_t
             await pilot.press("c")
             await pilot.pause()
             assert app.screen is form and [s for s in app.screen_stack if isinstance(s, ScheduleForm)] == [form]
+        await pilot.press("escape")  # the form closes: the view shown last takes the keys
+        await pilot.pause()
+        assert app.screen.focused is not None and app.screen.focused.id == "status-id", app.screen.focused
 
 
 @synchronously

@@ -340,6 +340,8 @@ def test_the_difference_the_owner_confirms_names_each_change_to_the_staged_lanes
     settings = {**current["pipeline"], "stallHours": 25}
     assert difference(current, {**current, "revision": 2, "pipeline": settings}) == [
         f"pipeline.stallHours: {current['pipeline'].get('stallHours')} → 25"]
+    trimmed = {key: value for key, value in current["pipeline"].items() if key != "topN"}  # topN left at its default
+    assert difference(current, {**current, "revision": 2, "pipeline": trimmed}) == ["no change but the revision number"]
     without = {key: value for key, value in current.items() if key != "pipeline"}
     assert difference(current, {**without, "revision": 2}) == [
         "- pipeline settings (the staged lanes keep the ones they hold)"]
@@ -373,6 +375,22 @@ async def test_settings_the_staged_lanes_lost_are_confirmed_against_the_ones_the
         step = app.screen
         assert isinstance(step, ConfirmStep)
         assert f"pipeline.stallHours: {held.settings.stall_hours} → 48 (the staged lanes hold revision 1's)" in (
+            step.confirmation.changes), step.confirmation.changes
+
+
+@synchronously
+async def test_settings_the_staged_lanes_never_received_are_confirmed_as_new_to_them(tmp_path: Path) -> None:
+    """Revision 1's settings were lost before the lanes held any: the next revision with the same settings gives the
+    lanes their first settings, and the confirm step says so instead of "no change"."""
+    url = _pipeline_journal(tmp_path)  # the revision recorded through the schedule alone: the lanes hold none
+    app = build_app(url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label="sqlite:///own.db")
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "c")
+        form.submit()
+        await pilot.pause()
+        step = app.screen
+        assert isinstance(step, ConfirmStep)
+        assert "+ pipeline settings for the staged lanes (they hold none: the revision in force's were lost)" in (
             step.confirmation.changes), step.confirmation.changes
 
 

@@ -114,8 +114,15 @@ def difference(old: dict | None, new: dict, held: HeldSettings | None = None) ->
     lines = [
         f"{name}: {old.get(name)} → {new.get(name)}" for name in TOP_FIELDS if old.get(name) != new.get(name)
     ]
-    if held is None or new.get("pipeline") is None:
-        settings_lines = _settings_difference(old.get("pipeline"), new.get("pipeline"))
+    if held is None:
+        settings_lines = _settings_difference(_whole_settings(old.get("pipeline")),
+                                              _whole_settings(new.get("pipeline")))
+    elif new.get("pipeline") is None:
+        settings_lines = ["- pipeline settings: refused while the staged lanes do not hold the revision in force's "
+                          "(give this revision `pipeline`)"]
+    elif held.document is None:
+        settings_lines = ["+ pipeline settings for the staged lanes (they hold none: the revision in force's were "
+                          "lost)"]
     else:
         settings_lines = [f"{line} (the staged lanes hold revision {held.revision}'s)"
                           for line in _settings_difference(held.document, _whole_settings(new["pipeline"]))]
@@ -137,22 +144,28 @@ def difference(old: dict | None, new: dict, held: HeldSettings | None = None) ->
 
 @dataclass(frozen=True)
 class HeldSettings:
-    """The staged lanes' settings, as a whole document, and the revision they came with."""
+    """The staged lanes' settings, as a whole document, and the revision they came with (None, None: they hold
+    none)."""
 
-    revision: int
-    document: dict[str, Any]
+    revision: int | None
+    document: dict[str, Any] | None
 
 
 def held_settings(reading: Reading | None) -> HeldSettings | None:
     """The settings the staged lanes hold when they are not the commission in force's (its settings' command was
-    lost): what a revision's settings are then compared with. None when they hold the commission's, or none."""
-    if reading is None or reading.pipeline is None:
+    lost): what a revision's settings are then compared with. None when they hold the commission's, when the
+    commission carries none, or when the lanes could not be read."""
+    if reading is None or reading.pipeline_problem is not None:
         return None
     commission = reading.parsed_commission
-    if commission is None or commission.pipeline == reading.pipeline.settings:
+    if commission is None or commission.pipeline is None:
         return None
-    held = reading.pipeline.settings.model_dump(mode="json", by_alias=True)
-    return HeldSettings(reading.pipeline.settings_revision, held)
+    lanes = reading.pipeline
+    if lanes is None:
+        return HeldSettings(None, None)
+    if commission.pipeline == lanes.settings:
+        return None
+    return HeldSettings(lanes.settings_revision, lanes.settings.model_dump(mode="json", by_alias=True))
 
 
 def _whole_settings(document: Any) -> Any:
