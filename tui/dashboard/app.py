@@ -484,8 +484,8 @@ class ScheduleApp(App[None]):
         confirmed = any(isinstance(screen, ScheduleForm) and screen.in_flight for screen in self.screen_stack)
         if not confirmed and not any(worker.group == FORM_WRITE and not worker.is_finished for worker in self.workers):
             return False
-        self.notify("A form's write is on its way: other forms open once it answers (Ctrl+Q quits).", timeout=4,
-                    markup=False)
+        self.notify("A write is on its way (a form's, or Health's repairs): other forms open once it answers (Ctrl+Q "
+                    "quits).", timeout=4, markup=False)
         return True
 
     def action_record_account(self, account: str | None = None) -> None:
