@@ -26,7 +26,7 @@ from factory_schedule.core import (
     proposed_commission,
 )
 from factory_schedule.core.owner_commission import record_commission
-from factory_schedule.core.pipeline_settings import PipelineSettings
+from factory_schedule.core.pipeline import PipelineSettings
 from factory_schedule.tui.dashboard.reading import Reading
 from factory_schedule.tui.dashboard.screens.base import THIS_WRITE, FormProblem, ScheduleForm, as_int, value_of
 from factory_schedule.tui.dashboard.screens.confirm import Confirmation
