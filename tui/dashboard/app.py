@@ -436,10 +436,10 @@ class ScheduleApp(App[None]):
         chosen: Widget | None = next(iter(pane.query("#status-id")), None) or next(iter(pane.query(DataTable)), None)
         if chosen is None:
             chosen = next(iter(pane.query(LifecycleView)), None)  # no table: its text scrolls with the arrow keys
-        if chosen is not None and chosen.screen is not self.screen:  # under a form (the palette's Show): the keys
-            self._view_after_form = view  # stay with the form, and go to this view's table when it closes
-            return
         if chosen is None:
+            return
+        if chosen.screen is not self.screen:  # under a form (the palette's Show): the keys stay with the form, and
+            self._view_after_form = view  # go to this view's table when it closes
             return
         if isinstance(chosen, Input):
             chosen.clear()  # `o` starts a new lookup: what an earlier one left is not the start of this ID
