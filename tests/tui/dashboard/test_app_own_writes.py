@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,12 +93,29 @@ async def sign_in_sent(app: ScheduleApp, pilot: Any) -> ScheduleForm:
     return form
 
 
-async def sign_in_on_its_way(app: ScheduleApp, pilot: Any, committed: threading.Event) -> ScheduleForm:
-    """The sign-in form's write sent and landed, its answer held back (`answered_late` with `held` and `committed`)."""
-    form = await sign_in_sent(app, pilot)
-    while not committed.is_set():
-        await asyncio.sleep(0.02)
-    return form
+@asynccontextmanager
+async def sign_in_on_its_way(demo_url: str, monkeypatch: pytest.MonkeyPatch
+                             ) -> AsyncIterator[tuple[ScheduleApp, Any, ScheduleForm, Callable[[], Awaitable[None]]]]:
+    """The polling dashboard with the sign-in form's write landed and its answer held back: (the app, its pilot, the
+    form, and `lose_answer`, which lets the answer come back lost and waits until the form says its write landed).
+    The answer is let go when the block ends, whatever happened in it."""
+    held, committed = threading.Event(), threading.Event()
+    answered_late(monkeypatch, CASES["sign-in"], held=held, committed=committed)
+    app = make_app(demo_url, poll=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await first_whole_reading(app, pilot)
+        form = await sign_in_sent(app, pilot)
+        while not committed.is_set():
+            await asyncio.sleep(0.02)
+
+        async def lose_answer() -> None:
+            held.set()
+            assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
+
+        try:
+            yield app, pilot, form, lose_answer
+        finally:
+            held.set()
 
 
 async def read_while_on_its_way(app: ScheduleApp, head: int) -> None:
@@ -318,22 +337,14 @@ async def test_a_forms_fields_cannot_change_while_its_write_is_on_its_way(
         demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the form shows is what its write asked until the write answers: an account switched meanwhile would hide
     the record that write made, should its answer be lost. When it fails the fields take keys again."""
-    held, committed = threading.Event(), threading.Event()
-    answered_late(monkeypatch, CASES["sign-in"], held=held, committed=committed)
-    app = make_app(demo_url, poll=0.1)
-    async with app.run_test(size=SIZE) as pilot:
-        await first_whole_reading(app, pilot)
-        try:
-            form = await sign_in_on_its_way(app, pilot, committed)
-            assert form.in_flight and app.screen is form
-            fields = [*form.query(Input), *form.query(Select)]
-            assert fields and all(field.is_disabled for field in fields)
-            before = {id(field): field.value for field in fields}
-            await pilot.press("shift+tab", "x", "down", "enter")
-            assert {id(field): field.value for field in fields} == before
-        finally:
-            held.set()
-        assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
+    async with sign_in_on_its_way(demo_url, monkeypatch) as (app, pilot, form, lose_answer):
+        assert form.in_flight and app.screen is form
+        fields = [*form.query(Input), *form.query(Select)]
+        assert fields and all(field.is_disabled for field in fields)
+        before = {id(field): field.value for field in fields}
+        await pilot.press("shift+tab", "x", "down", "enter")
+        assert {id(field): field.value for field in fields} == before
+        await lose_answer()
         assert not any(field.is_disabled for field in fields)
 
 
@@ -370,28 +381,20 @@ async def test_no_form_opens_from_the_palette_over_a_form_whose_write_is_on_its_
         demo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A form opened over one whose write is on its way would read that write's record, once its answer is lost, as
     another writer's, and offer the next sequence: the palette's forms wait until the write answers."""
-    held, committed = threading.Event(), threading.Event()
-    answered_late(monkeypatch, CASES["sign-in"], held=held, committed=committed)
-    app = make_app(demo_url, poll=0.1)
-    async with app.run_test(size=SIZE) as pilot:
-        await first_whole_reading(app, pilot)
-        try:
-            form = await sign_in_on_its_way(app, pilot, committed)
-            for command in ("sign-in record", "commission revision"):
-                await pilot.press("ctrl+p")  # asyncio's sleeps, not the pilot's pauses: those wait for the write
-                await asyncio.sleep(0.3)
-                assert isinstance(app.screen, CommandPalette)
-                await pilot.press(*command)
-                await asyncio.sleep(0.5)
-                await pilot.press("enter")
-                await asyncio.sleep(0.3)
-                assert app.screen is form, app.screen_stack
-                assert [screen for screen in app.screen_stack if isinstance(screen, ScheduleForm)] == [form]
-            said = [str(notification.message) for notification in app._notifications]
-            assert any(message.startswith("A write is on its way") for message in said), said
-        finally:
-            held.set()
-        assert (await notice_within(pilot, form, 3.0)).startswith(CASES["sign-in"].landed), form.notice
+    async with sign_in_on_its_way(demo_url, monkeypatch) as (app, pilot, form, lose_answer):
+        for command in ("sign-in record", "commission revision"):
+            await pilot.press("ctrl+p")  # asyncio's sleeps, not the pilot's pauses: those wait for the write
+            await asyncio.sleep(0.3)
+            assert isinstance(app.screen, CommandPalette)
+            await pilot.press(*command)
+            await asyncio.sleep(0.5)
+            await pilot.press("enter")
+            await asyncio.sleep(0.3)
+            assert app.screen is form, app.screen_stack
+            assert [screen for screen in app.screen_stack if isinstance(screen, ScheduleForm)] == [form]
+        said = [str(notification.message) for notification in app._notifications]
+        assert any(message.startswith("A write is on its way") for message in said), said
+        await lose_answer()
 
 
 @synchronously
