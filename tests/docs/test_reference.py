@@ -96,3 +96,12 @@ def test_every_health_finding_kind_is_in_the_health_guide_with_its_severity() ->
     assert sorted(set(in_code) - set(documented)) == []
     assert {kind: documented[kind] for kind in in_code if documented[kind] not in in_code[kind]} == {}
     assert sorted(set(documented) - set(in_code)) == [], "documented kinds the code no longer reports"
+
+
+def test_the_health_guide_marks_with_a_bell_exactly_the_findings_the_owner_is_notified_of() -> None:
+    from factory_schedule.tui.host.notify import NEEDS_OWNER
+
+    table = HEALTH_PAGE.read_text().split("\n## Finding kinds", 1)[1].split("\n## ", 1)[0]
+    belled = set(re.findall(r"^\| `([a-z-]+)` 🔔 \|", table, re.M))
+    assert "pipeline-settings-behind" in belled
+    assert sorted(belled - NEEDS_OWNER) == [] and sorted(NEEDS_OWNER - belled) == []
