@@ -116,8 +116,9 @@ class ScheduleForm(ModalScreen[str | None]):
         # writer's (`written_here`).
         self.tries: list[Any] = []
         self._own_write_said = ""  # the notice `own_write_landed` gave for the last write, once
-        self._own_notice = ""  # the last such notice, whichever write it spoke of: what `take_back_own_notice` takes
-        self._own_notice_certain = True  # whether it knew the record was this form's (not only that it may be)
+        # The last such notice, whichever write it spoke of (what `take_back_own_notice` takes), and whether it knew
+        # the record was this form's (not only that it may be).
+        self._own_notice: tuple[str, bool] = ("", True)
         self._close_with: tuple[str | None] | None = None  # an answer that came while a screen was over the form
         self._confirming: Confirmation | None = None  # what the confirm step showed the owner
         # Where the keys went before the fields were held, and that field's selection (an Input's).
@@ -255,15 +256,15 @@ class ScheduleForm(ModalScreen[str | None]):
     def _said_once(self, said: str, certain: bool = True) -> str | None:
         if self.in_flight or self._own_write_said:
             return None
-        self._own_write_said = self._own_notice = said
-        self._own_notice_certain = certain
+        self._own_write_said, self._own_notice = said, (said, certain)
         return said
 
     def take_back_own_notice(self, unless_certain: bool = False) -> None:
         """The form now shows something else than the write its notice speaks of (another account): the notice goes.
         `unless_certain`: trying again was refused, which takes back only a notice that could not tell whose the
         record was (it was another writer's); one that knew the write was this form's still holds."""
-        if self._own_notice and self.notice == self._own_notice and not (unless_certain and self._own_notice_certain):
+        said, certain = self._own_notice
+        if said and self.notice == said and not (unless_certain and certain):
             self.show_notice("")
 
     def reading_moved(self, reading: Any) -> None:
