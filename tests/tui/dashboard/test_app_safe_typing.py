@@ -16,12 +16,12 @@ from textual.widgets import Button, DataTable, Input, Select, Static, Switch, Ta
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
 from factory_schedule.core.commission import proposed_commission
 from factory_schedule.core.owner_commission import record_commission
-from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes
+from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes, PipelineSettings
 from factory_schedule.store import open_journal
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
 from factory_schedule.tui.dashboard.screens.base import ScheduleForm
-from factory_schedule.tui.dashboard.screens.commission import CommissionForm, difference
+from factory_schedule.tui.dashboard.screens.commission import CommissionForm, HeldSettings, difference
 from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 
@@ -376,6 +376,20 @@ async def test_settings_the_staged_lanes_lost_are_confirmed_against_the_ones_the
         assert isinstance(step, ConfirmStep)
         assert f"pipeline.stallHours: {held.settings.stall_hours} → 48 (the staged lanes hold revision 1's)" in (
             step.confirmation.changes), step.confirmation.changes
+
+
+def test_a_revision_putting_back_the_settings_the_staged_lanes_hold_says_it_changes_the_commission_s() -> None:
+    """Revision 2's settings (stallHours 48) were lost; revision 3 puts back revision 1's, which the lanes hold.
+    Recording it changes nothing in the lanes, but it changes the commission's own settings back: the owner signs
+    that, so the confirm step says it instead of "no change but the revision number"."""
+    first = proposed_commission(["alpha"], "2026-12-02", 5_000_000, pipeline=True)
+    lanes_hold = PipelineSettings.model_validate(first["pipeline"]).model_dump(mode="json", by_alias=True)
+    lost = {**first, "revision": 2, "pipeline": {**first["pipeline"], "stallHours": 48}}
+    assert difference(lost, {**first, "revision": 3}, HeldSettings(1, lanes_hold)) == [
+        f"pipeline.stallHours: 48 → {lanes_hold['stallHours']} (revision 2's settings, which the staged lanes never "
+        "received; they hold revision 1's, which this revision carries)"]
+    assert difference(lost, {**lost, "revision": 3}, HeldSettings(1, lanes_hold)) == [
+        f"pipeline.stallHours: {lanes_hold['stallHours']} → 48 (the staged lanes hold revision 1's)"]
 
 
 @synchronously

@@ -107,7 +107,8 @@ def _said(value: Any) -> str:
 
 def difference(old: dict | None, new: dict, held: HeldSettings | None = None) -> list[str]:
     """What the new revision changes, one line each, in the owner's words; with `held`, its settings are compared
-    with the ones the staged lanes hold (the revision in force's were lost), which are what recording them changes."""
+    with the ones the staged lanes hold (the revision in force's were lost), which are what recording them changes,
+    and with the revision in force's when they are the lanes' own (the commission's settings still change back)."""
     if not old:
         settings = ", with settings for the staged lanes" if new.get("pipeline") is not None else ""
         return [f"first commission: {len(new.get('lanes', []))} lanes{settings}"]
@@ -124,8 +125,14 @@ def difference(old: dict | None, new: dict, held: HeldSettings | None = None) ->
         settings_lines = ["+ pipeline settings for the staged lanes (they hold none: the revision in force's were "
                           "lost)"]
     else:
+        asked = _whole_settings(new["pipeline"])
         settings_lines = [f"{line} (the staged lanes hold revision {held.revision}'s)"
-                          for line in _settings_difference(held.document, _whole_settings(new["pipeline"]))]
+                          for line in _settings_difference(held.document, asked)]
+        if not settings_lines:  # the lanes' own settings put back: only the commission's change
+            settings_lines = [
+                f"{line} (revision {old.get('revision')}'s settings, which the staged lanes never received; they "
+                f"hold revision {held.revision}'s, which this revision carries)"
+                for line in _settings_difference(_whole_settings(old.get("pipeline")), asked)]
     before = {lane["lane"]: lane for lane in old.get("lanes", [])}
     after = {lane["lane"]: lane for lane in new.get("lanes", [])}
     lines += [f"+ lane {name}" for name in after if name not in before]
