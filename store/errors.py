@@ -15,6 +15,12 @@ class JournalCorruptError(JournalError):
     """The stored events do not form an unbroken hash chain, or a stored row does not parse."""
 
 
+class JournalSetBackError(JournalCorruptError):
+    """The journal no longer holds the history an earlier check verified: its head lies behind that check's
+    checkpoint, or the event the checkpoint names is another one. A chain set back whole (a restored copy)
+    or rewritten whole is consistent in itself; only the checkpoint tells."""
+
+
 class CommandConflictError(JournalError):
     """A recorded command ID was sent again with a different payload."""
 

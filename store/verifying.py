@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .canonical import canonical_json
-from .errors import JournalCorruptError
+from .errors import JournalCorruptError, JournalSetBackError
 from .records import GENESIS_HASH, Checkpoint, Event, chain_hash, receipt_text, sha256_text
 from .sealed_rows import check_head, head_key
 
@@ -22,7 +22,7 @@ def _check_checkpoint(journal: Journal, aggregate: str, since: Checkpoint) -> No
     rechained whole (which a check from the first event cannot tell from the original), fails here."""
     found = journal.history(aggregate, after=since.version - 1, limit=1)
     if not found or found[0].version != since.version or found[0].hash != since.hash:
-        raise JournalCorruptError(
+        raise JournalSetBackError(
             f"{aggregate}: event {since.version} is not the one verified before (its hash changed): "
             "the history was rewritten at or before it"
         )
@@ -52,7 +52,7 @@ def verify_chain(journal: Journal, aggregate: str, since: Checkpoint | None = No
     checked = since.version if since is not None else 0
     unsealed_through = since.unsealed_through if since is not None else 0
     if head.version < checked:
-        raise JournalCorruptError(f"{aggregate}: the head went back from {checked} to {head.version}")
+        raise JournalSetBackError(f"{aggregate}: the head went back from {checked} to {head.version}")
     if since is not None and checked > 0:
         _check_checkpoint(journal, aggregate, since)
     # Before the first sealed command, commands may end unsealed (a journal upgraded from format 1).

@@ -4,7 +4,7 @@ A check from the first event reads every event of history, seconds on a year's j
 dashboard and the tick check often. Each of them starts where the last check of this owner's processes
 ended: the checkpoint file (`<journal file>.chain-checkpoint.json`; for a server's journal,
 `chain-checkpoint-<digest>.json` in the user data folder, keyed by its URL without the password) holds, per
-aggregate, the version and hash of the head that was checked, with the hash of its first event. A check from
+aggregate, the version and hash of the head that was checked. A check from
 it reads only what was appended since, after proving that the event it names still has the hash it had
 (`Journal.verify`): a history rewritten at or before it fails loudly, even when rechained whole.
 
@@ -17,11 +17,13 @@ The same file keeps the staged lanes' history as `health` last counted it (`Coun
 a version, with that event's hash), so the next count reads only the events after it; a count whose event
 changed hash is not counted on from.
 
-A checkpoint of another journal (another URL or path, or another first event of an aggregate) or one that
-does not parse is ignored: that check starts from the first event, which costs time and never trust. A
-verify that breaks leaves that aggregate's checkpoint where it was, and a whole check that breaks drops it,
-so every later check re-finds the break. A file that cannot be written never costs the report: it is one
-more finding, `chain-checkpoint-unwritable`.
+A checkpoint of another journal (another URL or path) or one that does not parse is ignored: that check
+starts from the first event, which costs time and never trust. A chain gone or replaced from its first event
+is checked from its checkpoint, which says it is not the history verified before. A check that breaks
+leaves that aggregate's checkpoint where it was, and a whole check that breaks before it drops it, so every
+later check re-finds the break; `verify` also holds the journal to the checkpoints (a journal set back to a
+restored copy verifies from its first event) until the owner accepts its history as it is. A file that
+cannot be written never costs the report: it is one more finding, `chain-checkpoint-unwritable`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -136,10 +138,6 @@ def _write_document(path: Path, document: Mapping[str, Any]) -> None:
         raise
 
 
-def _first_hash(journal: Journal, aggregate: str) -> str | None:
-    return event_hash(journal, aggregate, 1)
-
-
 def _checkpoint_of(entry: object) -> Checkpoint | None:
     if not isinstance(entry, dict):
         return None
@@ -152,8 +150,9 @@ def _checkpoint_of(entry: object) -> Checkpoint | None:
 
 
 def read_checkpoints(journal: Journal, url: str) -> dict[str, Checkpoint]:
-    """Where each aggregate's check starts: the checkpoints of this journal whose first event is still the one
-    they were taken over; nothing (a check from the first event) for anything else."""
+    """Where each aggregate's check starts: the checkpoints this journal's side file holds (none for a file of
+    another journal, or a garbled one). A checkpoint over a chain that is gone or begins with another first
+    event is kept: checking from it says the history is not the one verified before."""
     document = _read_document(checkpoint_path(url), url)
     entries = document.get("chains") if document is not None else None
     if not isinstance(entries, dict):
@@ -161,9 +160,8 @@ def read_checkpoints(journal: Journal, url: str) -> dict[str, Checkpoint]:
     checkpoints: dict[str, Checkpoint] = {}
     for aggregate, entry in entries.items():
         checkpoint = _checkpoint_of(entry)
-        if checkpoint is None or _first_hash(journal, aggregate) != entry.get("first"):
-            continue
-        checkpoints[aggregate] = checkpoint
+        if checkpoint is not None:
+            checkpoints[aggregate] = checkpoint
     return checkpoints
 
 
@@ -173,13 +171,12 @@ def read_counted(url: str) -> CountedHistory | None:
     return _counted_of(document.get("counted")) if document is not None else None
 
 
-def write_checkpoints(journal: Journal, url: str, verified: Mapping[str, Checkpoint],
+def write_checkpoints(url: str, verified: Mapping[str, Checkpoint],
                       counted: CountedHistory | None = None) -> None:
     """Keep how far each aggregate verified, and the staged lanes' count (without one, the count kept stays);
     OSError when the file cannot be written."""
     chains = {
-        aggregate: {"version": point.version, "hash": point.hash, "unsealed_through": point.unsealed_through,
-                    "first": _first_hash(journal, aggregate)}
+        aggregate: {"version": point.version, "hash": point.hash, "unsealed_through": point.unsealed_through}
         for aggregate, point in verified.items() if point.version > 0
     }
     document: dict[str, Any] = {"journal": journal_identity(url), "chains": chains}
@@ -224,20 +221,24 @@ def unwritable_finding(path: Path, error: OSError) -> Finding:
         {"path": str(path), "detail": detail})
 
 
-def remember(journal: Journal, url: str, since: Mapping[str, Checkpoint], verified: Mapping[str, Checkpoint],
+def remember(url: str, since: Mapping[str, Checkpoint], verified: Mapping[str, Checkpoint],
              problems: Mapping[str, str], now: datetime, counted: CountedHistory | None = None,
-             counted_before: CountedHistory | None = None) -> list[Finding]:
+             counted_before: CountedHistory | None = None, *, whole: bool = False,
+             set_back: Collection[str] = ()) -> list[Finding]:
     """After a check that started from `since` (and counted on from `counted_before`): keep where each aggregate
-    verified to (a broken one keeps its old checkpoint, or none after a whole check) and what was counted, and
-    record the check when it started from the first event. What could not be written, as findings of the
-    report it belongs to."""
-    whole = not since
-    kept = {aggregate: point for aggregate, point in since.items() if not whole and aggregate not in verified}
+    verified to and what was counted, and record the check when it started from the first event (`whole`, or
+    no checkpoint to start from). A broken aggregate keeps its old checkpoint; after a whole check, only one
+    that is not the history its checkpoint names (`set_back`): one broken before it keeps none, so that every
+    later check reads it from its first event. What could not be written, as findings of the report it
+    belongs to."""
+    whole = whole or not since
+    kept = {aggregate: point for aggregate, point in since.items()
+            if aggregate not in verified and (not whole or aggregate in set_back)}
     kept.update(verified)
     findings: list[Finding] = []
     if dict(kept) != dict(since) or whole or (counted is not None and counted != counted_before):
         try:
-            write_checkpoints(journal, url, kept, counted)
+            write_checkpoints(url, kept, counted)
         except OSError as error:
             findings.append(unwritable_finding(checkpoint_path(url), error))
     if whole:

@@ -45,6 +45,7 @@ from factory_schedule.core.health import (
     reconcile_confirmation,
 )
 from factory_schedule.store import Checkpoint, Journal, leases
+from factory_schedule.store.errors import JournalSetBackError
 from factory_schedule.tui.host import chain_checkpoint, reconciler
 from factory_schedule.tui.host.chain_checkpoint import CountedHistory
 from factory_schedule.tui.host.clock import host_zone
@@ -159,7 +160,7 @@ def verify_chains(journal: Journal, since: Mapping[str, Checkpoint] | None,
     whose aggregates cannot be listed still has the schedule's chain checked, and says what it could not."""
     from factory_schedule.core import SCHEDULE_AGGREGATE
 
-    names = {SCHEDULE_AGGREGATE}
+    names = {SCHEDULE_AGGREGATE, *(since or {})}  # a chain checked before and gone since is checked too
     try:
         names.update(journal.aggregates())
     except Exception as error:
@@ -170,8 +171,31 @@ def verify_chains(journal: Journal, since: Mapping[str, Checkpoint] | None,
         try:
             verified[name] = journal.verify(name, since=(since or {}).get(name))
         except Exception as error:
-            problems[name] = str(error)
+            problems[name] = chain_problem(error)
     return verified, problems
+
+
+def held_to_checkpoints(journal: Journal, since: Mapping[str, Checkpoint]) -> dict[str, str]:
+    """Why each chain is not the history an earlier check verified up to its checkpoint (a journal set back to
+    a restored copy, or a chain replaced whole, passes a check from its first event): `verify` holds the
+    journal to them as well."""
+    problems: dict[str, str] = {}
+    for name, point in sorted(since.items()):
+        try:
+            journal.verify(name, since=point)
+        except Exception as error:
+            problems[name] = chain_problem(error)
+    return problems
+
+
+def chain_problem(error: Exception) -> str:
+    """A chain's break in words; for a history set back since an earlier check, what may have done it and the
+    owner's way to take it as it is now."""
+    if isinstance(error, JournalSetBackError):
+        return (f"{error}: the journal no longer holds what an earlier check of it verified (a restored backup, "
+                "a cut WAL file, or rows deleted or rewritten); if you restored or replaced it yourself, "
+                "`factory-schedule verify --accept-history` takes its history as it is now")
+    return str(error)
 
 
 @dataclass(frozen=True)
@@ -271,7 +295,7 @@ def check_health(
             history, counted = read_pipeline_history(journal, counted_before)
         except Exception as error:
             could_not.append(f"the staged lanes' history: {type(error).__name__}: {error}")
-    side_findings = (chain_checkpoint.remember(journal, journal.url, since or {}, chains, chain_problems, now,
+    side_findings = (chain_checkpoint.remember(journal.url, since or {}, chains, chain_problems, now,
                                                counted, counted_before)
                      if keep else [])
     owner_key, owner_key_read = None, False

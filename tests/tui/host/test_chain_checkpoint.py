@@ -1,7 +1,8 @@
 """`health` checks each hash chain from the checkpoint its last check left beside the journal, and
 `factory-schedule verify` checks every chain from its first event. What the checkpoint skips a whole verify
-still finds; a checkpoint that no longer matches the journal fails loudly; one of another journal is ignored;
-one that cannot be written costs the report nothing but a finding. Real SQLite files edited behind the
+still finds; a checkpoint that no longer matches the journal fails loudly, in `verify` too, until the owner
+accepts the history as it is; one of another journal is ignored; one that cannot be written costs the report
+nothing but a finding. Real SQLite files edited behind the
 store's back, and the real command line."""
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ def test_an_event_rewritten_after_the_checkpoint_fails_health(sqlite_url: str) -
     assert "event 6" in broken[0]["message"]
 
 
-def test_a_tampered_checkpoint_file_is_caught_and_verify_starts_it_afresh(sqlite_url: str) -> None:
+def test_a_tampered_checkpoint_file_is_caught_until_the_owner_accepts_the_history(sqlite_url: str) -> None:
+    """A checkpoint that no longer fits the journal is a journal set back or a checkpoint file edited: nothing here
+    tells which, so `verify` reports it too, and only the owner's `verify --accept-history` starts afresh."""
     _append(sqlite_url, 4)
     assert _broken(sqlite_url) == []
     path = checkpoint_path(sqlite_url)
@@ -75,8 +78,65 @@ def test_a_tampered_checkpoint_file_is_caught_and_verify_starts_it_afresh(sqlite
         broken = _broken(sqlite_url)
         assert [finding["evidence"]["aggregate"] for finding in broken] == [AGGREGATE], tampered
     code, report, err = cli(sqlite_url, "verify", "--json")
+    assert code == 8 and list(report["problems"]) == [AGGREGATE], err
+    assert "--accept-history" in report["problems"][AGGREGATE]
+    code, report, err = cli(sqlite_url, "verify", "--accept-history", "--json")
     assert code == 0 and report["verified"] is True and report["chains"][AGGREGATE] == 4, err
     assert _broken(sqlite_url) == []
+
+
+def _backup(source: str, target: str) -> None:
+    """Copy one SQLite journal over another through SQLite itself, as a restored backup arrives."""
+    with sqlite3.connect(source.removeprefix("sqlite:///")) as src, \
+            sqlite3.connect(target.removeprefix("sqlite:///")) as dst:
+        src.backup(dst)
+
+
+def test_a_journal_set_back_to_an_earlier_copy_fails_verify_and_every_check_after_it(tmp_path: Path) -> None:
+    """A restored backup (or a cut WAL file) is a consistent journal, and a check from each first event passes it:
+    `verify` holds it to what earlier checks saw, says what went back, and keeps the evidence for the next check."""
+    url, copy = (f"sqlite:///{tmp_path / name}" for name in ("journal.db", "copy.db"))
+    _append(url, 5)
+    _backup(url, copy)
+    _append(url, 2)
+    assert _broken(url) == []  # checked through event 7
+    _backup(copy, url)  # the journal as it was at event 5
+    code, report, err = cli(url, "verify", "--json")
+    assert code == 8 and list(report["problems"]) == [AGGREGATE], err
+    assert "went back from 7 to 5" in report["problems"][AGGREGATE]
+    for _ in range(2):  # the checkpoint at 7 is kept: health and verify keep saying it
+        assert [finding["evidence"]["aggregate"] for finding in _broken(url)] == [AGGREGATE]
+        assert cli(url, "verify")[0] == 8
+    assert cli(url, "verify", "--accept-history")[0] == 0
+    assert _broken(url) == []
+
+
+def test_a_chain_replaced_from_its_first_event_is_a_break(tmp_path: Path) -> None:
+    """Every row of a chain deleted and a new chain written in its place (the owner key's, say) verifies from its
+    first event; a check of this journal saw another one, and says so."""
+    url, other = (f"sqlite:///{tmp_path / name}" for name in ("journal.db", "other.db"))
+    _append(url, 3)
+    _append(other, 3, tag="another")
+    assert _broken(url) == []
+    _backup(other, url)  # the same journal file, another history
+    broken = _broken(url)
+    assert [finding["evidence"]["aggregate"] for finding in broken] == [AGGREGATE]
+    assert cli(url, "verify")[0] == 8
+    assert cli(url, "verify", "--accept-history")[0] == 0
+    assert _broken(url) == []
+
+
+def test_a_chain_deleted_whole_is_a_break(sqlite_url: str) -> None:
+    _append(sqlite_url, 3)
+    assert _broken(sqlite_url) == []
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        for table in ("events", "receipts", "aggregates", "state_parts"):
+            db.execute(f"DELETE FROM {table} WHERE aggregate = ?", (AGGREGATE,))
+    broken = _broken(sqlite_url)
+    assert [finding["evidence"]["aggregate"] for finding in broken] == [AGGREGATE]
+    assert "went back from 3 to 0" in broken[0]["message"]
+    code, report, _err = cli(sqlite_url, "verify", "--json")
+    assert code == 8 and list(report["problems"]) == [AGGREGATE]
 
 
 def test_a_checkpoint_of_another_journal_is_ignored(tmp_path: Path) -> None:
@@ -87,19 +147,6 @@ def test_a_checkpoint_of_another_journal_is_ignored(tmp_path: Path) -> None:
     _rewrite(second, 2)
     shutil.copyfile(checkpoint_path(first), checkpoint_path(second))
     assert [finding["evidence"]["aggregate"] for finding in _broken(second)] == [AGGREGATE]
-
-
-def test_a_checkpoint_over_another_first_event_is_ignored(tmp_path: Path) -> None:
-    first, second = (f"sqlite:///{tmp_path / name}" for name in ("first.db", "second.db"))
-    _append(first, 5)
-    _append(second, 5, tag="another")
-    assert _broken(first) == []
-    document = json.loads(checkpoint_path(first).read_text())
-    document["journal"] = str((tmp_path / "second.db").resolve())
-    checkpoint_path(second).write_text(json.dumps(document))
-    assert _broken(second) == []  # checked from its own first event, not held to the other's hashes
-    assert json.loads(checkpoint_path(second).read_text())["chains"][AGGREGATE]["hash"] != (
-        document["chains"][AGGREGATE]["hash"])
 
 
 def test_the_side_files_are_the_owners_alone(sqlite_url: str) -> None:
