@@ -38,8 +38,9 @@ EXIT_MEANINGS: dict[int, str] = {
     output.EXIT_LEASE_HELD: "a lease or a staged lane's lock is held by someone else (`LEASE_HELD`)",
     output.EXIT_NOT_LEASE_OWNER: "a lease heartbeat or release by someone who does not hold it (`NOT_LEASE_OWNER`)",
     output.EXIT_RUNNER_FAILED: "`tick`: a runner exited non-zero or left its segment running",
-    output.EXIT_CHAIN_BROKEN: "`verify`: an aggregate's hash chain does not verify from its first event (`problems` "
-                              "says where it breaks)",
+    output.EXIT_CHAIN_BROKEN: "`verify`: an aggregate's hash chain does not verify from its first event or against "
+                              "an earlier check's checkpoint (`problems` says where it breaks); `tick`: a chain "
+                              "does not verify from its checkpoint, and nothing was started",
     output.EXIT_UNRECORDED: "`run`: the journal would not take a report after every retry (about five minutes); the "
                             "report is printed in an `\"unrecorded\"` line and the segment left running for a "
                             "supervisor",

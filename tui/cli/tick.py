@@ -13,8 +13,23 @@ from typing import Any
 from factory_schedule.core import LifecycleSchedule, ScheduleError
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.cli.journal import journal_url_of, open_existing, schedule_over
-from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, EXIT_OK, EXIT_RUNNER_FAILED, BadInput, emit
-from factory_schedule.tui.host import health, heartbeat, keepers, process_identity, segments, tokens
+from factory_schedule.tui.cli.output import (
+    ERROR_EXIT_CODES,
+    EXIT_CHAIN_BROKEN,
+    EXIT_OK,
+    EXIT_RUNNER_FAILED,
+    BadInput,
+    emit,
+)
+from factory_schedule.tui.host import (
+    chain_checkpoint,
+    health,
+    heartbeat,
+    keepers,
+    process_identity,
+    segments,
+    tokens,
+)
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.interrupted import reconcile_interrupted
 from factory_schedule.tui.host.notify import notify_owner
@@ -196,8 +211,25 @@ def _runner_and_schedule(args: argparse.Namespace, missing: str) -> tuple[list[s
     return command, url, journal, clock, schedule_over(journal, clock)
 
 
+def _chains_sound(journal: Journal, url: str, clock: SystemClock) -> bool:
+    """Whether every hash chain verifies from where the last check of this journal ended (kept for the next
+    one). A journal set back to an earlier copy has lost decisions made since (calls admitted, tokens debited,
+    nights started): acting on it would make them a second time, so a broken chain is named, one line each."""
+    since = chain_checkpoint.read_checkpoints(journal, url)
+    verified, problems = health.verify_chains(journal, since, [])
+    chain_checkpoint.remember(url, since, verified, problems, clock.now())  # what it cannot write, health says
+    for name, problem in sorted(problems.items()):
+        emit({"chain_broken": name, "message": problem})
+    return not problems
+
+
 def tick(args: argparse.Namespace) -> int:
     command, url, journal, clock, schedule = _runner_and_schedule(args, "tick needs a runner command after `--`")
+    if not _chains_sound(journal, url, clock):
+        emit({"not_started": "no lane starts and nothing is repaired while a hash chain of the journal is broken "
+                             "(`factory-schedule health` and `verify` say more)"})
+        _tell_owner(journal, url, schedule, clock)
+        return EXIT_CHAIN_BROKEN
     owner = tokens.new_tick_owner()
     _take_worker_lease(journal, owner, args.ttl, clock)
     beat = heartbeat.Heartbeat(journal, leases.WORKER_SCOPE, owner, args.ttl / 3, clock.now)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from factory_schedule.core import LifecycleSchedule
-from factory_schedule.store import leases
+from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.process_identity import this_host
 from factory_schedule.tui.host.tokens import segment_scope
@@ -30,6 +31,7 @@ from tests.tui.runner_support import (
     REPO,
     cli,
     cli_env,
+    commission_due_now,
     commissioned_journal,
     json_lines,
     provider_contacts,
@@ -183,6 +185,33 @@ def test_a_tick_that_finds_the_worker_lease_held_starts_nothing(
     assert lines[-1]["error"] == "LEASE_HELD" and lines[-1]["holder"]["owner"] == "tick-other"
     view = LifecycleSchedule(journal, SystemClock()).read()
     assert view is not None and view.occurrences == []
+
+
+def test_a_tick_on_a_journal_set_back_since_the_last_check_starts_and_repairs_nothing(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """A journal restored to an earlier copy no longer holds decisions made since (a call admitted, tokens
+    debited): acting on it would make them again. The tick checks the chains from where the last check ended
+    before it repairs or starts anything, and exits 8 naming the break."""
+    journal = open_journal(sqlite_url)
+    schedule = LifecycleSchedule(journal, SystemClock())
+    schedule.record_commission(commission_due_now())
+    copy = tmp_path / "copy.db"
+    path = sqlite_url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as live, sqlite3.connect(copy) as saved:
+        live.backup(saved)
+    schedule.record_account(account="claude", sequence=1, sign_in="owner@example.com", overage=False,
+                            recorded_by="owner")
+    assert cli(sqlite_url, "health")[0] in (0, 1)  # checked through the account record
+    with sqlite3.connect(copy) as saved, sqlite3.connect(path) as live:
+        saved.backup(live)  # the journal as it was before the account record
+    head = journal.head("discovery/schedule")
+    code, lines, err = _finish(_tick_process(sqlite_url, tmp_path, "true"))
+    assert code == 8, (lines, err)
+    assert [line["chain_broken"] for line in lines if "chain_broken" in line] == ["discovery/schedule"]
+    assert not [line for line in lines if "tick" in line or "repaired" in line], lines
+    assert journal.head("discovery/schedule") == head
+    assert leases.list_leases(journal) == []
 
 
 def test_ticks_racing_take_one_worker_lease_at_a_time_and_admit_one_occurrence(

@@ -1,6 +1,12 @@
 """`factory-schedule tick [--lane L] [--ttl SECONDS] -- COMMAND [ARGS]`: what the LaunchAgent fires.
 
-Under the journal's `worker` lease the tick first runs the health reconciler's
+First it checks the journal's hash chains from where the last check ended: on a
+broken one (a journal set back to an earlier copy has lost the decisions made
+since, and acting on it would make them again) it prints one `{"chain_broken":
+...}` line each and a `{"not_started": ...}` line, tells the owner, and exits 8,
+with nothing repaired or started.
+
+Under the journal's `worker` lease the tick then runs the health reconciler's
 repair pass (a dead runner reconciled on conclusive evidence, leases that guard
 nothing removed, each journaled; one `{"repaired": ...}` line each), then calls
 `start` for every lane of the current commission (or just `--lane`), each with a
