@@ -15,10 +15,17 @@ from .staged_lanes import CLOCK_AHEAD_TOLERANCE
 
 
 def _instants(occurrence: Occurrence) -> dict[str, str]:
-    """When things happened to the occurrence, by name (a deadline is ahead by design and is left out)."""
+    """When things happened to the occurrence, by name: every stamp the schedule's clock rule holds a transition
+    to (`change.last_instant`); a deadline is ahead by design and is left out."""
     instants = {"admittedAt": occurrence.admitted_at} if occurrence.admitted_at else {}
     for segment in occurrence.segments:
         instants[f"segment {segment.n} startedAt"] = segment.started_at
+        if segment.ended is not None:
+            instants[f"segment {segment.n} ended"] = segment.ended.at
+    for call in occurrence.calls:
+        instants[f"call {call.k} admittedAt"] = call.admitted_at
+        if call.ended_at is not None:
+            instants[f"call {call.k} endedAt"] = call.ended_at
     return instants
 
 

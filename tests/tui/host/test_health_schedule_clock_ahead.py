@@ -45,3 +45,24 @@ def test_an_occurrence_admitted_by_a_clock_ahead_is_a_finding_with_its_instants_
     clock.set("2026-12-07T03:30:00Z")
     [later] = _ahead_findings(world)
     assert finding_key(later) == finding_key(finding)  # told once while the clock catches up
+
+
+def test_a_call_admitted_by_a_runner_whose_clock_is_ahead_is_a_finding(
+    world: tuple[Any, Any, ManualClock],
+) -> None:
+    """The segment started at the right time; its runner's clock, half an hour ahead, admitted a call. Every later
+    transition of the occurrence (the call's end, a deferral, the settle) is refused until the clock passes that
+    instant, so health names it as it names an admission from the future."""
+    _journal, schedule, clock = world
+    _commissioned(world)
+    clock.set(RIGHT)
+    started = schedule.start(lane="alpha/basic", runner="r-1")
+    assert started.kind == "admitted"
+    clock.set("2026-12-07T02:40:00Z")
+    admission = schedule.admit_call(occurrence_id=started.occurrence.id, runner="r-1", task="scan", work="w",
+                                    bound=1000, sign_in="me")
+    assert admission.admitted
+    clock.set("2026-12-07T02:05:00Z")
+    [finding] = _ahead_findings(world)
+    assert set(finding.evidence["instants"]) == {"call 1 admittedAt"}
+    assert finding.evidence["latest"].startswith("2026-12-07T02:40")
