@@ -113,8 +113,26 @@ def reconcile(args: argparse.Namespace) -> int:
         raise BadInput("give --runner, --confirmed-by and --evidence together, or the confirmation JSON on stdin")
     if not isinstance(confirmation, dict):
         raise BadInput("a confirmation is a JSON object")
-    schedule = schedule_over(open_existing(journal_url_of(args)))
-    return answer(schedule.reconcile(occurrence_id=v["occurrence"], confirmation=confirmation))
+    journal = open_existing(journal_url_of(args))
+    _refuse_while_heartbeating(journal, v["occurrence"], confirmation.get("runner"))
+    return answer(schedule_over(journal).reconcile(occurrence_id=v["occurrence"], confirmation=confirmation))
+
+
+def _refuse_while_heartbeating(journal: Any, occurrence_id: str, runner: object) -> None:
+    """A runner whose segment lease still heartbeats is not dead: confirming it would end its call in flight as
+    lost, and the next tick would start a second segment beside it, its provider call paid twice. Refused
+    (LEASE_HELD, nothing written) until the lease goes stale (2 x TTL without a heartbeat), as a staged lane's
+    `abandon` is; a runner that holds no lease (it never took one, or it was removed) is left to the decision."""
+    from factory_schedule.store import leases
+    from factory_schedule.tui.host.clock import SystemClock
+    from factory_schedule.tui.host.tokens import parse_segment_scope
+
+    now = SystemClock().now()
+    for lease in leases.list_leases(journal):
+        segment = parse_segment_scope(lease.scope)
+        if (segment is not None and segment[0] == occurrence_id and lease.owner == runner
+                and not leases.stale(lease, now)):
+            raise leases.LeaseHeldError(lease, now)
 
 
 def _start(schedule: LifecycleSchedule, v: dict[str, Any]) -> int:

@@ -7,6 +7,7 @@ drives everything else through `factory-schedule` processes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -174,6 +175,35 @@ def test_a_runner_killed_mid_call_leaves_one_occurrence_that_a_supervisor_reconc
     code, report, _ = cli(sqlite_url, "health", "--repair", "--json")
     assert report["repairs"] == []
     assert leases.list_leases(journal) == []
+
+
+def test_a_live_runner_whose_segment_lease_is_fresh_cannot_be_reconciled_as_dead(
+    sqlite_url: str, journal: Any, tmp_path: Path
+) -> None:
+    """`reconcile` confirms a runner dead; while its segment's lease heartbeats, it is not: the call it has in
+    flight would be marked lost and the next tick would start a second segment beside it, paying twice."""
+    schedule = LifecycleSchedule(journal, SystemClock())
+    tick = _tick_process(sqlite_url, tmp_path, str(EXAMPLE_RUNNER), FAKE_PROVIDER_MODE="hang:item-1")
+    try:
+        wait_for(lambda: "item-1" in provider_contacts(tmp_path), what="the runner's first contact")
+        [lease] = [lease for lease in leases.list_leases(journal) if lease.scope.startswith("segment/")]
+        occurrence = lease.info["occurrence"]
+        before = journal.head("discovery/schedule")
+        code, result, _ = cli(sqlite_url, "reconcile", "--occurrence", occurrence, "--runner", lease.owner,
+                              "--confirmed-by", "someone", "--evidence", "pid gone")
+        assert code == 4 and result["error"] == "LEASE_HELD", result
+        assert "heartbeat" in result["message"] and result["holder"]["owner"] == lease.owner
+        assert journal.head("discovery/schedule") == before
+        assert schedule.status(occurrence).state == "running"
+    finally:
+        for line in (tmp_path / "provider.log").read_text().splitlines():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(json.loads(line)["pid"], signal.SIGKILL)
+        for lease in leases.list_leases(journal):
+            with contextlib.suppress(ProcessLookupError, KeyError):
+                os.kill(lease.info["pid"], signal.SIGKILL)
+        tick.kill()
+        tick.communicate()
 
 
 def test_a_tick_that_finds_the_worker_lease_held_starts_nothing(

@@ -84,7 +84,8 @@ def register(subcommands: Any) -> None:
              _handled_by("defer"))
     add_command(subcommands, "settle", "settle an occurrence once", SETTLE, _handled_by("settle"))
     add_command(subcommands, "reconcile",
-             "confirm a dead runner (flags, or the confirmation JSON on stdin); ends its call as lost",
+             "confirm a dead runner (flags, or the confirmation JSON on stdin); ends its call as lost; refused "
+             "(LEASE_HELD) while its segment lease heartbeats",
              RECONCILE, _handled_by("reconcile"), stdin=False)
     account = add_command(subcommands, "record-account", "the owner's next record of an account", RECORD_ACCOUNT,
                           f"{OWNER_RECORDS}:record_account")
