@@ -24,10 +24,11 @@ Mark = Literal["ok", "warn", "no"]
 NIGHT_AHEAD = timedelta(hours=24)
 ACCOUNT_OF_PROVIDER = {"claude": "claude", "codex": "chatgpt"}
 LOGIN_COMMAND = {"claude": "claude auth login", "codex": "codex login"}
-# Health's findings the preflight shows as they are: the LaunchAgent's, a journal that cannot be trusted, and the
-# staged lanes running on older settings than the commission in force carries.
+# Health's findings the preflight shows as they are: the LaunchAgent's, a journal that cannot be trusted (its chain,
+# its state, an owner key past this machine's), and the staged lanes running on older settings than the commission
+# in force carries.
 SHOWN_FINDINGS = ("launch-agent-", "journal-chain-broken", "state-unreadable", "account-sign-in-needed",
-                  "account-overage", "account-window-closed", "pipeline-settings-behind")
+                  "account-overage", "account-window-closed", "pipeline-settings-behind", "owner-key-replaced")
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,8 @@ class HealthFacts:
     # The journal's owner key as read (None: no key recorded), when the shell read it (`owner_key_read`).
     owner_key: OwnerState | None = None
     owner_key_read: bool = False
+    # The public key in this machine's owner key file, None when there is none here (or it does not read).
+    owner_key_here: str | None = None
     # When every chain was last checked from its first event (`factory-schedule verify`, or a check with no
     # checkpoint to start from): None when never; `whole_check_known` says whether the shell looked.
     whole_check_at: datetime | None = None

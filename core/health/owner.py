@@ -12,21 +12,37 @@ from factory_schedule.core.owner import OwnerState
 from .report import Finding
 
 
-def owner_key_findings(state: OwnerState | None) -> list[Finding]:
+def owner_key_findings(state: OwnerState | None, key_here: str | None = None) -> list[Finding]:
     """A journal without an owner key takes any owner record from anyone who can run the command line; a key
-    the recovery code replaced is shown until the owner rotates it, so a recovery they did not make is seen."""
+    the recovery code replaced is shown until the owner rotates it, so a recovery they did not make is seen.
+
+    A key recorded past the one this machine's key file holds (`key_here`, an earlier key of this journal) is
+    a rotation made elsewhere, or a key a process of the owner's user appended through the store itself, past
+    every signature check: the journal stays consistent, and only the owner's own file tells. A file holding a
+    key this journal never held is another journal's key (one machine's key serves every journal it made)."""
     if state is None:
         return [Finding("owner-key-missing", "error",
                         "owner decisions are not protected: any process that can run factory-schedule can record "
                         "them in the owner's name; run `factory-schedule owner init`")]
     current = state.current
+    findings = []
+    here = next((key for key in state.keys[:-1] if key.public_key == key_here), None)
+    if here is not None and key_here != current.public_key:
+        findings.append(Finding(
+            "owner-key-replaced", "error",
+            f"the journal's owner key is key {current.n} ({current.how} at {current.recorded_at}), but this "
+            f"machine's key file holds key {here.n}: if you did not rotate or recover it on another machine, a "
+            f"process of your user recorded a key of its own, and owner records since {current.recorded_at} may "
+            "be forged with it; restore the journal from a copy you trust from before then (if it was you, copy "
+            "that machine's key file here)",
+            {"journalKey": current.n, "thisMachinesKey": here.n, "recordedAt": current.recorded_at}))
     if current.how == "recovered":
-        return [Finding("owner-key-recovered", "warning",
-                        f"the owner key was replaced with the recovery code at {current.recorded_at} (key "
-                        f"{current.n}): if you did not do it, your recovery code is known; rotate the key "
-                        f"(`factory-schedule owner rotate`) once you have checked",
-                        {"key": current.n, "recordedAt": current.recorded_at})]
-    return []
+        findings.append(Finding("owner-key-recovered", "warning",
+                                f"the owner key was replaced with the recovery code at {current.recorded_at} (key "
+                                f"{current.n}): if you did not do it, your recovery code is known; rotate the key "
+                                f"(`factory-schedule owner rotate`) once you have checked",
+                                {"key": current.n, "recordedAt": current.recorded_at}))
+    return findings
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,18 @@ def chain_problem(error: Exception) -> str:
     return str(error)
 
 
+def owner_key_here() -> str | None:
+    """The public key of this machine's owner key file (the owner's, in their data folder), None when there is
+    none or it does not read: health holds the journal's current key to it."""
+    from factory_schedule.tui.host.owner_key import OwnerKeyError, default_key_path, read_key_file
+
+    try:
+        key = read_key_file(default_key_path()).get("publicKey")
+    except OwnerKeyError:
+        return None
+    return key if isinstance(key, str) else None
+
+
 @dataclass(frozen=True)
 class AlreadyRead:
     """What the caller read at this same instant (the dashboard's reading: the schedule's view, the staged lanes'
@@ -317,7 +329,7 @@ def check_health(
         launch_agent=read_launch_agent(scope.launch_agent, journal.url, loaded) if scope.launch_agent else None,
         host_zone=zone or (host_zone() if scope.launch_agent else None), grace=grace, could_not_check=tuple(could_not),
         pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
-        owner_key=owner_key, owner_key_read=owner_key_read,
+        owner_key=owner_key, owner_key_read=owner_key_read, owner_key_here=owner_key_here(),
         whole_check_at=whole_check_at, whole_check_known=check is not None,
     )
     report = judge(facts)

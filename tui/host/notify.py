@@ -63,7 +63,7 @@ NEEDS_OWNER = frozenset({
     "escalation-waiting", "lane-stalled", "pipeline-unreadable", "run-failed", "run-outcome-disagrees",
     "run-hung", "run-unleased-past-deadline",
     "lane-logged-out", "provider-unreachable", "provider-stopped-account", "sign-in-mismatch", "pipeline-clock-ahead",
-    "schedule-clock-ahead", "pipeline-settings-behind",
+    "schedule-clock-ahead", "pipeline-settings-behind", "owner-key-replaced",
 })  # fmt: skip
 VOLATILE_EVIDENCE = frozenset({"seconds_since_heartbeat", "confirmation", "living_pids"})
 MAC_NOTIFIER = ("osascript", "-e", "on run argv", "-e",

@@ -150,3 +150,31 @@ def test_a_key_file_that_is_not_a_regular_file_is_refused_and_never_waited_on(ow
     before = owner.head()
     code, refused = _account(owner, 1, (PASSPHRASE,))
     assert code == 2 and "not a regular file" in refused["message"] and owner.head() == before
+
+
+def test_a_key_recorded_past_the_one_this_machine_holds_is_reported_with_when(owner: Owner) -> None:
+    """A process of the owner's user that can write the journal can append a key of its own through the store,
+    past every signature check; the journal is consistent, but this machine's key file still holds the key it
+    replaced. Health says so, naming when, and that owner records since may not be the owner's."""
+    from factory_schedule.core.owner import OWNER_AGGREGATE, OwnerState
+    from factory_schedule.store import Decision, NewEvent
+    from factory_schedule.tui.host.owner_key import KeySigner
+
+    assert owner("owner", "init", secrets=(PASSPHRASE,))[0] == 0
+    _code, report = owner("health", "--json")
+    assert "owner-key-replaced" not in [finding["kind"] for finding in report["findings"]]
+    journal = open_journal(owner.url)
+    version, text = journal.load_text(OWNER_AGGREGATE)
+    assert text is not None
+    state = OwnerState.model_validate_json(text)
+    worker_key = KeySigner.generate().public_key
+    forged = {**state.keys[0].doc(), "n": 2, "publicKey": worker_key, "how": "rotated",
+              "recordedAt": "2026-12-03T09:00:00.000Z"}
+    document = {**state.doc(), "keys": [*state.doc()["keys"], forged]}
+    journal.execute(OWNER_AGGREGATE, "owner/key/2", {"how": "rotated"}, version,
+                    lambda _state, _v: Decision([NewEvent("owner-key-recorded", forged)], document, {}))
+    _code, report = owner("health", "--json")
+    [replaced] = [finding for finding in report["findings"] if finding["kind"] == "owner-key-replaced"]
+    assert replaced["severity"] == "error"
+    assert replaced["evidence"] == {"journalKey": 2, "thisMachinesKey": 1, "recordedAt": "2026-12-03T09:00:00.000Z"}
+    assert "2026-12-03T09:00:00.000Z" in replaced["message"] and "forged" in replaced["message"]
