@@ -9,7 +9,6 @@ from typing import Any
 import pendulum
 
 from factory_schedule.core import (
-    DEFAULT_ZONE,
     commission_problems,
     is_valid_zone,
     parse_commission,
@@ -18,14 +17,8 @@ from factory_schedule.core import (
 from factory_schedule.core.night_outline import night_outline
 from factory_schedule.tui.cli.options import read_commission_file
 from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, EXIT_OVER_CEILING, say
-from factory_schedule.tui.host.clock import host_zone
+from factory_schedule.tui.host.clock import owner_zone
 from factory_schedule.tui.terminal_text import printable
-
-
-def owner_zone() -> str:
-    """This machine's zone (where its owner most likely lives), or the proposal's default where it has none."""
-    found = host_zone()
-    return found if found is not None and is_valid_zone(found) else DEFAULT_ZONE
 
 
 def new_commission(args: argparse.Namespace) -> int:

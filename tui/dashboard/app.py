@@ -573,7 +573,7 @@ class ScheduleApp(App[None]):
         if self._form_write_on_its_way():
             return
         self._show_held_back()
-        self.push_screen(CommissionForm(self.schedule, self.newest_reading), self._after_form)
+        self.push_screen(CommissionForm(self.schedule, self.newest_reading, self.host_zone), self._after_form)
 
 
 def build_app(

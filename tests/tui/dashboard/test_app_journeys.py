@@ -29,7 +29,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import Button, DataTable, Input, Select, Static, TabbedContent
 from textual.widgets._footer import FooterKey  # not exported by textual.widgets; the footer's one key
 
-from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
+from factory_schedule.core import DEFAULT_ZONE, SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
 from factory_schedule.core.pipeline import PipelineLanes
 from factory_schedule.store import JournalUnavailableError, open_journal
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
@@ -841,6 +841,37 @@ async def test_the_first_commission_has_no_ceiling_until_the_owner_types_one(tmp
         form.use_proposed()
         await pilot.pause()
         assert form.candidate is not None and form.candidate["weeklyTokens"] == 12_000_000
+
+
+@synchronously
+async def test_the_first_commission_is_proposed_in_this_machines_zone(tmp_path: Path) -> None:
+    """As `commission new` proposes it: an owner in Chicago gets lanes from 02:00 in Chicago, not London's."""
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, "America/Chicago",
+                    host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, CommissionForm)
+        form.query_one("#weekly-tokens", Input).value = "12000000"
+        form.use_proposed()
+        await pilot.pause()
+        assert form.candidate is not None and form.candidate["zone"] == "America/Chicago"
+
+
+@synchronously
+async def test_a_first_commission_on_a_machine_with_no_known_zone_takes_the_proposals_default(
+        tmp_path: Path) -> None:
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, CommissionForm)
+        form.query_one("#weekly-tokens", Input).value = "12000000"
+        form.use_proposed()
+        await pilot.pause()
+        assert form.candidate is not None and form.candidate["zone"] == DEFAULT_ZONE
 
 
 @synchronously

@@ -57,6 +57,8 @@ async def test_approving_in_a_protected_journal_asks_the_passphrase_once_and_rec
         await pilot.press("enter")
         await confirm_write(pilot)
         assert isinstance(app.screen, PassphraseStep)
+        assert "stays open in this dashboard for 5 minutes" in str(
+            app.screen.query_one("#passphrase-why").render())  # the owner knows the next decisions are signed
         await type_into(pilot, "#passphrase", "not it")
         await pilot.press("enter")
         await pilot.pause()

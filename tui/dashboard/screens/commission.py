@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static
 
 from factory_schedule.core import (
+    DEFAULT_ZONE,
     PORTFOLIO,
     ScheduleError,
     lanes_of,
@@ -223,10 +224,11 @@ class CommissionForm(ScheduleForm):
     TITLE_TEXT = "Record a commission revision (schedule.record_commission)"
     SUBMIT_LABEL = "Record this revision"
 
-    def __init__(self, schedule: LifecycleSchedule, reading: Reading | None) -> None:
+    def __init__(self, schedule: LifecycleSchedule, reading: Reading | None, host_zone: str | None = None) -> None:
         super().__init__()
         self.schedule = schedule
         self.reading = reading
+        self.host_zone = host_zone  # a first commission's zone (the proposal's default without one)
         self.current: dict | None = None if reading is None else reading.commission
         self.candidate: dict | None = None
         self._built_from: tuple[str, str, str] | None = None
@@ -260,12 +262,18 @@ class CommissionForm(ScheduleForm):
                 "Enter to preview the proposed commission.", style="dim"))
         self.query_one("#products", Input).focus()
 
+    def _zone(self) -> str:
+        """The revision's zone: the current one's; a first commission's is this machine's (the proposal's default
+        where it has none), as `commission new` proposes."""
+        if self.current:
+            return str(self.current.get("zone"))
+        return self.host_zone or DEFAULT_ZONE
+
     def _effective_from(self) -> str:
         now = self.reading.now if self.reading is not None else None
-        zone = (self.current or {}).get("zone", "Europe/London")
         if now is None:
             raise FormProblem("no clock reading yet")
-        return local_date_of(zone, now).to_date_string()
+        return local_date_of(self._zone(), now).to_date_string()
 
     def use_proposed(self) -> None:
         try:
@@ -278,6 +286,7 @@ class CommissionForm(ScheduleForm):
                 effective_from=self._effective_from(),
                 weekly_tokens=as_int(text),
                 revision=self.next_revision,
+                zone=self._zone(),
             ))
             parse_commission(candidate)
         except (ScheduleError, FormProblem) as error:

@@ -10,8 +10,9 @@ FIRST_STEPS = Text.assemble(
     "1. Press ",
     ("c", "bold reverse"),
     " to record a commission: type your Products and the weekly ceiling in tokens (no default), and\n"
-    "   the proposed commission (Europe/London, a 02:00-05:00 window, a 20-minute stagger, full nights Thursday\n"
-    "   to Saturday, the portfolio rhythms on Sunday) is previewed; or load your own JSON file. Then confirm.\n",
+    "   the proposed commission (this machine's zone, a 02:00-05:00 window, a 20-minute stagger, full runs\n"
+    "   from Thursday, two Products a night, the portfolio rhythms on Sunday) is previewed; or load your own\n"
+    "   JSON file. Then confirm.\n",
     "2. Press ",
     ("s", "bold reverse"),
     " to record a sign-in record for claude (and chatgpt if a lane uses it): calls are refused without one.\n",
