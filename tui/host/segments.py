@@ -76,6 +76,7 @@ class SegmentRun:
     segment_running: bool
     lease: str  # released | left-to-go-stale | held-by-another | lost
     detail: str = ""
+    ended: str = ""  # how its segment ended in the journal, in words ("deferred logged-out, resumes at ...")
     output: RunOutput | None = None  # its log and first error and warning lines; None: it never ran
     recorded: str | None = None  # the journal command that recorded its exit and output
     verdict: str = field(init=False, default="")  # run_verdict's word for it
@@ -262,7 +263,23 @@ def run_segment(
         return _recorded(journal, SegmentRun(**base, pid=process.pid, exit=code, segment_running=False, lease="lost",
                                              detail=str(error)), now)
     return _recorded(journal, SegmentRun(**base, pid=process.pid, exit=code, segment_running=False,
-                                         lease="released"), now)
+                                         lease="released", ended=how_it_ended(view, job)), now)
+
+
+def how_it_ended(view: ScheduleView | None, job: SegmentJob) -> str:
+    """How the job's segment ended, as the journal has it: its deferral's reason and when it resumes, or its
+    occurrence's settlement ("" when the view does not say). The runner's own lines go to its log file, so this
+    is what the tick's line tells an owner of why the night stopped."""
+    occurrence = next((o for o in view.occurrences if o.id == job.occurrence_id), None) if view is not None else None
+    if occurrence is None:
+        return ""
+    deferral = next((d for d in reversed(occurrence.deferrals) if d.segment == job.segment), None)
+    if deferral is not None:
+        return f"deferred {deferral.reason}" + (f", resumes at {deferral.resume_at}" if deferral.resume_at else "")
+    if occurrence.settlement is not None:
+        return f"settled {occurrence.settlement.status}: {occurrence.settlement.reason}"
+    segment = next((s for s in occurrence.segments if s.n == job.segment), None)
+    return segment.ended.how if segment is not None and segment.ended is not None else ""
 
 
 def _recorded(journal: Journal, run: SegmentRun, now: Callable[[], datetime]) -> SegmentRun:

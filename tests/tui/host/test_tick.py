@@ -91,6 +91,8 @@ def test_the_example_runner_defers_on_a_usage_limit_without_resending(
     assert LifecycleSchedule(journal, SystemClock()).status(occurrence).state == "deferred"
     assert provider_contacts(tmp_path) == ["item-1", "item-2"]
     assert leases.list_leases(journal) == []
+    # The tick's own line says how the segment ended, so an owner reading it sees why the night stopped.
+    assert lines[-1]["segment_run"]["ended"].startswith("deferred usage-limit, resumes at "), lines[-1]
 
 
 def test_the_example_runner_retries_a_failed_call_report_instead_of_leaving_the_call_unreported(

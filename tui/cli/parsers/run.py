@@ -7,8 +7,10 @@ it asks `admit_call` before contacting the provider and contacts it only on a fr
 admission; it reports every contact with `end_call` (retried until the journal has it),
 and defers or settles as the refusal table (docs/guides/runner.md) says. Work whose effect is
 unknown is never sent again. It prints one JSON line per call and one when the segment
-ends (the tick sends them to its stderr); the provider's own output never reaches the
-terminal: at most the tail of its stderr, as a JSON string.
+ends (under the tick they go to the run's log file, `<journal file>.runs/`, and the
+tick's `segment_run` line shows the first error and warning lines and how the segment
+ended); the provider's own output never reaches the terminal: at most the tail of its
+stderr, as a JSON string.
 
 The prompt folder (--prompts, or $FACTORY_PROMPTS):
 
