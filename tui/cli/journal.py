@@ -24,8 +24,15 @@ if TYPE_CHECKING:
 
 
 def journal_url_of(args: argparse.Namespace) -> str:
-    """`--journal` (before or after the subcommand), else $FACTORY_JOURNAL, else the user data file."""
-    return getattr(args, "journal", None) or default_journal_url()
+    """`--journal` (before or after the subcommand), else $FACTORY_JOURNAL, else the user data file. A path
+    where the URL belongs (no scheme) is refused (exit 3), naming where it came from and the URL it means."""
+    flag = getattr(args, "journal", None)
+    url = flag or default_journal_url()
+    if "://" not in url:
+        where = "--journal" if flag else f"${ENV_JOURNAL}"
+        raise JournalRefused(f"{where} is {url!r}, a path, not a journal URL: for a SQLite file there, use "
+                             f"sqlite:///{os.path.abspath(os.path.expanduser(url))}")
+    return url
 
 
 def named_journal(args: argparse.Namespace) -> bool:

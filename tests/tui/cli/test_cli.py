@@ -6,6 +6,7 @@ import io
 import json
 import plistlib
 import sys
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from factory_schedule.store import leases, open_journal
 from factory_schedule.tui.cli.main import main
 from factory_schedule.tui.cli.output import ERROR_EXIT_CODES, REFUSAL_EXIT_CODES
 from tests.store.support import held_lease
-from tests.tui.runner_support import cli, commission_due_now, commission_file
+from tests.tui.runner_support import CLI, REPO, cli, cli_env, commission_due_now, commission_file
 
 REFUSAL_REASONS = ("limited", "call-open", "deadline", "call-bound", "unknown-effect", "duplicate-work",
                    "sign-in-needed", "overage-unverified", "budget-exhausted")
@@ -509,3 +510,19 @@ def test_a_deferral_replayed_for_a_token_that_now_runs_a_later_segment_exits_11_
     assert _defer(h.schedule, request) == EXIT_REPLAY_STILL_RUNNING
     answer = json.loads(capsys.readouterr().out)
     assert (answer["replayed"], answer["still_running"]) == (True, 2)
+
+
+def test_a_plain_path_for_the_journal_is_refused_naming_where_it_came_from_and_the_url_to_use(
+        tmp_path: Path) -> None:
+    """A path where a URL belongs is the likeliest first mistake: the answer names the variable (or flag) that
+    held it and the URL that would work, and nothing is created."""
+    path = tmp_path / "journal.db"
+    env = {**cli_env(""), "FACTORY_JOURNAL": str(path)}
+    done = subprocess.run([*CLI, "plan"], capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    assert done.returncode == 3, done
+    said = done.stdout + done.stderr
+    assert "$FACTORY_JOURNAL" in said and f"sqlite:///{path}" in said, said
+    done = subprocess.run([*CLI, "--journal", str(path), "plan"], capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=60)
+    assert done.returncode == 3 and "--journal" in done.stdout + done.stderr, done
+    assert not path.exists()
