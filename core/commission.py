@@ -43,6 +43,7 @@ from .identity import (
     PORTFOLIO,
     PORTFOLIO_RHYTHMS,
     PRODUCT_ID_PATTERN,
+    PRODUCT_ID_RULE,
     PRODUCT_RHYTHMS,
     RHYTHMS,
     is_pipeline_rhythm,
@@ -183,7 +184,7 @@ class Lane(BaseModel):
             )
         if self.product != PORTFOLIO:
             if not is_valid_product_id(self.product):
-                raise _field_error("product", f"{self.product!r} is not a Product ID")
+                raise _field_error("product", f"{self.product!r} is not a Product ID ({PRODUCT_ID_RULE})")
             if self.rhythm not in PRODUCT_RHYTHMS:
                 raise _field_error("rhythm", f"a Product has only basic and full; {self.rhythm} belongs to portfolio")
         if self.lane != f"{self.product}/{self.rhythm}":
@@ -500,7 +501,7 @@ def proposed_commission(
         raise invalid("products: a non-empty list of Product IDs is needed")
     for product in products:
         if not is_valid_product_id(product):
-            raise invalid(f"products: {product!r} is not a Product ID")
+            raise invalid(f"products: {product!r} is not a Product ID ({PRODUCT_ID_RULE})")
     if len(set(products)) != len(products):
         raise invalid("products: a Product is named twice")
     if len(products) > L.max_products:
@@ -525,7 +526,8 @@ def proposed_commission(
     if pipeline and runs_end > closes:
         raise invalid(
             f"stagger_minutes: {len(products)} Products and the staged lanes' {len(PIPELINE_RHYTHMS)} runs "
-            f"{stagger_minutes} minutes apart do not all end by the {WINDOW_CLOSES} close"
+            f"{stagger_minutes} minutes apart do not all end by the {WINDOW_CLOSES} close (a shorter stagger, or "
+            "fewer Products, fits)"
         )
     try:
         effective = parse_local_date(effective_from).to_date_string()

@@ -45,6 +45,8 @@ DAILY_RHYTHMS: tuple[str, ...] = ("basic", *PIPELINE_RHYTHMS)
 OCCURRENCE_PREFIX = "discovery"
 
 PRODUCT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$"
+PRODUCT_ID_RULE = ("1 to 32 lowercase letters, digits and hyphens, starting and ending with a letter or digit, "
+                   "not 'portfolio'")
 _PRODUCT_ID = re.compile(PRODUCT_ID_PATTERN)
 _DATE_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _WEEK_KEY = re.compile(r"^\d{4}-W\d{2}$")

@@ -133,7 +133,7 @@ def _run(argv: list[str]) -> int:
     try:
         args = parser.parse_args(argv)
     except ArgumentsRefused as refused:
-        emit_error("INVALID", str(refused))
+        emit_error("INVALID", str(refused), to_stderr=refused.to_stderr)
         return EXIT_BAD_INPUT
     except SystemExit as done:  # --help and --version print, then exit 0
         return done.code if isinstance(done.code, int) else 0
@@ -145,7 +145,7 @@ def _run(argv: list[str]) -> int:
         raise
     except Exception as error:  # every failure, expected or not, is one JSON line and an exit code
         code, document = failure_of(error)
-        emit_error(**document)
+        emit_error(**document, to_stderr=getattr(args, "errors_to_stderr", False))
         return code
 
 

@@ -33,7 +33,12 @@ MAX_PID = 2**22  # the largest pid Linux can give (its pid_max ceiling); macOS's
 
 
 class ArgumentsRefused(BadInput):
-    """argparse refused the command line; `main` prints it as `{"error": "INVALID", ...}` and exits 2."""
+    """argparse refused the command line; `main` prints it as `{"error": "INVALID", ...}` and exits 2, on stderr
+    when the refusing parser's command sends its errors there (`errors_to_stderr`)."""
+
+    def __init__(self, message: str, *, to_stderr: bool = False) -> None:
+        super().__init__(message)
+        self.to_stderr = to_stderr
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -44,7 +49,7 @@ class CommandParser(argparse.ArgumentParser):
         self.add_argument("--journal", metavar="URL", default=argparse.SUPPRESS, help=JOURNAL_HELP)
 
     def error(self, message: str) -> NoReturn:
-        raise ArgumentsRefused(f"{self.prog}: {message}")
+        raise ArgumentsRefused(f"{self.prog}: {message}", to_stderr=bool(self.get_default("errors_to_stderr")))
 
 
 @dataclass(frozen=True)

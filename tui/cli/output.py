@@ -138,9 +138,10 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
-def emit(document: Any) -> None:
-    """One JSON object on one line of stdout (ASCII: a lone surrogate or ESC prints as an escape)."""
-    print(json.dumps(to_jsonable(document), sort_keys=True), flush=True)
+def emit(document: Any, *, to_stderr: bool = False) -> None:
+    """One JSON object on one line of stdout, or stderr (ASCII: a lone surrogate or ESC prints as an escape)."""
+    print(json.dumps(to_jsonable(document), sort_keys=True), file=sys.stderr if to_stderr else sys.stdout,
+          flush=True)
 
 
 def answer(document: Any) -> int:
@@ -160,9 +161,10 @@ def quiet_stdout() -> None:
         os.close(devnull)
 
 
-def emit_error(code: str, message: str, **extra: Any) -> None:
-    """The error shape every command prints: `{"error": CODE, "message": one line, ...}`."""
-    emit({"error": code, "message": " ".join(message.split()), **extra})
+def emit_error(code: str, message: str, *, to_stderr: bool = False, **extra: Any) -> None:
+    """The error shape every command prints: `{"error": CODE, "message": one line, ...}`; on stderr for a command
+    whose stdout is a document the owner sends to a file (`errors_to_stderr` among its parser's defaults)."""
+    emit({"error": code, "message": " ".join(message.split()), **extra}, to_stderr=to_stderr)
 
 
 # -- plain text --------------------------------------------------------------------------

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import json
 import plistlib
-import sys
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 

@@ -36,6 +36,20 @@ def test_commission_new_prints_the_proposed_commission_as_json(
                                                   stagger_minutes=15, pipeline=True)
 
 
+def test_a_commission_new_that_cannot_propose_says_why_on_stderr_not_into_the_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`commission new ... > commission.json` is how it is run: an error on stdout would land in the file, and the
+    owner would see nothing until `check` or `record-commission` called the file's JSON no commission."""
+    capsys.readouterr()
+    code = main(["commission", "new", "--products", "p0,p1,p2,p3,p4,p5", "--weekly-tokens", "40000000",
+                 "--pipeline"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    refused = json.loads(captured.err)
+    assert refused["error"] == "INVALID" and "stagger" in refused["message"] and "fits" in refused["message"]
+
+
 def test_what_commission_new_prints_is_recorded_unchanged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -69,9 +83,12 @@ def test_commission_new_starts_on_todays_date_in_its_zone_unless_told(
 def test_commission_new_refuses_bad_flags_in_words(
     flags: tuple[str, ...], words: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code, out = run(capsys, monkeypatch, "commission", "new", *flags)
-    error = json.loads(out)
-    assert code == 2 and error["error"] == "INVALID" and words in error["message"], error
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    capsys.readouterr()
+    code = main(["commission", "new", *flags])
+    captured = capsys.readouterr()
+    error = json.loads(captured.err)  # its stdout goes to the commission's file
+    assert code == 2 and captured.out == "" and error["error"] == "INVALID" and words in error["message"], error
 
 
 def _file(tmp_path: Path, commission: dict[str, object]) -> str:

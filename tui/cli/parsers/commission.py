@@ -4,7 +4,8 @@
 `record-commission` takes unchanged; `check FILE` reads one and says, a line per problem, what is
 wrong with it in words, or else what its nights will look like: each lane's slot in local time,
 the first night in start order, and the week's calls and token bounds against the ceiling.
-Neither opens a journal.
+Neither opens a journal. `new` says why it cannot propose on stderr (exit 2), so that
+`commission new ... > commission.json` never writes an error into the file.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def register(subcommands: Any) -> None:
                      help="minutes between one Product's lanes and the next's (default 20)")
     new.add_argument("--revision", type=integer, default=1, metavar="N",
                      help="the revision it will be recorded as (default 1, a new journal's first)")
-    new.set_defaults(handler="factory_schedule.tui.cli.commission:new_commission")
+    # Its stdout is the commission, sent to a file: an error there would land in the file unseen.
+    new.set_defaults(handler="factory_schedule.tui.cli.commission:new_commission", errors_to_stderr=True)
     check = commands.add_parser("check", help="say what is wrong with a commission, or what its nights look like",
                                 description=__doc__)
     check.add_argument("file", help="the commission JSON file ('-' for stdin)")
