@@ -14,14 +14,14 @@ import pytest
 from textual.widgets import Button, DataTable, Input, Select, Static, Switch, TabbedContent
 
 from factory_schedule.core import SCHEDULE_AGGREGATE, LifecycleSchedule, ManualClock
-from factory_schedule.core.commission import proposed_commission
+from factory_schedule.core.commission import parse_commission, proposed_commission
 from factory_schedule.core.owner_commission import record_commission
 from factory_schedule.core.pipeline import PIPELINE_AGGREGATE, PipelineLanes, PipelineSettings
 from factory_schedule.store import open_journal
 from factory_schedule.tui.dashboard.app import ScheduleApp, build_app
 from factory_schedule.tui.dashboard.screens.account import RecordAccountForm
 from factory_schedule.tui.dashboard.screens.base import ScheduleForm
-from factory_schedule.tui.dashboard.screens.commission import CommissionForm, HeldSettings, difference
+from factory_schedule.tui.dashboard.screens.commission import CommissionForm, HeldSettings, difference, revised
 from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 
@@ -376,6 +376,25 @@ async def test_settings_the_staged_lanes_lost_are_confirmed_against_the_ones_the
         assert isinstance(step, ConfirmStep)
         assert f"pipeline.stallHours: {held.settings.stall_hours} → 48 (the staged lanes hold revision 1's)" in (
             step.confirmation.changes), step.confirmation.changes
+
+
+def test_a_product_added_to_a_commission_with_staged_lanes_moves_their_runs_after_its_basic_lane() -> None:
+    """The staged lanes' runs start after every basic lane; a third Product's basic lane takes 02:40, where the
+    promotion run was: kept where it was, the revision is refused. The runs take the proposal's times, which follow
+    the new basic lane, and nothing else of them changes."""
+    current = proposed_commission(["alpha", "beta"], "2026-12-02", 5_000_000, pipeline=True)
+    current["lanes"] = [{**lane, "deadlineMinutes": 33} if lane["lane"] == "portfolio/promotion" else lane
+                        for lane in current["lanes"]]  # the owner's own choice, which a revision keeps
+    candidate = revised(current, proposed_commission(["alpha", "beta", "gamma"], "2026-12-02", 5_000_000,
+                                                     revision=2, pipeline=True))
+    parse_commission(candidate)
+    runs = {lane["lane"]: lane for lane in candidate["lanes"] if lane["product"] == "portfolio"}
+    assert (runs["portfolio/promotion"]["time"], runs["portfolio/promotion"]["deadlineMinutes"]) == ("03:00", 33)
+    assert runs["portfolio/maturation-reviewer"]["time"] == "04:00"
+    assert runs["portfolio/audit"]["time"] == "02:30"  # a weekly portfolio run is no staged lanes' run
+    unchanged = revised(current, proposed_commission(["alpha", "beta"], "2026-12-02", 6_000_000, revision=2,
+                                                     pipeline=True))
+    assert unchanged["lanes"] == current["lanes"]  # no new basic lane: the runs stay where the owner put them
 
 
 def test_a_revision_putting_back_the_settings_the_staged_lanes_hold_says_it_changes_the_commission_s() -> None:

@@ -21,6 +21,7 @@ from factory_schedule.core import (
     DEFAULT_ZONE,
     PORTFOLIO,
     ScheduleError,
+    is_pipeline_rhythm,
     lanes_of,
     local_date_of,
     parse_commission,
@@ -56,7 +57,8 @@ def revised(current: dict | None, proposed: dict) -> dict:
     every lane as it is: its account, times and bounds are the owner's choices), takes the proposal's revision
     number and weekly ceiling, adds the proposed lanes of a Product the current revision does not have, and drops
     only the lanes of a Product the owner left out of the Products field. The portfolio's lanes (the weekly runs,
-    the staged lanes' runs) are no Product's, so a revision keeps them. effectiveFrom stays the current one:
+    the staged lanes' runs) are no Product's, so a revision keeps them, the staged runs moved after a new
+    Product's basic lane when it reaches them. effectiveFrom stays the current one:
     moving it later would skip nights of the lanes already running."""
     if not current:
         return proposed
@@ -64,7 +66,21 @@ def revised(current: dict | None, proposed: dict) -> dict:
     lanes = [lane for lane in current.get("lanes", []) if lane["product"] == PORTFOLIO or lane["product"] in products]
     have = {lane["lane"] for lane in lanes}
     lanes += [lane for lane in proposed["lanes"] if lane["product"] != PORTFOLIO and lane["lane"] not in have]
-    return {**current, "revision": proposed["revision"], "weeklyTokens": proposed["weeklyTokens"], "lanes": lanes}
+    return {**current, "revision": proposed["revision"], "weeklyTokens": proposed["weeklyTokens"],
+            "lanes": _staged_runs_after_the_basics(lanes, proposed)}
+
+
+def _staged_runs_after_the_basics(lanes: list[dict], proposed: dict) -> list[dict]:
+    """The staged lanes' runs start after every basic lane (the rule `parse_commission` holds): when a new
+    Product's basic lane reaches one of them, each run takes the proposal's time and close, which follow every
+    basic lane of the new set, and keeps everything else the owner chose. Otherwise they stay where they are."""
+    basics = [lane["time"] for lane in lanes if lane.get("rhythm") == "basic"]
+    runs = [lane for lane in lanes if is_pipeline_rhythm(lane.get("rhythm"))]
+    if not basics or all(run["time"] > max(basics) for run in runs):
+        return lanes
+    slots = {lane["lane"]: lane for lane in proposed["lanes"] if is_pipeline_rhythm(lane.get("rhythm"))}
+    return [{**lane, "time": slots[lane["lane"]]["time"], "closes": slots[lane["lane"]]["closes"]}
+            if lane["lane"] in slots and is_pipeline_rhythm(lane.get("rhythm")) else lane for lane in lanes]
 
 
 def removed_lanes(old: dict | None, new: dict) -> list[str]:
