@@ -40,7 +40,7 @@ def open_demo(args: argparse.Namespace) -> int:
     driver.go_live()
     simulation = LiveSimulation(driver, speed=args.speed)
     app = ScheduleApp(driver.journal, driver.journal.where, driver.clock, poll_interval=0.5, host=host,
-                      owner_signing=OwnerSigning(key_path))
+                      owner_signing=OwnerSigning(key_path, hint=f"(The demo's passphrase: {passphrase})"))
     simulation.start()
     try:
         app.run()

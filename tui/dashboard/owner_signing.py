@@ -19,10 +19,11 @@ DEFAULT_OWNER_MINUTES = 5.0
 
 class OwnerSigning:
     def __init__(self, key_path: Path | None = None, minutes: float = DEFAULT_OWNER_MINUTES,
-                 now: Callable[[], float] = time.monotonic) -> None:
+                 now: Callable[[], float] = time.monotonic, hint: str = "") -> None:
         self.key_path = key_path
         self.minutes = minutes
         self.now = now
+        self.hint = hint  # said on the passphrase step: the demo's passphrase, which the demo's owner cannot know
         self._signer: Any = None
         self._until = 0.0
 
@@ -68,5 +69,6 @@ def with_owner_signer(app: Any, state: Any, then: Callable[[Any], None], back: C
     kept_for = (f" Once opened, it stays open in this dashboard for {minutes:g} minutes: owner decisions made "
                 "meanwhile are signed without asking (`--owner-minutes 0` asks every time)." if minutes > 0 else "")
     app.push_screen(PassphraseStep(lambda passphrase: app.owner_signing.unlock(public_key, passphrase),
-                                   "This journal's owner decisions are signed with your owner key." + kept_for),
+                                   "This journal's owner decisions are signed with your owner key." + kept_for
+                                   + (f" {app.owner_signing.hint}" if app.owner_signing.hint else "")),
                     answered)

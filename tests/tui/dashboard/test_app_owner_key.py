@@ -47,7 +47,7 @@ async def test_approving_in_a_protected_journal_asks_the_passphrase_once_and_rec
         demo_url: str, tmp_path: Path) -> None:
     key_path, clock = _protected(demo_url, tmp_path), Minutes()
     app = build_app(demo_url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label="sqlite:///journal.db",
-                    owner_signing=OwnerSigning(key_path, minutes=5, now=clock))
+                    owner_signing=OwnerSigning(key_path, minutes=5, now=clock, hint="(The demo's passphrase: x)"))
     before = open_journal(demo_url).head(PIPELINE_AGGREGATE)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("v")
@@ -57,8 +57,9 @@ async def test_approving_in_a_protected_journal_asks_the_passphrase_once_and_rec
         await pilot.press("enter")
         await confirm_write(pilot)
         assert isinstance(app.screen, PassphraseStep)
-        assert "stays open in this dashboard for 5 minutes" in str(
-            app.screen.query_one("#passphrase-why").render())  # the owner knows the next decisions are signed
+        why = str(app.screen.query_one("#passphrase-why").render())
+        assert "stays open in this dashboard for 5 minutes" in why  # the owner knows the next decisions are signed
+        assert why.endswith("(The demo's passphrase: x)")  # the demo's owner sees the passphrase it made
         await type_into(pilot, "#passphrase", "not it")
         await pilot.press("enter")
         await pilot.pause()
