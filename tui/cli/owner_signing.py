@@ -31,6 +31,9 @@ def read_passphrase(fd: int | None, prompt: str = "Owner passphrase: ") -> str:
                 line = stream.readline()
         except OSError as error:
             raise BadInput(f"--passphrase-fd: descriptor {fd} cannot be read: {error.strerror}") from None
+        if not line:
+            raise BadInput(f"--passphrase-fd: no line to read on descriptor {fd} (the passphrase is one line); "
+                           "nothing was written")
         return line.rstrip("\r\n")
     try:
         terminal = os.open("/dev/tty", os.O_RDWR)
@@ -57,9 +60,25 @@ def unlock_owner_key(public_key: str, fd: int | None) -> KeySigner:
         raise BadInput(f"{error}; nothing was written") from None
 
 
+class _UnlockedWhenSigning:
+    """The owner's signer, asking for the passphrase only when the first signature is made: the record's own
+    input is checked before that (an unknown account, a commission that does not parse), so the owner never
+    types a passphrase, and waits for the key to open, for a command that was never going to run."""
+
+    def __init__(self, public_key: str, fd: int | None) -> None:
+        self.public_key = public_key
+        self._fd = fd
+        self._unlocked: KeySigner | None = None
+
+    def sign(self, message: bytes) -> str:
+        if self._unlocked is None:
+            self._unlocked = unlock_owner_key(self.public_key, self._fd)
+        return self._unlocked.sign(message)
+
+
 def owner_signer(journal: CommandJournal, args: argparse.Namespace) -> Signer | None:
     """The signer an owner command needs on `journal`: None while the journal holds no owner key."""
     state = load_owner(journal)[1]
     if state is None:
         return None
-    return unlock_owner_key(state.current.public_key, getattr(args, "passphrase_fd", None))
+    return _UnlockedWhenSigning(state.current.public_key, getattr(args, "passphrase_fd", None))

@@ -178,3 +178,24 @@ def test_a_key_recorded_past_the_one_this_machine_holds_is_reported_with_when(ow
     assert replaced["severity"] == "error"
     assert replaced["evidence"] == {"journalKey": 2, "thisMachinesKey": 1, "recordedAt": "2026-12-03T09:00:00.000Z"}
     assert "2026-12-03T09:00:00.000Z" in replaced["message"] and "forged" in replaced["message"]
+
+
+def test_an_owner_command_with_bad_input_says_so_before_it_asks_for_the_passphrase(owner: Owner) -> None:
+    """Unlocking the key takes a passphrase and a second of Argon2: input the command can refuse on its own is
+    refused first, so the owner never types a passphrase for a command that was never going to run."""
+    assert owner("owner", "init", secrets=(PASSPHRASE,))[0] == 0
+    before = owner.head()
+    code, refused = owner("record-account", "--account", "gemini", "--sequence", "1", "--sign-in", "x",
+                          "--overage", "off", "--recorded-by", "owner")  # no terminal, no descriptor
+    assert code == 2 and "account: one of claude, chatgpt" in refused["message"], refused
+    bad = owner.tmp / "bad.json"
+    bad.write_text(json.dumps({**commission_due_now(), "revision": 2, "zone": "Mars/Olympus"}))
+    code, refused = owner("record-commission", str(bad))
+    assert code == 2 and "Mars/Olympus" in refused["message"], refused
+    assert owner.head() == before
+
+
+def test_an_empty_passphrase_descriptor_says_no_line_was_read(owner: Owner) -> None:
+    assert owner("owner", "init", secrets=(PASSPHRASE,))[0] == 0
+    code, refused = _account(owner, 1, ())
+    assert code == 2 and "no line" in refused["message"] and "does not open" not in refused["message"], refused
