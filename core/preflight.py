@@ -71,6 +71,7 @@ class PreflightFacts:
     launch_agent_expected: bool  # this host runs launchd (a Mac), so the night needs one
     notifier: str | None  # the notifier's command, None when there is none
     notifier_off: str | None  # why there is none
+    cron_tick: str | None = None  # off a Mac: the owner's crontab line that runs the tick, None when none is seen
 
 
 @dataclass(frozen=True)
@@ -219,9 +220,15 @@ def _launch_agent_line(facts: PreflightFacts) -> list[Line]:
     prompts = facts.prompts or "DIR"
     if facts.launch_agent is None:
         if not facts.launch_agent_expected:
-            return [Line("ok", "LaunchAgent", "not a Mac: no LaunchAgent to check; run `factory-schedule tick -- "
-                         f"\"$(command -v factory-schedule)\" run --prompts {prompts}` at each lane's time from "
-                         "this host's scheduler (cron, a systemd timer)")]
+            if facts.cron_tick is not None:
+                return [Line("ok", "scheduler", f"cron fires the tick: {facts.cron_tick}")]
+            zone = facts.view.commission.get("zone") if facts.view is not None else None
+            return [Line("warn", "scheduler", "not a Mac: nothing here can tell whether this host's scheduler fires "
+                         "the tick at the lanes' times (no tick in your crontab; a systemd timer cannot be seen)",
+                         f"crontab -e, and add the lines `CRON_TZ={zone or 'YOUR/ZONE'}` and `*/10 1-8 * * * "
+                         f"factory-schedule tick -- factory-schedule run --prompts {prompts}` (a tick starts only "
+                         "the lanes that are due; write factory-schedule's full path, as `command -v "
+                         "factory-schedule` prints it, and set FACTORY_JOURNAL there as you set it here)")]
         return [Line("no", "LaunchAgent", "none is installed: nothing fires the tick tonight",
                      f"factory-schedule launchd install --commission commission.json --output "
                      f"~/Library/LaunchAgents/com.factory-schedule.tick.plist -- factory-schedule run --prompts "

@@ -9,6 +9,8 @@ its sign-in as `run` does before its first call (`session.probe`). No prompt is 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +24,7 @@ from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.notify import ENV_NOTIFY, notifier_command
 from factory_schedule.tui.host.providers import prompts, session, stage_run
 from factory_schedule.tui.host.providers.cli_probe import check_cli
+from factory_schedule.tui.terminal_text import printable
 
 
 def lane_facts(folder: Path, commission: dict[str, object], lane: str) -> LaneFacts:
@@ -59,7 +62,28 @@ def gather(journal: Journal | None, now: datetime, host: str, prompts: str | Non
             commission = dict(view.commission)
             lanes = {plan.lane: lane_facts(folder, commission, plan.lane) for plan in tonight(view, plans, now)}
     command, off = notifier_command(notify if notify is not None else os.environ.get(ENV_NOTIFY))
+    mac = sys.platform == "darwin"
     return PreflightFacts(
         now=now, view=view, plans=plans, lanes=lanes, prompts=prompts, findings=findings, launch_agent=plist,
-        launch_agent_expected=sys.platform == "darwin", notifier=" ".join(command) if command else None,
-        notifier_off=off)
+        launch_agent_expected=mac, notifier=" ".join(command) if command else None,
+        notifier_off=off, cron_tick=None if mac else cron_tick())
+
+
+def cron_tick() -> str | None:
+    """The first line of the owner's crontab (`crontab -l`) that runs factory-schedule's tick, None when there is
+    no crontab, no such line, or no cron here: off a Mac, what fires the night."""
+    crontab = shutil.which("crontab")
+    if crontab is None:
+        return None
+    try:
+        listed = subprocess.run([crontab, "-l"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if listed.returncode != 0:
+        return None
+    for line in listed.stdout.splitlines():
+        words = line.split()
+        if words and not words[0].startswith("#") and any(word.endswith("factory-schedule") for word in words) \
+                and "tick" in words:
+            return printable(line.strip())
+    return None

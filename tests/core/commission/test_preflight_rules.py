@@ -54,14 +54,19 @@ def test_a_current_record_and_no_prompt_folder_runs_tonight_with_warnings(tmp_pa
     result = preflight(_facts(_schedule(tmp_path)))
     assert result.ready and headline(result) == "Tonight will run; the warnings below are worth a minute."
     assert {line.subject.split(" ")[0] for line in result.lines if line.mark == "warn"} == {
-        "alpha/basic", "beta/basic", "alpha/full", "beta/full"}
+        "alpha/basic", "beta/basic", "alpha/full", "beta/full", "scheduler"}
 
 
-def test_off_a_mac_the_launch_agent_line_names_the_tick_command_to_schedule_with_its_prompt_folder(tmp_path) -> None:
+def test_off_a_mac_the_scheduler_line_warns_and_gives_the_crontab_lines_with_the_zone_and_prompt_folder(
+        tmp_path) -> None:
+    """Nothing off a Mac can see whether a scheduler fires the tick: not "ok", but a warning whose fix is the
+    crontab to paste, in the commission's zone (cron fires in the host's unless told)."""
     facts = _facts(_schedule(tmp_path))
     for prompts, shown in ((None, "DIR"), ("/home/you/factory/prompts", "/home/you/factory/prompts")):
         result = preflight(replace(facts, prompts=prompts))
-        [agent] = [line for line in result.lines if line.subject == "LaunchAgent"]
-        assert agent.mark == "ok"
-        assert f'factory-schedule tick -- "$(command -v factory-schedule)" run --prompts {shown}' in agent.text
-        assert "RUNNER" not in agent.text
+        [scheduler] = [line for line in result.lines if line.subject == "scheduler"]
+        assert scheduler.mark == "warn" and "nothing here can tell" in scheduler.text
+        assert scheduler.fix is not None and "CRON_TZ=Europe/London" in scheduler.fix
+        assert f'tick -- "$(command -v factory-schedule)" run --prompts {shown}' not in scheduler.fix  # cron: no $()
+        assert f"factory-schedule tick -- factory-schedule run --prompts {shown}" in scheduler.fix
+        assert "RUNNER" not in scheduler.fix

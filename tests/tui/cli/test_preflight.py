@@ -83,15 +83,29 @@ def _line(out: str, start: str) -> str:
     return found[0]
 
 
+CRON_TICK = "*/10 1-8 * * * /opt/fs/factory-schedule tick -- /opt/fs/factory-schedule run --prompts /p"
+
+
 def test_a_set_up_factory_passes_every_check_with_the_stand_in_provider(ready: Owner) -> None:
-    done = ready("check", "--prompts", "prompts", "--notify", "/bin/true")
+    done = ready("check", "--prompts", "prompts", "--notify", "/bin/true",
+                 FAKE_CRONTAB=f"# the owner's table\nCRON_TZ=Europe/London\n{CRON_TICK}")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[0] == "Tonight will run: every check passed."
+    assert f"ok   scheduler: cron fires the tick: {CRON_TICK}" in done.stdout
     assert "ok   alpha/basic due now: claude 2.1.197 (Claude Code) at" in done.stdout
     assert "signed in as owner@example.com" in done.stdout
     assert "ok   beta/basic" in done.stdout and "ok   claude: record 1 is current" in done.stdout
     assert "ok   ceiling: tonight's bounds add up to " in done.stdout and "of the 40,000,000 tokens left" in done.stdout
     assert ready.sent() == 0  # the CLI was asked for its sign-in, never sent a prompt
+
+
+def test_off_a_mac_with_no_tick_in_the_crontab_the_scheduler_is_a_warning_with_the_lines_to_add(
+        ready: Owner) -> None:
+    done = ready("check", "--prompts", "prompts", "--notify", "/bin/true")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warn scheduler: not a Mac: nothing here can tell" in done.stdout
+    assert "CRON_TZ=" in done.stdout
+    assert "factory-schedule tick -- factory-schedule run --prompts prompts" in done.stdout
 
 
 def test_with_no_journal_the_preflight_names_the_commands_that_start_one_and_creates_nothing(owner: Owner) -> None:
