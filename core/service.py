@@ -205,9 +205,23 @@ class LifecycleSchedule:
                 raise ScheduleError("NOT_COMMISSIONED", "record a commission before account records")
             return Planned(command_id, payload, records.record_account(schedule, payload, now), {})
 
-        ran = self._run(plan)
+        try:
+            ran = self._run(plan)
+        except ScheduleError as error:
+            if error.code != "CONFLICT":
+                raise
+            raise ScheduleError("CONFLICT", self._taken_sequence(account, sequence)) from None
         assert isinstance(ran, tuple)
         return self._result(ran)
+
+    def _taken_sequence(self, account: str, sequence: int) -> str:
+        """Why an account record's sequence is refused when it is already recorded with other values: in words
+        that name the next sequence, as a sequence ahead of it is refused."""
+        schedule = self._load()[1]
+        record = schedule.state.account(account).record if schedule is not None else None
+        following = f"; the next {account} record is sequence {record.sequence + 1}" if record is not None else ""
+        return (f"{account} record {sequence} is already recorded, with other values (a record is never changed: "
+                f"record the next one){following}; nothing was written")
 
     def _check_owner_record(self, command_id: str, payload: dict[str, Any]) -> None:
         """UNSIGNED or BAD_SIGNATURE (nothing written) unless the journal's owner key signed this record."""

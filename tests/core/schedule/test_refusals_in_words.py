@@ -102,3 +102,23 @@ def test_a_runners_report_says_a_missing_field_in_words() -> None:
         parse_report({"kind": "result"})
     assert refused.value.message.startswith("report.result.") and "missing (this field is required)" in (
         refused.value.message), refused.value.message
+
+
+def test_an_account_record_under_a_sequence_already_taken_names_the_next_one(tmp_path: Any) -> None:
+    """The sequence the owner sees in force, typed again with a new sign-in: not "recorded with a different
+    request", but that records are never changed, and which sequence is next (as one too far ahead is told)."""
+    from factory_schedule.core import LifecycleSchedule, ManualClock
+    from factory_schedule.store import open_journal
+
+    schedule = LifecycleSchedule(open_journal(f"sqlite:///{tmp_path / 'journal.db'}"),
+                                 ManualClock("2026-12-02T12:00:00Z"))
+    schedule.record_commission(proposed_commission(["alpha"], "2026-12-03", 2_000_000))
+    for sequence in (1, 2):
+        schedule.record_account(account="claude", sequence=sequence, sign_in="me@example.com", overage=False,
+                                recorded_by="owner")
+    with pytest.raises(ScheduleError) as refused:
+        schedule.record_account(account="claude", sequence=2, sign_in="new@example.com", overage=False,
+                                recorded_by="owner")
+    assert refused.value.code == "CONFLICT"
+    assert "claude record 2 is already recorded" in refused.value.message
+    assert "the next claude record is sequence 3" in refused.value.message
