@@ -163,7 +163,7 @@ def _lane_cli_holds(findings: Sequence[Finding]) -> list[Hold]:
     for finding in findings:
         lane = str(finding.evidence.get("lane", "?"))
         if finding.kind == "lane-logged-out":
-            holds.append(Hold("sign-in", f"{lane}'s CLI is signed out on the Mac",
+            holds.append(Hold("sign-in", f"{lane}'s CLI is signed out on the machine that runs it",
                               "the owner signing the CLI in again frees it at the lane's next slot"))
         elif finding.kind == "sign-in-mismatch":
             evidence = finding.evidence
@@ -173,7 +173,7 @@ def _lane_cli_holds(findings: Sequence[Finding]) -> list[Hold]:
                               "account) frees it"))
         elif finding.kind == "provider-unreachable":
             holds.append(Hold("provider", f"{lane} could not reach its provider",
-                              "the Mac's network (or the provider) coming back frees it at the lane's next slot"))
+                              "the machine's network (or the provider) coming back frees it at the lane's next slot"))
         elif finding.kind == "provider-stopped-account":
             accounts = ", ".join(str(a) for a in finding.evidence.get("accounts", [])) or "its"
             holds.append(Hold("provider", f"the provider stopped {lane}'s {accounts} account",

@@ -24,7 +24,7 @@ from .report import Finding
 
 PROVIDER_UNREACHABLE = "provider unreachable"
 PROVIDER_STOPPED_ACCOUNT = "the provider stopped the account"
-# How the owner signs each account's CLI in again on the Mac.
+# How the owner signs each account's CLI in again on the machine that runs the lanes.
 SIGN_IN_COMMANDS: Mapping[str, str] = {"claude": "claude auth login", "chatgpt": "codex login"}
 # How long a provider's stop of an account without a reset holds that account's other lanes: the rest of the
 # night (a night's window is at most a few hours), so the next night tries one call again.
@@ -75,8 +75,10 @@ def provider_cli_findings(view: ScheduleView) -> list[Finding]:
             commands = " or ".join(f"`{SIGN_IN_COMMANDS[name]}`" for name in names if name in SIGN_IN_COMMANDS)
             findings.append(Finding(
                 "lane-logged-out", "error",
-                f"{occurrence.id} waits: the lane's CLI is signed out on this Mac, so nothing was sent; sign it "
-                f"in ({commands or 'the CLI login'}) and the lane resumes at its next slot", evidence))
+                f"{occurrence.id} waits: the lane's CLI is signed out on the machine that ran it, so nothing was "
+                f"sent; sign it in ({commands or 'the CLI login'}) and the lane resumes at its next slot"
+                + (f", {occurrence.deferrals[-1].resume_at}" if occurrence.deferrals[-1].resume_at else ""),
+                evidence))
         settlement = occurrence.settlement
         if occurrence.state != "settled" or settlement is None:
             continue
@@ -84,8 +86,8 @@ def provider_cli_findings(view: ScheduleView) -> list[Finding]:
             findings.append(Finding(
                 "provider-unreachable", "error",
                 f"{occurrence.id} settled {settlement.status}: its provider could not be reached after one call "
-                f"({settlement.reason}); check the Mac's network and proxy, and its unsent work goes out at the "
-                "lane's next slot", {**evidence, "reason": settlement.reason}))
+                f"({settlement.reason}); check the network and proxy of the machine that ran it, and its unsent "
+                "work goes out at the lane's next slot", {**evidence, "reason": settlement.reason}))
         elif (found := _MISMATCH.match(settlement.reason)) is not None:
             findings.append(_mismatch_finding(view, occurrence, found, evidence))
         elif settlement.reason.startswith(PROVIDER_STOPPED_ACCOUNT):

@@ -226,11 +226,12 @@ STOPPED = Finding("provider-stopped-account", "error", "the provider stopped the
 def test_a_signed_out_cli_is_the_owners_hold_and_named_by_the_sentence(tmp_path):
     found = verdict(make_harness(tmp_path).lanes.state(), findings=[LOGGED_OUT])
     assert found.current.kind == "sign-in"
-    assert found.sentence.startswith("Bottleneck: alpha/basic's CLI is signed out on the Mac; the owner signing")
+    assert found.sentence.startswith(
+        "Bottleneck: alpha/basic's CLI is signed out on the machine that runs it; the owner signing")
 
 
 @pytest.mark.parametrize(("finding", "words"), [
-    (UNREACHABLE, "beta/basic could not reach its provider; the Mac's network"),
+    (UNREACHABLE, "beta/basic could not reach its provider; the machine's network"),
     (STOPPED, "the provider stopped gamma/basic's chatgpt account; the owner's plan, spend cap or credits"),
 ])
 def test_a_provider_that_holds_a_lane_comes_before_the_holds_that_free_themselves(tmp_path, finding, words):
