@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from typing import TYPE_CHECKING
 
 from factory_schedule.core import LifecycleSchedule
@@ -23,12 +24,16 @@ if TYPE_CHECKING:
     from factory_schedule.store import Journal
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
 def journal_url_of(args: argparse.Namespace) -> str:
     """`--journal` (before or after the subcommand), else $FACTORY_JOURNAL, else the user data file. A path
     where the URL belongs (no scheme) is refused (exit 3), naming where it came from and the URL it means."""
     flag = getattr(args, "journal", None)
     url = flag or default_journal_url()
-    if "://" not in url:
+    # Anything with a scheme or an `@` (a mistyped URL that may hold a password) is the store's to refuse, masked.
+    if _SCHEME.match(url) is None and "@" not in url:
         where = "--journal" if flag else f"${ENV_JOURNAL}"
         raise JournalRefused(f"{where} is {url!r}, a path, not a journal URL: for a SQLite file there, use "
                              f"sqlite:///{os.path.abspath(os.path.expanduser(url))}")

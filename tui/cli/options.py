@@ -44,9 +44,10 @@ class ArgumentsRefused(BadInput):
 class CommandParser(argparse.ArgumentParser):
     """An ArgumentParser that raises instead of printing usage, and that takes `--journal` at every level."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, journal_help: str = JOURNAL_HELP, **kwargs: Any) -> None:
+        """`journal_help`: what `--journal` means for this command (argparse.SUPPRESS: it opens no journal)."""
         super().__init__(*args, **kwargs)
-        self.add_argument("--journal", metavar="URL", default=argparse.SUPPRESS, help=JOURNAL_HELP)
+        self.add_argument("--journal", metavar="URL", default=argparse.SUPPRESS, help=journal_help)
 
     def error(self, message: str) -> NoReturn:
         raise ArgumentsRefused(f"{self.prog}: {message}", to_stderr=bool(self.get_default("errors_to_stderr")))

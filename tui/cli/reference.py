@@ -211,9 +211,10 @@ def _argument_rows(command: Command) -> list[str]:
             notes.append("one of " + ", ".join(f"`{choice}`" for choice in action.choices))
         if action.required:
             notes.append("required")
-        if action.default not in (None, False, argparse.SUPPRESS, [], ()) and action.option_strings:
-            notes.append(f"default `{action.default}`")
         text = _help_of(action, prog)
+        if (action.default not in (None, False, argparse.SUPPRESS, [], ()) and action.option_strings
+                and "(default" not in text):  # a help that names its default says it once, in its own words
+            notes.append(f"default `{action.default}`")
         if notes:
             text = f"{text} ({'; '.join(notes)})" if text else "; ".join(notes)
         rows.append(f"| {name} | {_cell(text)} |")

@@ -20,6 +20,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from factory_schedule.store import leases
 from factory_schedule.tui.cli.journal import (
     journal_url_of,
     open_existing,
@@ -42,6 +43,8 @@ from factory_schedule.tui.cli.output import (
     emit,
 )
 from factory_schedule.tui.cli.parsers.schedule_commands import ADMIT, DEFER, END, RECONCILE, SETTLE, START
+from factory_schedule.tui.host.clock import SystemClock
+from factory_schedule.tui.host.tokens import parse_segment_scope
 
 if TYPE_CHECKING:
     from factory_schedule.core import CallAdmission, CallRefusal, LifecycleSchedule
@@ -123,10 +126,6 @@ def _refuse_while_heartbeating(journal: Any, occurrence_id: str, runner: object)
     lost, and the next tick would start a second segment beside it, its provider call paid twice. Refused
     (LEASE_HELD, nothing written) until the lease goes stale (2 x TTL without a heartbeat), as a staged lane's
     `abandon` is; a runner that holds no lease (it never took one, or it was removed) is left to the decision."""
-    from factory_schedule.store import leases
-    from factory_schedule.tui.host.clock import SystemClock
-    from factory_schedule.tui.host.tokens import parse_segment_scope
-
     now = SystemClock().now()
     for lease in leases.list_leases(journal):
         segment = parse_segment_scope(lease.scope)

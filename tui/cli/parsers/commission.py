@@ -10,6 +10,7 @@ Neither opens a journal. `new` says why it cannot propose on stderr (exit 2), so
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from factory_schedule.tui.cli.options import integer, text
@@ -24,6 +25,7 @@ def register(subcommands: Any) -> None:
                                         description=__doc__)
     commands = commission.add_subparsers(dest="commission_command", metavar="new|check", required=True)
     new = commands.add_parser("new", help="print a proposed commission as JSON, ready for record-commission",
+                              journal_help=argparse.SUPPRESS,
                               description="Print a proposed commission (the proposed values the commission reference "
                                           "explains) as JSON; edit it, check it, record it.")
     new.add_argument("--products", type=_products, required=True, metavar="A,B",
@@ -42,6 +44,10 @@ def register(subcommands: Any) -> None:
     # Its stdout is the commission, sent to a file: an error there would land in the file unseen.
     new.set_defaults(handler="factory_schedule.tui.cli.commission:new_commission", errors_to_stderr=True)
     check = commands.add_parser("check", help="say what is wrong with a commission, or what its nights look like",
-                                description=__doc__)
+                                journal_help=argparse.SUPPRESS,
+                                description="Read a commission file and say, a line per problem, what is wrong "
+                                            "with it in words, or else what its nights will look like: each lane's "
+                                            "slot in local time, the first night in start order, and the week's "
+                                            "calls and token bounds against the ceiling. Opens no journal.")
     check.add_argument("file", help="the commission JSON file ('-' for stdin)")
     check.set_defaults(handler="factory_schedule.tui.cli.commission:check_commission")

@@ -17,7 +17,9 @@ DEFAULT_SPEED = 60.0
 
 def register(subcommands: Any) -> None:
     parser = subcommands.add_parser("demo", help="build a demo journal and open the dashboard on it, live",
-                                    description=__doc__)
+                                    description=__doc__,
+                                    journal_help="a new journal URL to build the demo in (default: a new file in a "
+                                                 "temporary folder; never $FACTORY_JOURNAL)")
     parser.add_argument(
         "--speed", type=positive_number, default=DEFAULT_SPEED, metavar="N",
         help=f"simulated seconds per real second (default {DEFAULT_SPEED:g}: a minute a second)",
