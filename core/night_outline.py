@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pendulum import DateTime
+
 from .commission import Commission, Lane, lane_occurrence_on
 from .zones import local_wall_of
 
@@ -45,17 +47,24 @@ def _lane_line(lane: Lane, zone: str) -> str:
             f"{tasks} tokens")
 
 
-def night_outline(commission: Commission) -> NightOutline:
-    """The lanes, the first night and the week's totals against the ceiling."""
+def night_outline(commission: Commission, now: DateTime | None = None) -> NightOutline:
+    """The lanes, the first night and the week's totals against the ceiling. With `now`, the first night is the
+    first from effectiveFrom with a lane whose window has not closed by then, and it lists only such lanes: a
+    commission recorded at noon runs none of that morning's slots."""
     lines = [f"commission revision {commission.revision}: {len(commission.lanes)} lanes in {commission.zone}, "
              f"from {commission.effective_from}"]
     lines += [f"  {_lane_line(lane, commission.zone)}" for lane in commission.lanes]
-    first = commission.effective_date
-    tonight = sorted(
-        (occurrence for lane in commission.lanes
-         if (occurrence := lane_occurrence_on(commission, lane, first)) is not None),
-        key=lambda occurrence: (occurrence.slot, occurrence.lane),
-    )
+    first, tonight = commission.effective_date, []
+    for _ in range(DAYS_A_WEEK + 1):  # every lane runs at least once a week
+        tonight = sorted(
+            (occurrence for lane in commission.lanes
+             if (occurrence := lane_occurrence_on(commission, lane, first)) is not None
+             and (now is None or occurrence.closes > now)),
+            key=lambda occurrence: (occurrence.slot, occurrence.lane),
+        )
+        if tonight:
+            break
+        first = first.add(days=1)
     starts = ", ".join(f"{local_wall_of(commission.zone, occurrence.slot)[1]} {occurrence.lane}"
                        for occurrence in tonight)
     lines.append(f"first night, {WEEKDAYS[first.isoweekday() - 1]} {first.to_date_string()}: "

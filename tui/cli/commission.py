@@ -17,7 +17,7 @@ from factory_schedule.core import (
 from factory_schedule.core.night_outline import night_outline
 from factory_schedule.tui.cli.options import read_commission_file
 from factory_schedule.tui.cli.output import EXIT_BAD_INPUT, EXIT_OK, EXIT_OVER_CEILING, say
-from factory_schedule.tui.host.clock import owner_zone
+from factory_schedule.tui.host.clock import SystemClock, owner_zone
 from factory_schedule.tui.terminal_text import printable
 
 
@@ -43,7 +43,7 @@ def check_commission(args: argparse.Namespace) -> int:
         say(printable(f"problem: {problem}"))
     if problems:
         return EXIT_BAD_INPUT
-    outline = night_outline(parse_commission(document))
+    outline = night_outline(parse_commission(document), SystemClock().now())
     for line in outline.lines:
         say(printable(line))
     return EXIT_OVER_CEILING if outline.over_ceiling else EXIT_OK

@@ -100,12 +100,12 @@ def _file(tmp_path: Path, commission: dict[str, object]) -> str:
 def test_commission_check_shows_each_lanes_slot_the_first_night_and_the_week_against_the_ceiling(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    commission = proposed_commission(["alpha", "beta"], "2026-12-03", 40_000_000, pipeline=True)
+    commission = proposed_commission(["alpha", "beta"], "2036-12-04", 40_000_000, pipeline=True)  # ahead of now
     code, out = run(capsys, monkeypatch, "commission", "check", _file(tmp_path, commission))
     assert code == 0, out
     assert "alpha/basic: every night 02:00-05:00 Europe/London" in out
     assert "alpha/full: Thursdays 02:40-05:00" in out
-    assert "first night, Thursday 2026-12-03: 02:00 alpha/basic, 02:20 beta/basic" in out
+    assert "first night, Thursday 2036-12-04: 02:00 alpha/basic, 02:20 beta/basic" in out
     assert "a week: at most 112 calls whose bounds add up to 23,000,000 tokens (57% of the weekly ceiling" in out
 
 
