@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from factory_schedule.core import ScheduleView
 from factory_schedule.tui.cli.journal import open_existing, schedule_over
 from factory_schedule.tui.cli.output import EXIT_NOT_CONFIRMED, EXIT_OK, BadInput, printable, say
 from factory_schedule.tui.cli.run import work_segment
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.providers import prompts as bindings
+from factory_schedule.tui.host.providers.prompts import LaneBinding
 from factory_schedule.tui.host.providers.stage_run import lane_stages
 from factory_schedule.tui.host.providers.work import Segment
 from factory_schedule.tui.host.rehearsal import admit_now, first_unit_binding, open_rehearsal
@@ -33,7 +36,18 @@ def _confirmed(question: str, yes: bool) -> bool:
     return answer in ("y", "yes")
 
 
-def rehearse(url: str, lane: str, prompts: str | None, yes: bool) -> int:
+@dataclass(frozen=True)
+class Rehearsal:
+    """What a rehearsal will send: the lane, the journal's view it copies, the first unit's binding."""
+
+    lane: str
+    view: ScheduleView
+    binding: LaneBinding
+
+
+def prepared_rehearsal(url: str, lane: str, prompts: str | None) -> Rehearsal:
+    """The rehearsal of `lane`, or BadInput saying why there can be none (no prompt folder, no commission, a lane
+    the commission or the folder does not have): `check` asks this before its preflight's slow probes."""
     if not prompts:
         raise BadInput("--rehearse needs the prompt folder: --prompts DIR (or $FACTORY_PROMPTS)")
     view = schedule_over(open_existing(url)).read()
@@ -45,7 +59,11 @@ def rehearse(url: str, lane: str, prompts: str | None, yes: bool) -> int:
                                      stages=lane_stages(lane))
     except bindings.BindingError as error:
         raise BadInput(f"cannot rehearse {lane}: {error}") from None
-    binding = first_unit_binding(binding)
+    return Rehearsal(lane, view, first_unit_binding(binding))
+
+
+def rehearse(rehearsal: Rehearsal, yes: bool) -> int:
+    lane, view, binding = rehearsal.lane, rehearsal.view, rehearsal.binding
     task = binding.tasks[0]
     what = f"task {task.task}, {'its claimed stage' if lane_stages(lane) else 'unit ' + task.units[0].work}"
     question = (f"Rehearsal of {lane}: {what}, sent now through {binding.provider} ({binding.executable}). This is a "

@@ -177,6 +177,15 @@ def test_a_rehearsal_without_a_yes_sends_nothing(ready: Owner) -> None:
     assert ready.sent() == 0
 
 
+def test_a_rehearsal_of_a_lane_the_commission_does_not_have_is_refused_before_the_preflight_runs(
+        ready: Owner) -> None:
+    """The preflight asks every lane's CLI (seconds each with a real one): a mistyped lane is said first."""
+    done = ready("check", "--prompts", "prompts", "--rehearse", "nope/lane", "--yes")
+    assert done.returncode == 2 and "cannot rehearse nope/lane" in done.stdout
+    assert "Tonight will" not in done.stdout  # no preflight ran
+    assert ready.sent() == 0
+
+
 def test_a_rehearsal_sends_the_lanes_first_unit_and_leaves_the_owners_journal_as_it_was(ready: Owner) -> None:
     head = open_journal(ready.journal).head(SCHEDULE_AGGREGATE)
     done = ready("check", "--prompts", "prompts", "--rehearse", "alpha/basic", "--yes")
