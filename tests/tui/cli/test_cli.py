@@ -526,3 +526,11 @@ def test_a_plain_path_for_the_journal_is_refused_naming_where_it_came_from_and_t
                           timeout=60)
     assert done.returncode == 3 and "--journal" in done.stdout + done.stderr, done
     assert not path.exists()
+
+
+@pytest.mark.parametrize("sequence", ["0", "-1"])
+def test_an_account_sequence_below_one_is_refused_with_the_range_it_takes(sqlite_url: str, sequence: str) -> None:
+    """The range the refusal names is the one the record takes: 0 is no sequence, so the words start at 1."""
+    code, refused, _err = cli(sqlite_url, "record-account", "--account", "claude", "--sequence", sequence,
+                              "--sign-in", "me", "--overage", "off", "--recorded-by", "owner")
+    assert code == 2 and "--sequence: expected an integer from 1 to" in refused["message"], refused

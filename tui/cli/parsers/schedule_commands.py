@@ -24,7 +24,7 @@ RUNNER = Option("runner", help="your runner token (FACTORY_RUNNER)")
 ADMIT = (
     OCCURRENCE, RUNNER, Option("task"),
     Option("work", help="the work key (one unit of work of the task)"),
-    Option("bound", int, help="the call's token bound"),
+    Option("bound", int, low=1, help="the call's token bound"),
     Option("sign_in", help="the sign-in identity the runner observes"),
     Option("attempt", int, required=False, help="re-send refused work under the same runner with the next attempt"),
 )
@@ -55,7 +55,7 @@ RECONCILE = (
 
 
 RECORD_ACCOUNT = (
-    Option("account", help="claude or chatgpt"), Option("sequence", int), Option("sign_in"),
+    Option("account", help="claude or chatgpt"), Option("sequence", int, low=1), Option("sign_in"),
     Option("overage", bool, help="on or off (admission needs off)"), Option("recorded_by"),
 )
 
