@@ -15,6 +15,7 @@ from factory_schedule.tui.cli.output import EXIT_OK, BadInput, emit
 from factory_schedule.tui.cli.owner_signing import read_passphrase, unlock_owner_key
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.owner_key import (
+    MIN_PASSPHRASE,
     KeySigner,
     OwnerKeyError,
     default_key_path,
@@ -47,6 +48,8 @@ class _Lines:
                 raise BadInput(f"--passphrase-fd: no line left for: {prompt.strip(': ')}")
             return self._lines.pop(0)
         first = read_passphrase(None, prompt)
+        if twice and len(first) < MIN_PASSPHRASE:  # said before it is typed a second time
+            raise BadInput(f"the passphrase is too short: at least {MIN_PASSPHRASE} characters; nothing was written")
         if twice and read_passphrase(None, "Again: ") != first:
             raise BadInput("the two passphrases differ; nothing was written")
         return first

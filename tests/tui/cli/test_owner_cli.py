@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -199,3 +200,40 @@ def test_an_empty_passphrase_descriptor_says_no_line_was_read(owner: Owner) -> N
     assert owner("owner", "init", secrets=(PASSPHRASE,))[0] == 0
     code, refused = _account(owner, 1, ())
     assert code == 2 and "no line" in refused["message"] and "does not open" not in refused["message"], refused
+
+
+def test_a_new_passphrase_too_short_is_refused_before_it_is_asked_again(owner: Owner) -> None:
+    """On a real terminal (a pseudo-terminal here): typing a short passphrase twice to hear it is too short
+    wastes the owner's second typing."""
+    import pty
+    import select
+
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: the command line on the terminal, as the owner runs it
+        os.chdir(REPO)
+        os.execve(CLI[0], [*CLI, "--journal", owner.url, "owner", "init"], owner.env)
+    said = b""
+
+    def read_until(wanted: bytes, seconds: float = 60) -> None:
+        nonlocal said
+        while wanted not in said:
+            ready, _, _ = select.select([terminal], [], [], seconds)
+            assert ready, said
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # the child ended
+                return
+            if not chunk:
+                return
+            said += chunk
+
+    try:
+        read_until(b"passphrase: ")
+        os.write(terminal, b"short\n")
+        read_until(b"too short", seconds=30)
+    finally:
+        if os.waitpid(pid, os.WNOHANG) == (0, 0):  # still waiting for a second passphrase: the old behaviour
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(terminal)
+    assert b"too short" in said and b"Again" not in said, said
