@@ -17,6 +17,7 @@ from .zones import local_wall_of
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 DAYS_A_WEEK = 7
+DAYS_A_YEAR = 366  # every clock change of a zone falls within a year
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,21 @@ def _lane_line(lane: Lane, zone: str) -> str:
                       for task in lane.tasks)
     return (f"{lane.lane}: {when} {lane.time}-{lane.closes} {zone}, deadline {lane.deadline_minutes} min; "
             f"{tasks} tokens")
+
+
+def _emptied_windows(commission: Commission) -> list[tuple[str, str, str]]:
+    """Each lane whose window a clock change empties on a night of the year from effectiveFrom, with the first such
+    date: a slot in a DST gap moves forward by the gap, and when that passes the close nothing can be admitted."""
+    emptied = []
+    for lane in commission.lanes:
+        day = commission.effective_date
+        for _ in range(DAYS_A_YEAR):
+            occurrence = lane_occurrence_on(commission, lane, day)
+            if occurrence is not None and occurrence.closes <= occurrence.slot:
+                emptied.append((lane.lane, f"{lane.time}-{lane.closes}", day.to_date_string()))
+                break
+            day = day.add(days=1)
+    return emptied
 
 
 def night_outline(commission: Commission, now: DateTime | None = None) -> NightOutline:
@@ -80,6 +96,9 @@ def night_outline(commission: Commission, now: DateTime | None = None) -> NightO
     share = bounds * 100 // ceiling
     lines.append(f"a week: at most {calls} calls whose bounds add up to {_tokens(bounds)} tokens "
                  f"({share}% of the weekly ceiling {_tokens(ceiling)}); the busiest night {_tokens(peak)}")
+    lines += [f"warning: {lane}'s window {window} is empty on {date} (a clock change moves its slot past its "
+              "close): that night is missed; move the lane out of the changing hour" for lane, window, date in
+              _emptied_windows(commission)]
     over = bounds > ceiling
     if over:
         lines.append(f"warning: the week's bounds are above the ceiling by {_tokens(bounds - ceiling)} tokens: once "

@@ -34,3 +34,15 @@ def test_inside_an_open_window_that_night_still_counts_for_the_lanes_still_open(
 
 def test_without_a_clock_the_first_night_is_the_effective_date() -> None:
     assert _first_night(None).startswith("first night, Thursday 2026-12-03: 02:00 alpha/basic")
+
+
+def test_a_window_a_dst_gap_empties_is_a_warning_naming_the_night() -> None:
+    """Europe/Berlin's clocks go from 02:00 to 03:00 on Sunday 28 March 2027: a 02:30 slot moves forward by the
+    gap to 03:30, its close, so that night's window is empty and the night is missed. The owner learns it here."""
+    document = proposed_commission(["alpha"], "2026-12-03", 40_000_000, zone="Europe/Berlin")
+    document["lanes"] = [{**lane, "time": "02:30", "closes": "03:30"} if lane["lane"] == "alpha/basic" else lane
+                         for lane in document["lanes"]]
+    lines = night_outline(parse_commission(document)).lines
+    [warning] = [line for line in lines if "2027-03-28" in line]
+    assert warning.startswith("warning: alpha/basic") and "empty" in warning and "missed" in warning
+    assert not [line for line in night_outline(COMMISSION).lines if "empty" in line]  # London: never in its window
