@@ -843,11 +843,13 @@ async def test_the_first_commission_has_no_ceiling_until_the_owner_types_one(tmp
         assert form.candidate is not None and form.candidate["weeklyTokens"] == 12_000_000
 
 
+@pytest.mark.parametrize(("host_zone", "proposed"), [("America/Chicago", "America/Chicago"), (None, DEFAULT_ZONE)])
 @synchronously
-async def test_the_first_commission_is_proposed_in_this_machines_zone(tmp_path: Path) -> None:
-    """As `commission new` proposes it: an owner in Chicago gets lanes from 02:00 in Chicago, not London's."""
-    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, "America/Chicago",
-                    host=DEMO_HOST)
+async def test_the_first_commission_is_proposed_in_this_machines_zone(tmp_path: Path, host_zone: str | None,
+                                                                     proposed: str) -> None:
+    """As `commission new` proposes it: an owner in Chicago gets lanes from 02:00 in Chicago, not London's; a
+    machine whose zone is unknown gets the proposal's default."""
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host_zone, host=DEMO_HOST)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("c")
         await pilot.pause()
@@ -856,22 +858,7 @@ async def test_the_first_commission_is_proposed_in_this_machines_zone(tmp_path: 
         form.query_one("#weekly-tokens", Input).value = "12000000"
         form.use_proposed()
         await pilot.pause()
-        assert form.candidate is not None and form.candidate["zone"] == "America/Chicago"
-
-
-@synchronously
-async def test_a_first_commission_on_a_machine_with_no_known_zone_takes_the_proposals_default(
-        tmp_path: Path) -> None:
-    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, None, host=DEMO_HOST)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("c")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, CommissionForm)
-        form.query_one("#weekly-tokens", Input).value = "12000000"
-        form.use_proposed()
-        await pilot.pause()
-        assert form.candidate is not None and form.candidate["zone"] == DEFAULT_ZONE
+        assert form.candidate is not None and form.candidate["zone"] == proposed
 
 
 @synchronously
