@@ -25,7 +25,8 @@ from factory_schedule.tui.dashboard.screens.commission import CommissionForm, He
 from factory_schedule.tui.dashboard.screens.confirm import ConfirmStep
 from factory_schedule.tui.host.demo import DEMO_END, DEMO_HOST
 
-from .test_app_journeys import SIZE, _screen_text, confirm_write, make_app, reading_of, synchronously
+from .test_app_journeys import SIZE, _screen_text, confirm_write, form_error, make_app, reading_of, synchronously
+from .test_app_lifecycle import type_into
 
 FORM_KEYS = ("s", "r", "c", "v", "d")
 
@@ -395,6 +396,43 @@ def test_a_product_added_to_a_commission_with_staged_lanes_moves_their_runs_afte
     unchanged = revised(current, proposed_commission(["alpha", "beta"], "2026-12-02", 6_000_000, revision=2,
                                                      pipeline=True))
     assert unchanged["lanes"] == current["lanes"]  # no new basic lane: the runs stay where the owner put them
+
+
+@synchronously
+async def test_a_product_typed_into_the_form_over_staged_lanes_previews_a_revision_the_rules_take(
+        tmp_path: Path) -> None:
+    """The owner's way: the Products field, Enter. The revision is built as the form builds it (the proposal for
+    the new Products, with the staged lanes' runs), and previews without a refusal."""
+    url = f"sqlite:///{tmp_path / 'own.db'}"
+    journal = open_journal(url)
+    LifecycleSchedule(journal, ManualClock("2026-12-01T12:00:00Z")).record_commission(
+        proposed_commission(["alpha", "beta"], "2026-12-02", 5_000_000, pipeline=True))
+    journal.close()
+    app = build_app(url, ManualClock(DEMO_END), None, host=DEMO_HOST, journal_label="sqlite:///own.db")
+    async with app.run_test(size=SIZE) as pilot:
+        form = await open_form(pilot, "c")
+        assert isinstance(form, CommissionForm)
+        await type_into(pilot, "#products", "alpha, beta, gamma")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert form_error(app).strip() == "", form_error(app)
+        assert form.candidate is not None
+        parse_commission(form.candidate)
+        runs = {lane["lane"]: lane["time"] for lane in form.candidate["lanes"] if lane["product"] == "portfolio"}
+        assert runs["portfolio/promotion"] == "03:00"
+
+
+@synchronously
+async def test_enter_on_a_proposal_the_rules_refuse_says_their_reason(tmp_path: Path) -> None:
+    app = build_app(f"sqlite:///{tmp_path / 'empty.db'}", ManualClock(DEMO_END), None, host=DEMO_HOST)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_form(pilot, "c")
+        await type_into(pilot, "#weekly-tokens", "12000000")
+        await type_into(pilot, "#products", "Alpha")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "is not a Product ID" in form_error(app), form_error(app)
+        assert isinstance(app.screen, CommissionForm)
 
 
 def test_a_revision_putting_back_the_settings_the_staged_lanes_hold_says_it_changes_the_commission_s() -> None:

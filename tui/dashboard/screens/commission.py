@@ -285,6 +285,11 @@ class CommissionForm(ScheduleForm):
             return str(self.current.get("zone"))
         return self.host_zone or DEFAULT_ZONE
 
+    def _has_staged_lanes(self) -> bool:
+        """Whether the revision schedules the staged lanes' runs (the current one does): the proposal then places
+        them after every basic lane of the new Products, where a revision moves them when it must."""
+        return any(is_pipeline_rhythm(lane.get("rhythm")) for lane in (self.current or {}).get("lanes", []))
+
     def _effective_from(self) -> str:
         now = self.reading.now if self.reading is not None else None
         if now is None:
@@ -303,6 +308,7 @@ class CommissionForm(ScheduleForm):
                 weekly_tokens=as_int(text),
                 revision=self.next_revision,
                 zone=self._zone(),
+                pipeline=self._has_staged_lanes(),
             ))
             parse_commission(candidate)
         except (ScheduleError, FormProblem) as error:
@@ -355,6 +361,7 @@ class CommissionForm(ScheduleForm):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        event.prevent_default()  # the base form's handler would submit too, saying "nothing previewed" over the reason
         if event.input.id == "path":
             self.load_file()
         elif event.input.id in ("products", "weekly-tokens"):
