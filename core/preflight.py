@@ -71,7 +71,9 @@ class PreflightFacts:
     launch_agent_expected: bool  # this host runs launchd (a Mac), so the night needs one
     notifier: str | None  # the notifier's command, None when there is none
     notifier_off: str | None  # why there is none
-    cron_tick: str | None = None  # off a Mac: the owner's crontab line that runs the tick, None when none is seen
+    # Off a Mac: the owner's crontab lines that run factory-schedule's tick (empty: none), None when this host has
+    # no cron to ask.
+    cron_ticks: tuple[str, ...] | None = ()
 
 
 @dataclass(frozen=True)
@@ -214,21 +216,51 @@ def _lane_line(view: ScheduleView, plan: LanePlan, facts: LaneFacts | None, prom
                 f"{facts.units} {'prompt' if facts.units == 1 else 'prompts'}")
 
 
+CRON_EVERY_MINUTES = 20  # a tick at least this often, all day, starts each lane within minutes of its slot
+
+
+def _fires_all_day(line: str) -> bool:
+    """Whether a crontab line fires every few minutes, every hour of every day, for every lane: in any zone the
+    host keeps (cron fires in it, and not every cron reads CRON_TZ) and across clock changes, a tick then comes
+    soon after each lane's slot, and a tick starts only the lanes that are due."""
+    fields = line.split()
+    if len(fields) < 6 or fields[1:5] != ["*", "*", "*", "*"] or "--lane" in fields:
+        return False
+    minute = fields[0]
+    if minute == "*":
+        return True
+    step = minute.removeprefix("*/")
+    return minute.startswith("*/") and step.isdigit() and 0 < int(step) <= CRON_EVERY_MINUTES
+
+
+def _cron_line(ticks: tuple[str, ...] | None, prompts: str) -> Line:
+    """Off a Mac nothing here installs the scheduler: the owner's crontab, read, says whether it fires the tick."""
+    wanted = (f"`*/10 * * * * /full/path/factory-schedule tick -- /full/path/factory-schedule run --prompts "
+              f"{prompts}` (every ten minutes all day, whatever the host's zone: a tick starts only the lanes that "
+              "are due; `command -v factory-schedule` prints the path; set FACTORY_JOURNAL=... on a line above it "
+              "if you set it in your shell)")
+    found = next((line for line in ticks or () if _fires_all_day(line)), None)
+    if found is not None:
+        return Line("ok", "scheduler", f"cron fires the tick every few minutes: {found}")
+    if ticks is None:
+        return Line("warn", "scheduler", "not a Mac, and no cron here (`crontab` is not installed): nothing "
+                    "here can tell what fires the tick tonight (a systemd timer cannot be seen)",
+                    f"install cron and add the crontab line {wanted}, or a systemd timer doing the same")
+    if ticks:
+        return Line("warn", "scheduler", f"your crontab runs the tick, but not every few minutes all day for every "
+                    f"lane ({ticks[0]}): a lane whose slot falls between its firings starts late or not at all",
+                    f"crontab -e, and make it {wanted}")
+    return Line("warn", "scheduler", "not a Mac, and no tick in your crontab: nothing here can tell what fires the "
+                "tick tonight (a systemd timer cannot be seen)", f"crontab -e, and add {wanted}")
+
+
 def _launch_agent_line(facts: PreflightFacts) -> list[Line]:
     shown = [finding for finding in facts.findings if finding.kind.startswith("launch-agent-")
              and finding.severity != "info"]
     prompts = facts.prompts or "DIR"
     if facts.launch_agent is None:
         if not facts.launch_agent_expected:
-            if facts.cron_tick is not None:
-                return [Line("ok", "scheduler", f"cron fires the tick: {facts.cron_tick}")]
-            zone = facts.view.commission.get("zone") if facts.view is not None else None
-            return [Line("warn", "scheduler", "not a Mac: nothing here can tell whether this host's scheduler fires "
-                         "the tick at the lanes' times (no tick in your crontab; a systemd timer cannot be seen)",
-                         f"crontab -e, and add the lines `CRON_TZ={zone or 'YOUR/ZONE'}` and `*/10 1-8 * * * "
-                         f"factory-schedule tick -- factory-schedule run --prompts {prompts}` (a tick starts only "
-                         "the lanes that are due; write factory-schedule's full path, as `command -v "
-                         "factory-schedule` prints it, and set FACTORY_JOURNAL there as you set it here)")]
+            return [_cron_line(facts.cron_ticks, prompts)]
         return [Line("no", "LaunchAgent", "none is installed: nothing fires the tick tonight",
                      f"factory-schedule launchd install --commission commission.json --output "
                      f"~/Library/LaunchAgents/com.factory-schedule.tick.plist -- factory-schedule run --prompts "

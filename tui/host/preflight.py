@@ -66,24 +66,26 @@ def gather(journal: Journal | None, now: datetime, host: str, prompts: str | Non
     return PreflightFacts(
         now=now, view=view, plans=plans, lanes=lanes, prompts=prompts, findings=findings, launch_agent=plist,
         launch_agent_expected=mac, notifier=" ".join(command) if command else None,
-        notifier_off=off, cron_tick=None if mac else cron_tick())
+        notifier_off=off, cron_ticks=() if mac else cron_ticks())
 
 
-def cron_tick() -> str | None:
-    """The first line of the owner's crontab (`crontab -l`) that runs factory-schedule's tick, None when there is
-    no crontab, no such line, or no cron here: off a Mac, what fires the night."""
+def cron_ticks() -> tuple[str, ...] | None:
+    """The lines of the owner's crontab (`crontab -l`) that run factory-schedule's tick, each as it is written; None
+    when this host has no `crontab` to ask, () when there is no crontab or no such line. Off a Mac, what fires
+    the night."""
     crontab = shutil.which("crontab")
     if crontab is None:
         return None
     try:
         listed = subprocess.run([crontab, "-l"], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
-        return None
+        return ()
     if listed.returncode != 0:
-        return None
+        return ()
+    ticks = []
     for line in listed.stdout.splitlines():
-        words = line.split()
-        if words and not words[0].startswith("#") and any(word.endswith("factory-schedule") for word in words) \
-                and "tick" in words:
-            return printable(line.strip())
-    return None
+        words = line.split(" #", 1)[0].split()  # a comment after the command is not the command
+        if words and not words[0].startswith("#") and "tick" in words and any(
+                word.endswith("factory-schedule") for word in words):
+            ticks.append(printable(line.strip()))
+    return tuple(ticks)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pendulum
+import pytest
 
 from factory_schedule.core import LifecycleSchedule, ManualClock, proposed_commission
 from factory_schedule.core.preflight import LaneFacts, PreflightFacts, headline, preflight, tonight
@@ -57,16 +58,32 @@ def test_a_current_record_and_no_prompt_folder_runs_tonight_with_warnings(tmp_pa
         "alpha/basic", "beta/basic", "alpha/full", "beta/full", "scheduler"}
 
 
-def test_off_a_mac_the_scheduler_line_warns_and_gives_the_crontab_lines_with_the_zone_and_prompt_folder(
-        tmp_path) -> None:
-    """Nothing off a Mac can see whether a scheduler fires the tick: not "ok", but a warning whose fix is the
-    crontab to paste, in the commission's zone (cron fires in the host's unless told)."""
+def test_off_a_mac_with_no_tick_in_the_crontab_the_scheduler_warns_with_the_line_to_add(tmp_path) -> None:
+    """Nothing off a Mac installs the scheduler: not "ok", but a warning whose fix is the crontab line, firing
+    every ten minutes all day (cron fires in the host's zone, and not every cron reads CRON_TZ)."""
     facts = _facts(_schedule(tmp_path))
     for prompts, shown in ((None, "DIR"), ("/home/you/factory/prompts", "/home/you/factory/prompts")):
         result = preflight(replace(facts, prompts=prompts))
         [scheduler] = [line for line in result.lines if line.subject == "scheduler"]
-        assert scheduler.mark == "warn" and "nothing here can tell" in scheduler.text
-        assert scheduler.fix is not None and "CRON_TZ=Europe/London" in scheduler.fix
-        assert f'tick -- "$(command -v factory-schedule)" run --prompts {shown}' not in scheduler.fix  # cron: no $()
-        assert f"factory-schedule tick -- factory-schedule run --prompts {shown}" in scheduler.fix
+        assert scheduler.mark == "warn" and "no tick in your crontab" in scheduler.text
+        assert scheduler.fix is not None and "CRON_TZ" not in scheduler.fix
+        assert f"*/10 * * * * /full/path/factory-schedule tick -- /full/path/factory-schedule run --prompts {shown}" \
+            in scheduler.fix
         assert "RUNNER" not in scheduler.fix
+
+
+@pytest.mark.parametrize(("ticks", "mark", "words"), [
+    (("*/10 * * * * /opt/bin/factory-schedule tick -- /opt/bin/factory-schedule run --prompts /p",), "ok",
+     "cron fires the tick every few minutes"),
+    (("* * * * * factory-schedule tick -- factory-schedule run",), "ok", "every few minutes"),
+    (("*/10 1-8 * * * factory-schedule tick -- factory-schedule run",), "warn", "not every few minutes all day"),
+    (("0 12 * * 7 factory-schedule tick --lane alpha/basic -- x",), "warn", "not every few minutes all day"),
+    (("@reboot factory-schedule tick -- x",), "warn", "not every few minutes all day"),
+    (("*/30 * * * * factory-schedule tick -- x",), "warn", "not every few minutes all day"),
+    (None, "warn", "no cron here"),
+])
+def test_off_a_mac_only_a_crontab_line_firing_the_tick_every_few_minutes_all_day_is_ok(
+        tmp_path, ticks: tuple[str, ...] | None, mark: str, words: str) -> None:
+    result = preflight(replace(_facts(_schedule(tmp_path)), cron_ticks=ticks))
+    [scheduler] = [line for line in result.lines if line.subject == "scheduler"]
+    assert scheduler.mark == mark and words in scheduler.text, scheduler

@@ -83,15 +83,15 @@ def _line(out: str, start: str) -> str:
     return found[0]
 
 
-CRON_TICK = "*/10 1-8 * * * /opt/fs/factory-schedule tick -- /opt/fs/factory-schedule run --prompts /p"
+CRON_TICK = "*/10 * * * * /opt/fs/factory-schedule tick -- /opt/fs/factory-schedule run --prompts /p"
 
 
 def test_a_set_up_factory_passes_every_check_with_the_stand_in_provider(ready: Owner) -> None:
     done = ready("check", "--prompts", "prompts", "--notify", "/bin/true",
-                 FAKE_CRONTAB=f"# the owner's table\nCRON_TZ=Europe/London\n{CRON_TICK}")
+                 FAKE_CRONTAB=f"# the owner's table\nFACTORY_JOURNAL=sqlite:////somewhere.db\n{CRON_TICK}")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[0] == "Tonight will run: every check passed."
-    assert f"ok   scheduler: cron fires the tick: {CRON_TICK}" in done.stdout
+    assert f"ok   scheduler: cron fires the tick every few minutes: {CRON_TICK}" in done.stdout
     assert "ok   alpha/basic due now: claude 2.1.197 (Claude Code) at" in done.stdout
     assert "signed in as owner@example.com" in done.stdout
     assert "ok   beta/basic" in done.stdout and "ok   claude: record 1 is current" in done.stdout
@@ -103,9 +103,9 @@ def test_off_a_mac_with_no_tick_in_the_crontab_the_scheduler_is_a_warning_with_t
         ready: Owner) -> None:
     done = ready("check", "--prompts", "prompts", "--notify", "/bin/true")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "warn scheduler: not a Mac: nothing here can tell" in done.stdout
-    assert "CRON_TZ=" in done.stdout
-    assert "factory-schedule tick -- factory-schedule run --prompts prompts" in done.stdout
+    assert "warn scheduler: not a Mac, and no tick in your crontab" in done.stdout
+    assert "*/10 * * * * /full/path/factory-schedule tick -- /full/path/factory-schedule run --prompts prompts" in (
+        done.stdout)
 
 
 def test_with_no_journal_the_preflight_names_the_commands_that_start_one_and_creates_nothing(owner: Owner) -> None:
