@@ -169,7 +169,7 @@ def _lane_cli_holds(findings: Sequence[Finding]) -> list[Hold]:
             evidence = finding.evidence
             holds.append(Hold("sign-in", f"{lane}'s CLI is signed in as {evidence.get('observed', '?')}, but the "
                                          f"{evidence.get('account', '?')} record names {evidence.get('recorded', '?')}",
-                              "the owner recording the sign-in the Mac uses (or signing the CLI in as the recorded "
+                              "the owner recording the sign-in the machine uses (or signing the CLI in as the recorded "
                               "account) frees it"))
         elif finding.kind == "provider-unreachable":
             holds.append(Hold("provider", f"{lane} could not reach its provider",

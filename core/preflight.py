@@ -276,8 +276,8 @@ def _notifier_line(facts: PreflightFacts) -> Line:
     if facts.notifier is not None:
         return Line("ok", "notifier", f"{facts.notifier} tells you when something needs you")
     return Line("warn", "notifier", f"{facts.notifier_off}: nobody is told when a lane stops",
-                "export FACTORY_NOTIFY='COMMAND' (it gets the text as its last argument), in the LaunchAgent's "
-                "environment too")
+                "export FACTORY_NOTIFY='COMMAND' (it gets the text as its last argument), where the tick runs too "
+                "(the LaunchAgent's environment, or a line of the crontab)")
 
 
 def _ceiling_line(view: ScheduleView, due: list[LanePlan], now: datetime) -> Line:

@@ -91,8 +91,9 @@ def lane_findings(view: ScheduleView, night_states: Mapping[str, str], now: date
         elif state == "due":
             findings.append(Finding(
                 "lane-not-started", "warning",
-                f"{night.occurrence_id} was due at {night.slot.isoformat()} and nothing has been admitted: is "
-                "the LaunchAgent loaded and the Mac awake?", evidence))
+                f"{night.occurrence_id} was due at {night.slot.isoformat()} and nothing has been admitted: does "
+                "something fire the tick (the LaunchAgent loaded, or the crontab line `check` names), and was the "
+                "machine awake?", evidence))
         else:
             findings.append(Finding(
                 "lane-missed", "warning",
@@ -132,8 +133,9 @@ def firing_records(view: ScheduleView, night_states: Mapping[str, str], now: dat
                                         f"the lane still held {night.holding.id} ({night.holding.state})"))
         else:
             records.append(FiringRecord(night.occurrence_id, night.lane, slot, "error",
-                                        "nothing was admitted within the grace: no tick fired (the agent not "
-                                        "loaded, the Mac asleep or off) or it failed before starting the lane"))
+                                        "nothing was admitted within the grace: no tick fired (nothing "
+                                        "scheduled it, or the machine was asleep or off) or it failed before "
+                                        "starting the lane"))
     return records
 
 

@@ -111,7 +111,7 @@ def _mismatch_finding(view: ScheduleView, occurrence: Occurrence, found: re.Matc
     return Finding(
         "sign-in-mismatch", "error",
         f"{occurrence.id} sent nothing: the runner observes sign-in {observed} ({found.group('source')}), but the "
-        f"{account} record names {recorded}; record the sign-in the Mac uses (`{fix}`), or sign the CLI in as "
+        f"{account} record names {recorded}; record the sign-in the machine uses (`{fix}`), or sign the CLI in as "
         f"{recorded} (`{sign_in}`)",
         {**evidence, "observed": observed, "recorded": recorded, "account": account, "fix": fix})
 

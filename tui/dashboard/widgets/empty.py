@@ -18,9 +18,9 @@ FIRST_STEPS = Text.assemble(
     " to record a sign-in record for claude (and chatgpt if a lane uses it): calls are refused without one.\n",
     "3. In a terminal, run ",
     ("factory-schedule check", "bold"),
-    ": it says what tonight still lacks and prints the command that\n"
-    "   installs the LaunchAgent firing the tick at each lane's time (docs/guides/unattended.md,\n"
-    "   section \"The LaunchAgent\").",
+    ": it says what tonight still lacks and how to fire the tick at each\n"
+    "   lane's time: the command that installs the LaunchAgent on a Mac, the crontab line elsewhere\n"
+    "   (docs/guides/unattended.md, section \"The LaunchAgent\").",
 )
 
 
