@@ -140,6 +140,14 @@ def local_wall_of(zone: str, instant: _dt.datetime) -> tuple[Date, str]:
     return Date(local.year, local.month, local.day), f"{local.hour:02d}:{local.minute:02d}"
 
 
+def local_words(zone: str, instant: _dt.datetime | str) -> str:
+    """An instant as the owner reads it: its local date and time in the zone, and the zone
+    ("2026-12-04 02:00 America/Chicago"); a stored instant's text is read first."""
+    moment = _dt.datetime.fromisoformat(instant) if isinstance(instant, str) else instant
+    date, time = local_wall_of(zone, moment)
+    return f"{date.to_date_string()} {time} {zone}"
+
+
 def iso_week_of(date: _dt.date | str) -> str:
     """The ISO 8601 week a local date belongs to, as "YYYY-Www" (the week's year, not the date's)."""
     day = parse_local_date(date)

@@ -19,6 +19,7 @@ from typing import Any
 
 from factory_schedule.core.results import ScheduleView
 from factory_schedule.core.schedule_document import Occurrence, at
+from factory_schedule.core.zones import local_words
 
 from .report import Finding
 
@@ -77,7 +78,8 @@ def provider_cli_findings(view: ScheduleView) -> list[Finding]:
                 "lane-logged-out", "error",
                 f"{occurrence.id} waits: the lane's CLI is signed out on the machine that ran it, so nothing was "
                 f"sent; sign it in ({commands or 'the CLI login'}) and the lane resumes at its next slot"
-                + (f", {occurrence.deferrals[-1].resume_at}" if occurrence.deferrals[-1].resume_at else ""),
+                + (f", {local_words(view.commission['zone'], occurrence.deferrals[-1].resume_at)}"
+                   if occurrence.deferrals[-1].resume_at else ""),
                 evidence))
         settlement = occurrence.settlement
         if occurrence.state != "settled" or settlement is None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from factory_schedule.core import local_words
 from factory_schedule.core.health import output_signal, run_outcome
 from factory_schedule.store import Journal, leases
 from factory_schedule.tui.host.environment import (
@@ -270,12 +271,15 @@ def how_it_ended(view: ScheduleView | None, job: SegmentJob) -> str:
     """How the job's segment ended, as the journal has it: its deferral's reason and when it resumes, or its
     occurrence's settlement ("" when the view does not say). The runner's own lines go to its log file, so this
     is what the tick's line tells an owner of why the night stopped."""
-    occurrence = next((o for o in view.occurrences if o.id == job.occurrence_id), None) if view is not None else None
+    if view is None:
+        return ""
+    occurrence = next((o for o in view.occurrences if o.id == job.occurrence_id), None)
     if occurrence is None:
         return ""
     deferral = next((d for d in reversed(occurrence.deferrals) if d.segment == job.segment), None)
     if deferral is not None:
-        return f"deferred {deferral.reason}" + (f", resumes at {deferral.resume_at}" if deferral.resume_at else "")
+        resumes = local_words(view.commission["zone"], deferral.resume_at) if deferral.resume_at else ""
+        return f"deferred {deferral.reason}" + (f", resumes at {resumes}" if resumes else "")
     if occurrence.settlement is not None:
         return f"settled {occurrence.settlement.status}: {occurrence.settlement.reason}"
     segment = next((s for s in occurrence.segments if s.n == job.segment), None)

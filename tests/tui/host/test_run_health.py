@@ -6,6 +6,7 @@ Each test runs a real night (the tick and `factory-schedule run` as processes, a
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,11 @@ def test_a_lane_whose_cli_is_signed_out_is_told_with_the_command_that_signs_it_i
     finding = _told_once(sqlite_url, "lane-logged-out", notifier)
     assert "`claude auth login`" in finding["message"] and finding["severity"] == "error"
     assert finding["evidence"]["lane"] == "alpha/basic"
+    view = schedule.read()
+    assert view is not None
+    zone = view.commission["zone"]  # when it resumes, as the owner reads the lane's times: local, with its zone
+    assert re.search(rf"resumes at its next slot, \d{{4}}-\d\d-\d\d \d\d:\d\d {re.escape(zone)}",
+                     finding["message"]), finding["message"]
 
 
 def test_an_unreachable_provider_is_told_once(

@@ -92,7 +92,9 @@ def test_the_example_runner_defers_on_a_usage_limit_without_resending(
     assert provider_contacts(tmp_path) == ["item-1", "item-2"]
     assert leases.list_leases(journal) == []
     # The tick's own line says how the segment ended, so an owner reading it sees why the night stopped.
-    assert lines[-1]["segment_run"]["ended"].startswith("deferred usage-limit, resumes at "), lines[-1]
+    ended = lines[-1]["segment_run"]["ended"]  # in the commission's zone, as the dashboard says it
+    zone = LifecycleSchedule(journal, SystemClock()).read().commission["zone"]  # type: ignore[union-attr]
+    assert ended.startswith("deferred usage-limit, resumes at ") and ended.endswith(f" {zone}"), ended
 
 
 def test_the_example_runner_retries_a_failed_call_report_instead_of_leaving_the_call_unreported(
