@@ -124,6 +124,16 @@ def _not_unicode(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _errors_to_stderr(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
+    """Whether the command named sends its errors to stderr, for a refusal the whole parser made (an argument no
+    parser knows): the command's own defaults say, when what it was given parses but for the unknown."""
+    try:
+        known, _unknown = parser.parse_known_args(argv)
+    except ArgumentsRefused:
+        return False
+    return bool(getattr(known, "errors_to_stderr", False))
+
+
 def _run(argv: list[str]) -> int:
     problem = _not_unicode(argv)
     if problem is not None:
@@ -133,7 +143,7 @@ def _run(argv: list[str]) -> int:
     try:
         args = parser.parse_args(argv)
     except ArgumentsRefused as refused:
-        emit_error("INVALID", str(refused), to_stderr=refused.to_stderr)
+        emit_error("INVALID", str(refused), to_stderr=refused.to_stderr or _errors_to_stderr(parser, argv))
         return EXIT_BAD_INPUT
     except SystemExit as done:  # --help and --version print, then exit 0
         return done.code if isinstance(done.code, int) else 0

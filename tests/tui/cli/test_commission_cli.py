@@ -79,6 +79,7 @@ def test_commission_new_starts_on_todays_date_in_its_zone_unless_told(
     (("--products", "alpha", "--weekly-tokens", "1", "--zone", "Mars/Olympus"), "unknown zone 'Mars/Olympus'"),
     (("--products", "alpha", "--weekly-tokens", "1", "--effective-from", "3 Dec"), "effectiveFrom"),
     (("--products", "alpha", "--weekly-tokens", "0"), "weeklyTokens: Input should be greater than or equal to 1"),
+    (("--products", "alpha", "--weekly-tokens", "1", "--piepline"), "unrecognized arguments: --piepline"),
 ])
 def test_commission_new_refuses_bad_flags_in_words(
     flags: tuple[str, ...], words: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
