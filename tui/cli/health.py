@@ -12,7 +12,7 @@ from factory_schedule.core import SCHEDULE_AGGREGATE
 from factory_schedule.core.health import ProviderReach, provider_write_findings
 from factory_schedule.store import JournalError, open_journal
 from factory_schedule.tui.cli.journal import journal_url_of, missing_journal, schedule_over
-from factory_schedule.tui.cli.output import emit, printable, say, shell_command, to_jsonable
+from factory_schedule.tui.cli.output import JournalRefused, emit, printable, say, shell_command, to_jsonable
 from factory_schedule.tui.cli.parsers.launchd_install import DEFAULT_LABEL
 from factory_schedule.tui.cli.run import _stages
 from factory_schedule.tui.host import bindings, health
@@ -70,7 +70,10 @@ def _could_not_check(args: argparse.Namespace, problem: str) -> int:
 
 
 def check_health_command(args: argparse.Namespace) -> int:
-    url = journal_url_of(args)
+    try:
+        url = journal_url_of(args)
+    except JournalRefused as refused:  # a path where the URL belongs: health could not check, as it says of any
+        return _could_not_check(args, str(refused))
     missing = missing_journal(url)
     if missing is not None:
         return _could_not_check(args, missing)

@@ -525,6 +525,9 @@ def test_a_plain_path_for_the_journal_is_refused_naming_where_it_came_from_and_t
     done = subprocess.run([*CLI, "--journal", str(path), "plan"], capture_output=True, text=True, env=env, cwd=REPO,
                           timeout=60)
     assert done.returncode == 3 and "--journal" in done.stdout + done.stderr, done
+    done = subprocess.run([*CLI, "health", "--json"], capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    report = json.loads(done.stdout)  # health's own shape and exit: it could not check
+    assert done.returncode == 2 and "$FACTORY_JOURNAL" in report["could_not_check"][0], done
     assert not path.exists()
 
 
