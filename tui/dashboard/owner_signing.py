@@ -67,7 +67,8 @@ def with_owner_signer(app: Any, state: Any, then: Callable[[Any], None], back: C
 
     minutes = app.owner_signing.minutes
     kept_for = (f" Once opened, it stays open in this dashboard for {minutes:g} minutes: owner decisions made "
-                "meanwhile are signed without asking (`factory-schedule dashboard --owner-minutes 0` asks every time)." if minutes > 0 else "")
+                "meanwhile are signed without asking (`factory-schedule dashboard --owner-minutes 0` asks every "
+                "time)." if minutes > 0 else "")
     app.push_screen(PassphraseStep(lambda passphrase: app.owner_signing.unlock(public_key, passphrase),
                                    "This journal's owner decisions are signed with your owner key." + kept_for
                                    + (f" {app.owner_signing.hint}" if app.owner_signing.hint else "")),
