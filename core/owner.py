@@ -13,8 +13,9 @@ The key is recorded by a first owner record signed by the new key itself; a rota
 current key; a recovery (the private key or its passphrase lost) is signed by the recovery key whose
 code the owner wrote down when the key was made, and stays visible in the key's history. Nothing
 unsigned can remove or replace a recorded key through these decisions; the signature is checked when a
-record is written, not kept with it, so what a process writes to the journal past them is for the shell's
-health to find (a key past the one the owner's key file holds, a chain set back).
+record is written (some records keep it in their event, but nothing checks it again), so what a process
+writes to the journal past them is for the shell's health to find (a key past the one the owner's key file
+holds, a key list apart from the keys its history recorded, a chain set back).
 
 Pure: verification is computation over bytes (`cryptography`'s Ed25519 public key, never a private key,
 never randomness); the signing itself is injected (`Signer`), like the clock.

@@ -98,6 +98,8 @@ class HealthFacts:
     owner_key_read: bool = False
     # The public key in this machine's owner key file, None when there is none here (or it does not read).
     owner_key_here: str | None = None
+    # The public keys the owner's chain recorded, in order (its `owner-key-recorded` events).
+    owner_keys_recorded: tuple[str, ...] = ()
     # When every chain was last checked from its first event (`factory-schedule verify`, or a check with no
     # checkpoint to start from): None when never; `whole_check_known` says whether the shell looked.
     whole_check_at: datetime | None = None

@@ -7,25 +7,36 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factory_schedule.core.owner import OwnerState
+from factory_schedule.core.owner import MAX_KEYS, OwnerState
 
 from .report import Finding
 
 
-def owner_key_findings(state: OwnerState | None, key_here: str | None = None) -> list[Finding]:
+def owner_key_findings(state: OwnerState | None, key_here: str | None = None,
+                       recorded: tuple[str, ...] = ()) -> list[Finding]:
     """A journal without an owner key takes any owner record from anyone who can run the command line; a key
     the recovery code replaced is shown until the owner rotates it, so a recovery they did not make is seen.
 
     A key recorded past the one this machine's key file holds (`key_here`, an earlier key of this journal) is
     a rotation made elsewhere, or a key a process of the owner's user appended through the store itself, past
     every signature check: the journal stays consistent, and only the owner's own file tells. A file holding a
-    key this journal never held is another journal's key (one machine's key serves every journal it made)."""
+    key this journal never held is another journal's key (one machine's key serves every journal it made).
+    A key list that is not the keys the chain's own events recorded (`recorded`, in order) was rewritten past
+    every check, the file's key perhaps dropped from it: that is said whatever the file holds."""
     if state is None:
         return [Finding("owner-key-missing", "error",
                         "owner decisions are not protected: any process that can run factory-schedule can record "
                         "them in the owner's name; run `factory-schedule owner init`")]
     current = state.current
     findings = []
+    if recorded and tuple(key.public_key for key in state.keys) != recorded[-MAX_KEYS:]:  # the last it keeps
+        findings.append(Finding(
+            "owner-key-replaced", "error",
+            f"the journal's owner key list (current: key {current.n}, recorded at {current.recorded_at}) is not the "
+            "keys its own history recorded: a process of your user rewrote it past every signature check; owner "
+            "records since may be forged; restore the journal from a copy you trust",
+            {"journalKey": current.n, "recordedAt": current.recorded_at, "stateDisagreesWithHistory": True}))
+        return findings
     here = next((key for key in state.keys[:-1] if key.public_key == key_here), None)
     if here is not None and key_here != current.public_key:
         findings.append(Finding(

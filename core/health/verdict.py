@@ -69,7 +69,8 @@ def judge(facts: HealthFacts) -> HealthReport:
         history = facts.pipeline_history
         attempt("staged lanes' counts", lambda: count_findings(history))
     if view is not None and facts.owner_key_read:
-        attempt("owner key", lambda: owner_key_findings(facts.owner_key, facts.owner_key_here))
+        attempt("owner key", lambda: owner_key_findings(facts.owner_key, facts.owner_key_here,
+                                                        facts.owner_keys_recorded))
     if view is not None:
         attempt("lanes", lambda: lane_findings(view, facts.night_states, facts.now, facts.grace))
         attempt("accounts", lambda: account_findings(view, facts.now))

@@ -37,8 +37,8 @@ def verify_chains_command(args: argparse.Namespace) -> int:
         return code
     for name, point in sorted(verified.items()):
         say(f"verified: {printable(name)} through event {point.version}")
-    for name, problem in sorted(problems.items()):
-        say(f"broken: {printable(name)}: {printable(problem)}")
+    for name, problem in sorted(problems.items()):  # the store's words start with the chain's name
+        say(f"broken: {printable(problem if problem.startswith(f'{name}:') else f'{name}: {problem}')}")
     for problem in could_not:
         say(f"could not check: {printable(problem)}")
     for message in unwritten:

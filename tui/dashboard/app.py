@@ -172,8 +172,10 @@ class ScheduleApp(App[None]):
     def read_now(self, complete: bool = True) -> Reading:
         """One reading. The hash chain is checked from where the last reading left it, so a redraw
         after one command checks one command's events, not the journal's whole history."""
+        # From the checkpoint file, not from what this dashboard verified last: another check (health, the tick,
+        # `verify --accept-history`) may have moved it since, and writing an older one back would undo it.
         reading = take_reading(self.journal, self.schedule, self.clock.now(), self.history_before, host=self.host,
-                               complete=complete, health_since=self._verified, staged=self._staged)
+                               complete=complete, health_since=None, staged=self._staged)
         if reading.health is not None and reading.health.verified is not None:
             self._verified = reading.health.verified
         return reading

@@ -44,6 +44,7 @@ from factory_schedule.core.health import (
     nights_to_check,
     reconcile_confirmation,
 )
+from factory_schedule.core.owner import OWNER_AGGREGATE
 from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.store.errors import JournalSetBackError
 from factory_schedule.tui.host import chain_checkpoint, reconciler
@@ -198,6 +199,20 @@ def chain_problem(error: Exception) -> str:
     return str(error)
 
 
+def recorded_owner_keys(journal: Journal) -> tuple[str, ...]:
+    """The public key of every `owner-key-recorded` event of the owner's chain, in order: the history the state's
+    key list should fold to. A state rewritten to drop this machine's key (or to replace the current key in
+    place) is still told by the events, which the hash chain holds."""
+    keys: list[str] = []
+    after = 0
+    while True:
+        page = journal.history(OWNER_AGGREGATE, after=after)
+        if not page:
+            return tuple(keys)
+        keys.extend(str(event.data.get("publicKey")) for event in page if event.type == "owner-key-recorded")
+        after = page[-1].version
+
+
 def owner_key_here() -> str | None:
     """The public key of this machine's owner key file (the owner's, in their data folder), None when there is
     none or it does not read: health holds the journal's current key to it."""
@@ -311,8 +326,10 @@ def check_health(
                                                counted, counted_before)
                      if keep else [])
     owner_key, owner_key_read = None, False
+    recorded_keys: tuple[str, ...] = ()
     try:
         owner_key, owner_key_read = load_owner(journal)[1], True
+        recorded_keys = recorded_owner_keys(journal)
     except Exception as error:
         could_not.append(f"the owner key: {type(error).__name__}: {error}")
     grace = timedelta(minutes=scope.grace_minutes)
@@ -330,6 +347,7 @@ def check_health(
         host_zone=zone or (host_zone() if scope.launch_agent else None), grace=grace, could_not_check=tuple(could_not),
         pipeline=pipeline, pipeline_problem=pipeline_problem, runs=runs, pipeline_history=history,
         owner_key=owner_key, owner_key_read=owner_key_read, owner_key_here=owner_key_here(),
+        owner_keys_recorded=recorded_keys,
         whole_check_at=whole_check_at, whole_check_known=check is not None,
     )
     report = judge(facts)

@@ -150,6 +150,23 @@ def test_a_release_whose_owner_check_fails_exits_non_zero_and_keeps_the_lease(sq
     assert code == 0 and released == {"released": "worker", "owner": "tick-a"}
 
 
+@pytest.mark.parametrize("verb", ["release", "heartbeat"])
+def test_a_segments_lease_cannot_be_released_or_kept_fresh_by_name_from_the_command_line(
+        sqlite_url: str, verb: str) -> None:
+    """A segment's lease names its runner, which `lease list` shows anyone: releasing it by that name would let any
+    process free a live runner for `reconcile` (a second segment beside it, paid twice), and a heartbeat by name
+    would keep a dead one's lease fresh so it is never reconciled. Only its tick holds it."""
+    from datetime import UTC, datetime
+
+    journal = open_journal(sqlite_url)
+    scope = "segment/discovery/alpha/basic/2026-12-07/1"
+    leases.acquire(journal, scope, "r-live", 60, datetime.now(UTC), {})
+    before = held_lease(journal, scope)
+    code, refused, _ = cli(sqlite_url, "lease", verb, "--scope", scope, "--owner", "r-live")
+    assert code == 2 and "held by its tick" in refused["message"], refused
+    assert held_lease(journal, scope) == before
+
+
 def test_a_heartbeat_from_a_non_owner_is_refused_by_the_cli(sqlite_url: str) -> None:
     from datetime import UTC, datetime
 

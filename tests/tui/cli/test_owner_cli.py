@@ -181,6 +181,31 @@ def test_a_key_recorded_past_the_one_this_machine_holds_is_reported_with_when(ow
     assert "2026-12-03T09:00:00.000Z" in replaced["message"] and "forged" in replaced["message"]
 
 
+def test_a_key_list_rewritten_to_drop_this_machines_key_is_reported_from_the_chains_own_events(
+        owner: Owner) -> None:
+    """The forger writes the state too: a key list holding only its own key leaves no earlier key to compare this
+    machine's file with. The chain's own `owner-key-recorded` events (which the checkpoints hold) still say which
+    keys were recorded, and the list no longer folds from them."""
+    from factory_schedule.core.owner import OWNER_AGGREGATE, OwnerState
+    from factory_schedule.store import Decision, NewEvent
+    from factory_schedule.tui.host.owner_key import KeySigner
+
+    assert owner("owner", "init", secrets=(PASSPHRASE,))[0] == 0
+    journal = open_journal(owner.url)
+    version, text = journal.load_text(OWNER_AGGREGATE)
+    assert text is not None
+    state = OwnerState.model_validate_json(text)
+    forged = {**state.keys[0].doc(), "n": 2, "publicKey": KeySigner.generate().public_key, "how": "rotated"}
+    document = {**state.doc(), "keys": [forged]}  # the list rewritten: this machine's key 1 is gone from it
+    journal.execute(OWNER_AGGREGATE, "owner/key/2", {"how": "rotated"}, version,
+                    lambda _state, _v: Decision([NewEvent("owner-key-recorded", forged)], document, {}))
+    _code, report = owner("health", "--json")
+    [replaced] = [finding for finding in report["findings"] if finding["kind"] == "owner-key-replaced"]
+    assert replaced["severity"] == "error" and replaced["evidence"]["stateDisagreesWithHistory"] is True
+    code, _shown = owner("owner", "rotate", secrets=(PASSPHRASE, PASSPHRASE + "2", PASSPHRASE + "2"))
+    assert code != 0  # nor can the owner's own key sign for it: the journal's current key is the forger's
+
+
 def test_an_owner_command_with_bad_input_says_so_before_it_asks_for_the_passphrase(owner: Owner) -> None:
     """Unlocking the key takes a passphrase and a second of Argon2: input the command can refuse on its own is
     refused first, so the owner never types a passphrase for a command that was never going to run."""
