@@ -38,7 +38,7 @@ from .identity import (
 )
 from .launchd import launch_intervals, render_launch_agent_plist
 from .limits import COMMISSION_PROTOCOL, SCHEDULE_AGGREGATE, SCHEDULE_LIMITS, SCHEDULE_PROTOCOL, ScheduleLimits
-from .owner import OwnerKeyResult, OwnerKeys, Signer, load_owner
+from .owner import OWNER_AGGREGATE, OwnerKeyResult, OwnerKeys, Signer, load_owner
 from .refusal_words import refusal_in_words
 from .results import (
     CallAdmission,
@@ -68,6 +68,7 @@ from .zones import (
 __all__ = [
     "COMMISSION_PROTOCOL",
     "DEFAULT_ZONE",
+    "OWNER_AGGREGATE",
     "PORTFOLIO",
     "PORTFOLIO_RHYTHMS",
     "RHYTHMS",

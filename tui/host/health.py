@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import pendulum
 
-from factory_schedule.core import load_owner
+from factory_schedule.core import OWNER_AGGREGATE, load_owner
 from factory_schedule.core.health import (
     COULD_NOT_CHECK,
     DEFAULT_GRACE_MINUTES,
@@ -44,7 +44,6 @@ from factory_schedule.core.health import (
     nights_to_check,
     reconcile_confirmation,
 )
-from factory_schedule.core.owner import OWNER_AGGREGATE
 from factory_schedule.store import Checkpoint, Journal, leases
 from factory_schedule.store.errors import JournalSetBackError
 from factory_schedule.tui.host import chain_checkpoint, reconciler
