@@ -51,6 +51,7 @@ from factory_schedule.tui.dashboard.widgets.ledger import LedgerView
 from factory_schedule.tui.dashboard.widgets.lifecycle import LifecycleView
 from factory_schedule.tui.dashboard.widgets.occurrences import OccurrencesView
 from factory_schedule.tui.dashboard.widgets.tonight import TonightView
+from factory_schedule.tui.host import chain_checkpoint
 from factory_schedule.tui.host.clock import SystemClock
 from factory_schedule.tui.host.health import repair
 
@@ -136,6 +137,7 @@ class ScheduleApp(App[None]):
         self._pending: Reading | None = None
         self._seen: tuple[int, int, str, int | None] | None = None
         self._verified: Mapping[str, Checkpoint] | None = None  # how far it has checked each hash chain
+        self._checkpoint_stamp: tuple[int, int, int] | None = None  # the checkpoint file as its last check left it
         self._poll_timer: Timer | None = None
         self._hidden_views: asyncio.Task[None] | None = None  # mounting the views behind the other tabs
         self._views_up: list[Widget] = []  # those of them whose mount has finished, in the tabs' order
@@ -172,12 +174,17 @@ class ScheduleApp(App[None]):
     def read_now(self, complete: bool = True) -> Reading:
         """One reading. The hash chain is checked from where the last reading left it, so a redraw
         after one command checks one command's events, not the journal's whole history."""
-        # From the checkpoint file, not from what this dashboard verified last: another check (health, the tick,
-        # `verify --accept-history`) may have moved it since, and writing an older one back would undo it.
+        # From what this dashboard verified last while the checkpoint file is the one its own check left (reading
+        # the file again costs a re-render tens of milliseconds on a year's journal); from the file once another
+        # check rewrote it (health, the tick, `verify --accept-history`), so an older checkpoint is never written
+        # back over the one the owner accepted.
+        stamp = chain_checkpoint.file_stamp(self.journal.url)
+        since = self._verified if stamp is not None and stamp == self._checkpoint_stamp else None
         reading = take_reading(self.journal, self.schedule, self.clock.now(), self.history_before, host=self.host,
-                               complete=complete, health_since=None, staged=self._staged)
+                               complete=complete, health_since=since, staged=self._staged)
         if reading.health is not None and reading.health.verified is not None:
             self._verified = reading.health.verified
+            self._checkpoint_stamp = chain_checkpoint.file_stamp(self.journal.url)
         return reading
 
     def refresh_reading(self, force: bool = False) -> None:

@@ -111,6 +111,16 @@ def whole_check_path(url: str) -> Path:
     return beside_journal(shown_url(url), ".verified.json", "verified", ".json")
 
 
+def file_stamp(url: str) -> tuple[int, int, int] | None:
+    """The checkpoint file's identity now (inode, size, modification time in ns), None when it is not there: every
+    write replaces the file (a new inode), so a stamp that changed means some check wrote it since."""
+    try:
+        found = os.stat(checkpoint_path(url))
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
 def _read_document(path: Path, url: str) -> dict[str, Any] | None:
     """The side file's object when it reads and names this journal; None otherwise (missing, foreign, garbled)."""
     try:
